@@ -1,0 +1,71 @@
+package auth
+
+import (
+	"crypto/subtle"
+	"sync"
+	"time"
+)
+
+// keyCache is a small bounded cache of verified keys. Entries live for at
+// most ttl, so a revocation takes effect within ttl. When full, expired
+// entries are dropped first and then an arbitrary one: the cache only saves
+// store lookups, so an eviction costs one lookup, never correctness.
+type keyCache struct {
+	mu      sync.Mutex
+	ttl     time.Duration
+	max     int
+	entries map[Hash]cacheEntry
+}
+
+type cacheEntry struct {
+	hash      Hash
+	principal Principal
+	expires   time.Time
+}
+
+func newKeyCache(ttl time.Duration, max int) *keyCache {
+	return &keyCache{ttl: ttl, max: max, entries: make(map[Hash]cacheEntry, max)}
+}
+
+func (c *keyCache) get(h Hash, now time.Time) (Principal, bool) {
+	if c.max <= 0 || c.ttl <= 0 {
+		return Principal{}, false
+	}
+	c.mu.Lock()
+	e, ok := c.entries[h]
+	c.mu.Unlock()
+	// The map is keyed by a digest, which reveals nothing useful through
+	// timing; the explicit compare keeps every in-memory check constant-time.
+	if !ok || subtle.ConstantTimeCompare(e.hash[:], h[:]) != 1 || !now.Before(e.expires) {
+		return Principal{}, false
+	}
+	return e.principal, true
+}
+
+func (c *keyCache) put(h Hash, p Principal, now time.Time) {
+	if c.max <= 0 || c.ttl <= 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.entries) >= c.max {
+		for k, e := range c.entries {
+			if !now.Before(e.expires) {
+				delete(c.entries, k)
+			}
+		}
+		for k := range c.entries {
+			if len(c.entries) < c.max {
+				break
+			}
+			delete(c.entries, k)
+		}
+	}
+	c.entries[h] = cacheEntry{hash: h, principal: p, expires: now.Add(c.ttl)}
+}
+
+func (c *keyCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries)
+}

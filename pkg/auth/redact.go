@@ -1,0 +1,69 @@
+package auth
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// Redacted replaces every credential that Redact* helpers remove.
+const Redacted = "REDACTED"
+
+// credentialParams are query parameters that carry keys. access_key is
+// marketstack's; the others are common enough that a caller may try them.
+var credentialParams = map[string]bool{"access_key": true, "api_key": true, "apikey": true, "key": true, "token": true}
+
+// credentialHeaders are headers whose values are secrets.
+var credentialHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "X-Api-Key"}
+
+// RedactQuery returns rawQuery with the values of credential parameters
+// replaced. It works on the raw text, so a malformed query that url.ParseQuery
+// would reject is still redacted, and names are matched after unescaping
+// (access%5Fkey is access_key).
+func RedactQuery(rawQuery string) string {
+	if rawQuery == "" {
+		return ""
+	}
+	parts := strings.FieldsFunc(rawQuery, func(r rune) bool { return r == '&' || r == ';' })
+	changed := false
+	for i, part := range parts {
+		name, _, hasValue := strings.Cut(part, "=")
+		decoded, err := url.QueryUnescape(name)
+		if err != nil {
+			decoded = name
+		}
+		if credentialParams[strings.ToLower(strings.TrimSpace(decoded))] {
+			if hasValue {
+				parts[i] = name + "=" + Redacted
+			}
+			changed = true
+		}
+	}
+	if !changed && !strings.Contains(rawQuery, ";") && !strings.Contains(rawQuery, "&&") {
+		return rawQuery
+	}
+	return strings.Join(parts, "&")
+}
+
+// RedactURL returns the path and redacted query of u, fit for a log line.
+func RedactURL(u *url.URL) string {
+	if u == nil {
+		return ""
+	}
+	path := u.EscapedPath()
+	if u.RawQuery == "" {
+		return path
+	}
+	return path + "?" + RedactQuery(u.RawQuery)
+}
+
+// RedactHeader returns a copy of h with credential headers masked.
+func RedactHeader(h http.Header) http.Header {
+	out := h.Clone()
+	for _, name := range credentialHeaders {
+		if _, ok := out[http.CanonicalHeaderKey(name)]; ok {
+			out.Set(name, Redacted)
+		}
+	}
+	return out
+}

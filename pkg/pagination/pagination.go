@@ -1,0 +1,148 @@
+// Package pagination parses limit and offset, builds the
+// {limit, offset, count, total} envelope, and writes RFC 8288 Link headers
+// for endpoints that answer with a bare array.
+package pagination
+
+import (
+	"fmt"
+	"math"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// MaxOffset bounds offset so that a hostile value cannot make the database
+// walk an absurd number of rows or overflow an int.
+const MaxOffset = math.MaxInt32
+
+// Bounds are an endpoint's limit rules.
+type Bounds struct {
+	// DefaultLimit applies when no limit is sent. Zero means "no limit":
+	// the endpoint returns every record.
+	DefaultLimit int
+	MaxLimit     int
+}
+
+// Page is a parsed limit and offset.
+type Page struct {
+	// Limit is zero when the page is unbounded (no limit sent and no default).
+	Limit  int
+	Offset int
+}
+
+// Bounded reports whether the page has a limit.
+func (p Page) Bounded() bool { return p.Limit > 0 }
+
+// ParamError names one failing query parameter.
+type ParamError struct {
+	Param   string
+	Message string
+}
+
+// ValidationError lists every failing parameter, one entry each.
+type ValidationError struct {
+	Params []ParamError
+}
+
+// Error joins the failures.
+func (e *ValidationError) Error() string {
+	parts := make([]string, len(e.Params))
+	for i, p := range e.Params {
+		parts[i] = p.Param + ": " + p.Message
+	}
+	return "invalid pagination: " + strings.Join(parts, "; ")
+}
+
+// Parse reads limit and offset from q under b. A value that is repeated,
+// non-numeric, negative or over the maximum is a *ValidationError naming
+// the parameter.
+func Parse(q url.Values, b Bounds) (Page, error) {
+	page := Page{Limit: b.DefaultLimit}
+	var errs []ParamError
+	if v, ok, err := single(q, "limit"); err != nil {
+		errs = append(errs, *err)
+	} else if ok {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		switch {
+		case err != nil:
+			errs = append(errs, ParamError{"limit", "must be a whole number"})
+		case n < 1 || (b.MaxLimit > 0 && n > b.MaxLimit):
+			errs = append(errs, ParamError{"limit", fmt.Sprintf("must be between 1 and %d", b.MaxLimit)})
+		default:
+			page.Limit = n
+		}
+	}
+	if v, ok, err := single(q, "offset"); err != nil {
+		errs = append(errs, *err)
+	} else if ok {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		switch {
+		case err != nil:
+			errs = append(errs, ParamError{"offset", "must be a whole number"})
+		case n < 0 || n > MaxOffset:
+			errs = append(errs, ParamError{"offset", fmt.Sprintf("must be between 0 and %d", MaxOffset)})
+		default:
+			page.Offset = n
+		}
+	}
+	if len(errs) > 0 {
+		return Page{}, &ValidationError{Params: errs}
+	}
+	return page, nil
+}
+
+func single(q url.Values, name string) (string, bool, *ParamError) {
+	vals, ok := q[name]
+	switch {
+	case !ok:
+		return "", false, nil
+	case len(vals) > 1:
+		return "", false, &ParamError{name, "must be given at most once"}
+	default:
+		return vals[0], true, nil
+	}
+}
+
+// Envelope is the pagination object of a {pagination, data} answer.
+type Envelope struct {
+	Limit  int   `json:"limit"`
+	Offset int   `json:"offset"`
+	Count  int   `json:"count"`
+	Total  int64 `json:"total"`
+}
+
+// NewEnvelope describes a page of count records out of total.
+func NewEnvelope(p Page, count int, total int64) Envelope {
+	return Envelope{Limit: p.Limit, Offset: p.Offset, Count: count, Total: total}
+}
+
+// Links returns the RFC 8288 Link header value (first, prev, next, last)
+// for page p of total records at u, keeping u's other query parameters.
+// It returns "" for an unbounded page.
+func Links(u *url.URL, p Page, total int64) string {
+	if !p.Bounded() {
+		return ""
+	}
+	link := func(offset int64, rel string) string {
+		q := u.Query()
+		q.Set("limit", strconv.Itoa(p.Limit))
+		q.Set("offset", strconv.FormatInt(offset, 10))
+		target := url.URL{Path: u.Path, RawQuery: q.Encode()}
+		return "<" + target.String() + `>; rel="` + rel + `"`
+	}
+	limit := int64(p.Limit)
+	offset := int64(p.Offset)
+	last := int64(0)
+	if total > 0 {
+		last = (total - 1) / limit * limit
+	}
+	links := []string{link(0, "first")}
+	if offset > 0 {
+		links = append(links, link(max(offset-limit, 0), "prev"))
+	}
+	if offset+limit < total {
+		links = append(links, link(offset+limit, "next"))
+	}
+	links = append(links, link(last, "last"))
+	return strings.Join(links, ", ")
+}
