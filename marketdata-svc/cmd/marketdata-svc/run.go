@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
+)
+
+const usage = `usage: marketdata-svc [command] [flags]
+
+commands:
+  serve      serve the HTTP API (default)
+  migrate    apply database migrations
+  keys       create, list or revoke API keys (keys create --account NAME)
+  import     import prices, tickers, exchanges, splits or dividends from CSV
+  demo       load the bundled demo dataset (idempotent)
+  generate   generate a deterministic synthetic dataset
+  version    print the version`
+
+// run is the whole program: it parses args, reads the configuration through
+// getenv and runs one command. Logs and command output go to stdout.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	cmd, rest := "serve", args
+	if len(args) > 0 {
+		cmd, rest = args[0], args[1:]
+	}
+	switch cmd {
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, "marketdata-svc", version)
+		return nil
+	case "help", "--help", "-h":
+		fmt.Fprintln(stdout, usage)
+		return nil
+	}
+	cfg, err := config.Load(getenv)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	switch cmd {
+	case "serve":
+		return serve(ctx, cfg, log, rest)
+	case "migrate":
+		return migrate(ctx, cfg, log, rest)
+	case "keys":
+		return keys(ctx, cfg, rest, stdout)
+	case "import":
+		return importData(ctx, cfg, log, rest, stdout)
+	case "demo":
+		return demo(ctx, cfg, log, rest, stdout)
+	case "generate":
+		return generate(ctx, cfg, log, rest, stdout)
+	default:
+		return fmt.Errorf("unknown command %q\n%s", cmd, usage)
+	}
+}

@@ -1,0 +1,32 @@
+package main
+
+// Placeholders replaced by the data commands (owned by the store work).
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
+)
+
+func migrate(ctx context.Context, cfg config.Config, log *slog.Logger, args []string) error {
+	return errors.New("migrate: not implemented yet")
+}
+
+func keys(ctx context.Context, cfg config.Config, args []string, stdout io.Writer) error {
+	return errors.New("keys: not implemented yet")
+}
+
+func importData(ctx context.Context, cfg config.Config, log *slog.Logger, args []string, stdout io.Writer) error {
+	return errors.New("import: not implemented yet")
+}
+
+func demo(ctx context.Context, cfg config.Config, log *slog.Logger, args []string, stdout io.Writer) error {
+	return errors.New("demo: not implemented yet")
+}
+
+func generate(ctx context.Context, cfg config.Config, log *slog.Logger, args []string, stdout io.Writer) error {
+	return errors.New("generate: not implemented yet")
+}

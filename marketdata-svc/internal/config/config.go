@@ -1,0 +1,196 @@
+// Package config reads marketdata-svc's configuration from MARKETDATA_*
+// environment variables into one struct, validated once at start-up.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is the whole configuration of marketdata-svc.
+type Config struct {
+	// DatabaseURL is the PostgreSQL store of record (required).
+	DatabaseURL string
+	// RedisURL is the cache and rate-limit store; empty selects a bounded
+	// in-process cache and in-process limits.
+	RedisURL string
+	HTTPAddr string
+	// TrustedProxies are the CIDRs or IPs whose X-Forwarded-For is believed;
+	// none by default, so a client cannot spoof its address.
+	TrustedProxies []string
+	LogLevel       slog.Level
+	// ShutdownDrain is how long readiness reports failure before the server
+	// stops accepting, so load balancers stop routing first.
+	ShutdownDrain   time.Duration
+	ShutdownTimeout time.Duration
+	RequestTimeout  time.Duration
+	// StatementTimeout bounds every SQL statement on the server side.
+	StatementTimeout  time.Duration
+	DBMaxOpenConns    int
+	DBMaxIdleConns    int
+	DBConnMaxLifetime time.Duration
+	DBConnMaxIdleTime time.Duration
+	// CacheTTL is how long an EOD answer stays cached.
+	CacheTTL time.Duration
+	// CacheTimeout bounds each Redis call; past it the request falls back to
+	// the database.
+	CacheTimeout   time.Duration
+	LocalCacheSize int
+	// KeyCacheTTL bounds how long a revoked key may still be accepted.
+	KeyCacheTTL time.Duration
+	// PprofAddr serves net/http/pprof when set; never the public address.
+	PprofAddr string
+}
+
+// Load reads the configuration through getenv.
+func Load(getenv func(string) string) (Config, error) {
+	r := reader{getenv: getenv}
+	c := Config{
+		DatabaseURL:       r.str("MARKETDATA_DATABASE_URL", ""),
+		RedisURL:          r.str("MARKETDATA_REDIS_URL", ""),
+		HTTPAddr:          r.str("MARKETDATA_HTTP_ADDR", ":8081"),
+		TrustedProxies:    r.list("MARKETDATA_TRUSTED_PROXIES"),
+		LogLevel:          r.level("MARKETDATA_LOG_LEVEL", slog.LevelInfo),
+		ShutdownDrain:     r.duration("MARKETDATA_SHUTDOWN_DRAIN", 5*time.Second),
+		ShutdownTimeout:   r.duration("MARKETDATA_SHUTDOWN_TIMEOUT", 20*time.Second),
+		RequestTimeout:    r.duration("MARKETDATA_REQUEST_TIMEOUT", 10*time.Second),
+		StatementTimeout:  r.duration("MARKETDATA_STATEMENT_TIMEOUT", 5*time.Second),
+		DBMaxOpenConns:    r.integer("MARKETDATA_DB_MAX_OPEN_CONNS", 20),
+		DBMaxIdleConns:    r.integer("MARKETDATA_DB_MAX_IDLE_CONNS", 20),
+		DBConnMaxLifetime: r.duration("MARKETDATA_DB_CONN_MAX_LIFETIME", 30*time.Minute),
+		DBConnMaxIdleTime: r.duration("MARKETDATA_DB_CONN_MAX_IDLE_TIME", 5*time.Minute),
+		CacheTTL:          r.duration("MARKETDATA_CACHE_TTL", 5*time.Minute),
+		CacheTimeout:      r.duration("MARKETDATA_CACHE_TIMEOUT", 50*time.Millisecond),
+		LocalCacheSize:    r.integer("MARKETDATA_LOCAL_CACHE_SIZE", 10_000),
+		KeyCacheTTL:       r.duration("MARKETDATA_KEY_CACHE_TTL", 30*time.Second),
+		PprofAddr:         r.str("MARKETDATA_PPROF_ADDR", ""),
+	}
+	if c.DatabaseURL == "" {
+		r.fail("MARKETDATA_DATABASE_URL", "is required")
+	}
+	if c.KeyCacheTTL > time.Minute {
+		r.fail("MARKETDATA_KEY_CACHE_TTL", "must be at most 60s")
+	}
+	if c.DBMaxOpenConns < 1 || c.DBMaxIdleConns < 0 || c.LocalCacheSize < 1 {
+		r.fail("MARKETDATA_DB_MAX_OPEN_CONNS", "pool and cache sizes must be positive")
+	}
+	if c.PprofAddr != "" && c.PprofAddr == c.HTTPAddr {
+		r.fail("MARKETDATA_PPROF_ADDR", "must differ from MARKETDATA_HTTP_ADDR")
+	}
+	if err := errors.Join(r.errs...); err != nil {
+		return Config{}, fmt.Errorf("load config: %w", err)
+	}
+	return c, nil
+}
+
+// LogValue masks the passwords in the connection URLs, so the configuration
+// can be logged once at start-up.
+func (c Config) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("database_url", MaskURL(c.DatabaseURL)),
+		slog.String("redis_url", MaskURL(c.RedisURL)),
+		slog.String("http_addr", c.HTTPAddr),
+		slog.Any("trusted_proxies", c.TrustedProxies),
+		slog.String("log_level", c.LogLevel.String()),
+		slog.Duration("shutdown_drain", c.ShutdownDrain),
+		slog.Duration("shutdown_timeout", c.ShutdownTimeout),
+		slog.Duration("request_timeout", c.RequestTimeout),
+		slog.Duration("statement_timeout", c.StatementTimeout),
+		slog.Int("db_max_open_conns", c.DBMaxOpenConns),
+		slog.Int("db_max_idle_conns", c.DBMaxIdleConns),
+		slog.Duration("cache_ttl", c.CacheTTL),
+		slog.Duration("cache_timeout", c.CacheTimeout),
+		slog.Int("local_cache_size", c.LocalCacheSize),
+		slog.Duration("key_cache_ttl", c.KeyCacheTTL),
+		slog.Bool("pprof", c.PprofAddr != ""),
+	)
+}
+
+// MaskURL hides the password of a connection URL. A URL that does not parse
+// is masked whole, since it may hold a secret in an unexpected place.
+func MaskURL(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "****"
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "****")
+	}
+	q := u.Query()
+	if q.Has("password") {
+		q.Set("password", "****")
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+type reader struct {
+	getenv func(string) string
+	errs   []error
+}
+
+func (r *reader) fail(name, msg string) { r.errs = append(r.errs, fmt.Errorf("%s %s", name, msg)) }
+
+func (r *reader) str(name, def string) string {
+	if v := strings.TrimSpace(r.getenv(name)); v != "" {
+		return v
+	}
+	return def
+}
+
+func (r *reader) list(name string) []string {
+	var out []string
+	for _, part := range strings.Split(r.getenv(name), ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+func (r *reader) integer(name string, def int) int {
+	v := strings.TrimSpace(r.getenv(name))
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		r.fail(name, "must be a whole number")
+		return def
+	}
+	return n
+}
+
+func (r *reader) duration(name string, def time.Duration) time.Duration {
+	v := strings.TrimSpace(r.getenv(name))
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		r.fail(name, "must be a non-negative duration such as 500ms or 5s")
+		return def
+	}
+	return d
+}
+
+func (r *reader) level(name string, def slog.Level) slog.Level {
+	v := strings.TrimSpace(r.getenv(name))
+	if v == "" {
+		return def
+	}
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(v)); err != nil {
+		r.fail(name, "must be debug, info, warn or error")
+		return def
+	}
+	return l
+}
