@@ -1,0 +1,146 @@
+package marketdata
+
+import (
+	"math"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// EncodedEOD is an EOD page already encoded as marketstack's JSON array of
+// end-of-day records. Caches keep this form, so a cache hit costs no
+// encoding and no reflection: the HTTP layer only wraps Data in an envelope.
+type EncodedEOD struct {
+	Data  []byte // JSON array of records
+	Count int
+	Total int64
+}
+
+// EncodeEOD encodes a page.
+func EncodeEOD(p EODPage) EncodedEOD {
+	// ~420 bytes per record keeps appends from regrowing the buffer.
+	b := make([]byte, 0, 2+len(p.Bars)*420)
+	b = append(b, '[')
+	for i := range p.Bars {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = AppendBar(b, &p.Bars[i])
+	}
+	b = append(b, ']')
+	return EncodedEOD{Data: b, Count: len(p.Bars), Total: p.Total}
+}
+
+// AppendBar appends one end-of-day record in marketstack's field order,
+// with the spec's extra fields, and the date as YYYY-MM-DDT00:00:00+0000.
+func AppendBar(b []byte, bar *Bar) []byte {
+	b = append(b, `{"open":`...)
+	b = appendNumber(b, bar.Open)
+	b = append(b, `,"high":`...)
+	b = appendNumber(b, bar.High)
+	b = append(b, `,"low":`...)
+	b = appendNumber(b, bar.Low)
+	b = append(b, `,"close":`...)
+	b = appendNumber(b, bar.Close)
+	b = append(b, `,"volume":`...)
+	b = appendNumber(b, bar.Volume)
+	b = append(b, `,"adj_high":`...)
+	b = appendNumber(b, bar.AdjHigh)
+	b = append(b, `,"adj_low":`...)
+	b = appendNumber(b, bar.AdjLow)
+	b = append(b, `,"adj_close":`...)
+	b = appendNumber(b, bar.AdjClose)
+	b = append(b, `,"adj_open":`...)
+	b = appendNumber(b, bar.AdjOpen)
+	b = append(b, `,"adj_volume":`...)
+	b = appendNumber(b, bar.AdjVolume)
+	b = append(b, `,"split_factor":`...)
+	b = appendNumber(b, bar.SplitFactor)
+	b = append(b, `,"dividend":`...)
+	b = appendNumber(b, bar.Dividend)
+	b = append(b, `,"name":`...)
+	b = AppendJSONString(b, bar.Name)
+	b = append(b, `,"symbol":`...)
+	b = AppendJSONString(b, bar.Symbol)
+	b = append(b, `,"exchange_code":`...)
+	b = AppendJSONString(b, bar.ExchangeCode)
+	b = append(b, `,"exchange":`...)
+	b = AppendJSONString(b, bar.Exchange)
+	b = append(b, `,"asset_type":`...)
+	b = AppendJSONString(b, bar.AssetType)
+	b = append(b, `,"price_currency":`...)
+	b = AppendJSONString(b, bar.PriceCurrency)
+	b = append(b, `,"date":"`...)
+	b = AppendTimestamp(b, bar.Date)
+	b = append(b, `"}`...)
+	return b
+}
+
+// AppendTimestamp appends marketstack's date form YYYY-MM-DDT00:00:00+0000.
+func AppendTimestamp(b []byte, t time.Time) []byte {
+	b = t.UTC().AppendFormat(b, time.DateOnly)
+	return append(b, "T00:00:00+0000"...)
+}
+
+// appendNumber writes a float as a JSON number in its shortest exact form.
+// The store holds no NaN or infinity; should one appear it is written as 0
+// rather than as text that no JSON parser accepts.
+func appendNumber(b []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(b, '0')
+	}
+	return strconv.AppendFloat(b, f, 'f', -1, 64)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// AppendJSONString appends s as a JSON string, escaping as encoding/json
+// does: quotes, backslashes, control characters, <, > and & (so the output
+// is safe inside HTML), U+2028/U+2029, and invalid UTF-8 as U+FFFD.
+func AppendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
