@@ -1,0 +1,213 @@
+// Package marketdatadb is the PostgreSQL store of record of marketdata-svc:
+// exchanges, tickers, raw end-of-day bars with their adjustment factors,
+// splits, dividends and API keys. It implements marketdata.Store and
+// auth.KeyStore, owns the embedded goose migrations, and bulk-loads data at
+// COPY speed for the importer and the generator.
+//
+// Administrative paths go through GORM; the hot reads (EOD pages, key
+// lookups) use hand-written SQL with manual scans on the same connection
+// pool, since GORM's reflection costs more than the query on those paths.
+package marketdatadb
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Store is the PostgreSQL store. It is safe for concurrent use.
+type Store struct {
+	db   *sql.DB
+	gorm *gorm.DB
+}
+
+// Open connects to cfg.DatabaseURL with the configured pool limits and a
+// server-side statement timeout, and checks the connection.
+func Open(ctx context.Context, cfg config.Config) (*Store, error) {
+	connCfg, err := pgx.ParseConfig(cfg.DatabaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("open store: parse database url: %w", errors.New(redactParseError(err)))
+	}
+	if connCfg.RuntimeParams == nil {
+		connCfg.RuntimeParams = map[string]string{}
+	}
+	if cfg.StatementTimeout > 0 {
+		connCfg.RuntimeParams["statement_timeout"] = strconv.FormatInt(cfg.StatementTimeout.Milliseconds(), 10)
+	}
+	if _, ok := connCfg.RuntimeParams["application_name"]; !ok {
+		connCfg.RuntimeParams["application_name"] = "marketdata-svc"
+	}
+	db := stdlib.OpenDB(*connCfg)
+	db.SetMaxOpenConns(cfg.DBMaxOpenConns)
+	db.SetMaxIdleConns(cfg.DBMaxIdleConns)
+	db.SetConnMaxLifetime(cfg.DBConnMaxLifetime)
+	db.SetConnMaxIdleTime(cfg.DBConnMaxIdleTime)
+	g, err := gorm.Open(postgres.New(postgres.Config{Conn: db}), &gorm.Config{
+		Logger:                 logger.Discard, // never log SQL or its arguments
+		SkipDefaultTransaction: true,
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open store: %w", translate(err))
+	}
+	s := &Store{db: db, gorm: g}
+	if err := s.Ping(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	return s, nil
+}
+
+// redactParseError keeps a URL parse failure from echoing the URL, which may
+// hold a password.
+func redactParseError(error) string { return "invalid connection string" }
+
+// Close closes the connection pool.
+func (s *Store) Close() error { return s.db.Close() }
+
+// DB returns the underlying connection pool, for metrics collectors
+// (sql.DBStats) and tests.
+func (s *Store) DB() *sql.DB { return s.db }
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.db.PingContext(ctx); err != nil {
+		return fmt.Errorf("ping database: %w", translate(err))
+	}
+	return nil
+}
+
+// Migrate applies the embedded migrations that are not applied yet.
+func (s *Store) Migrate(ctx context.Context) error { return Migrate(ctx, s.db) }
+
+// Migrate applies the embedded migrations to db. goose takes a session
+// advisory lock, so concurrent starts migrate once.
+func Migrate(ctx context.Context, db *sql.DB) error {
+	p, err := migrationProvider(db)
+	if err != nil {
+		return err
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("migrate: %w", translate(err))
+	}
+	return nil
+}
+
+// MigrationStatus reports the current and the latest embedded schema version.
+func MigrationStatus(ctx context.Context, db *sql.DB) (current, latest int64, err error) {
+	p, err := migrationProvider(db)
+	if err != nil {
+		return 0, 0, err
+	}
+	if current, err = p.GetDBVersion(ctx); err != nil {
+		return 0, 0, fmt.Errorf("migration status: %w", translate(err))
+	}
+	sources := p.ListSources()
+	if len(sources) > 0 {
+		latest = sources[len(sources)-1].Version
+	}
+	return current, latest, nil
+}
+
+func migrationProvider(db *sql.DB) (*goose.Provider, error) {
+	fsys, err := subFS()
+	if err != nil {
+		return nil, err
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, db, fsys)
+	if err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	return p, nil
+}
+
+// MigrationsFS returns the embedded migration files (test support hashes
+// them to name its template database).
+func MigrationsFS() embed.FS { return migrations }
+
+func subFS() (fs.FS, error) {
+	fsys, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	return fsys, nil
+}
+
+// translate maps driver errors to domain errors: failures to reach or keep
+// the database become marketdata.ErrUnavailable (wrapped with the cause), the
+// rest is returned as is for the caller to wrap.
+func translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	if isUnavailable(err) {
+		return fmt.Errorf("%w: %w", marketdata.ErrUnavailable, err)
+	}
+	return err
+}
+
+func isUnavailable(err error) bool {
+	if errors.Is(err, marketdata.ErrUnavailable) {
+		return false // already translated
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch {
+		case len(pgErr.Code) == 5 && pgErr.Code[:2] == "08": // connection exception
+			return true
+		case pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03": // shutdown, crash, starting
+			return true
+		case pgErr.Code == "53300": // too_many_connections
+			return true
+		case pgErr.Code == "57014": // statement timeout: the database is too slow to answer
+			return true
+		}
+		return false
+	}
+	var connErr *pgconn.ConnectError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &connErr), errors.As(err, &netErr):
+		return true
+	case errors.Is(err, driver.ErrBadConn), errors.Is(err, sql.ErrConnDone),
+		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return true
+	case pgconn.SafeToRetry(err):
+		return true
+	}
+	return false
+}
+
+// dateBound turns an open query bound into a concrete date far outside any
+// data, so one prepared statement serves open and closed ranges.
+func dateBound(t time.Time, upper bool) time.Time {
+	if !t.IsZero() {
+		return t
+	}
+	if upper {
+		return time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
+	}
+	return time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
+}
