@@ -1,0 +1,218 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gin-gonic/gin"
+)
+
+// fakeStore counts lookups; failOnCall makes any lookup fail the test.
+type fakeStore struct {
+	t          *testing.T
+	mu         sync.Mutex
+	keys       map[Hash]Principal
+	calls      int
+	err        error
+	failOnCall bool
+}
+
+func (s *fakeStore) LookupKey(_ context.Context, h Hash) (Principal, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failOnCall {
+		s.t.Fatalf("store was called for hash %s", h)
+	}
+	s.calls++
+	if s.err != nil {
+		return Principal{}, s.err
+	}
+	p, ok := s.keys[h]
+	if !ok {
+		return Principal{}, ErrKeyNotFound
+	}
+	return p, nil
+}
+
+func newKey(t *testing.T, s *fakeStore, p Principal) string {
+	t.Helper()
+	key, h, err := Generate(NotesPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.keys == nil {
+		s.keys = map[Hash]Principal{}
+	}
+	s.keys[h] = p
+	return key
+}
+
+func TestWrongChecksumNeverReachesStore(t *testing.T) {
+	store := &fakeStore{t: t, failOnCall: true}
+	a := NewAuthenticator(Options{Prefix: NotesPrefix, Store: store})
+	key, _, _ := Generate(NotesPrefix)
+	bad := key[:len(key)-1] + string(alphabet[(indexOf(key[len(key)-1])+1)%62])
+	if _, err := a.Verify(context.Background(), bad); !errors.Is(err, ErrInvalidKey) {
+		t.Fatalf("Verify(bad checksum) = %v, want ErrInvalidKey", err)
+	}
+	if _, err := a.Verify(context.Background(), "tdm_"+key[4:]); !errors.Is(err, ErrInvalidKey) {
+		t.Fatalf("Verify(foreign prefix) = %v, want ErrInvalidKey", err)
+	}
+}
+
+func indexOf(b byte) int {
+	for i := range alphabet {
+		if alphabet[i] == b {
+			return i
+		}
+	}
+	return -1
+}
+
+func TestVerifyOutcomes(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	store := &fakeStore{t: t}
+	good := newKey(t, store, Principal{AccountID: "acc", KeyID: "k1"})
+	revoked := newKey(t, store, Principal{AccountID: "acc", KeyID: "k2", Revoked: true})
+	expired := newKey(t, store, Principal{AccountID: "acc", KeyID: "k3", ExpiresAt: now.Add(-time.Second)})
+	future := newKey(t, store, Principal{AccountID: "acc", KeyID: "k4", ExpiresAt: now.Add(time.Hour)})
+	unknown, _, _ := Generate(NotesPrefix)
+	a := NewAuthenticator(Options{Prefix: NotesPrefix, Store: store, Now: func() time.Time { return now }})
+
+	cases := []struct {
+		name, key string
+		want      error
+	}{
+		{"missing", "", ErrMissingKey},
+		{"good", good, nil},
+		{"revoked", revoked, ErrInvalidKey},
+		{"expired", expired, ErrInvalidKey},
+		{"not yet expired", future, nil},
+		{"unknown", unknown, ErrInvalidKey},
+	}
+	for _, c := range cases {
+		p, err := a.Verify(context.Background(), c.key)
+		if !errors.Is(err, c.want) || (c.want == nil && err != nil) {
+			t.Errorf("%s: Verify = %v, want %v", c.name, err, c.want)
+		}
+		if c.want == nil && p.AccountID != "acc" {
+			t.Errorf("%s: principal %+v", c.name, p)
+		}
+	}
+}
+
+func TestVerifyStoreErrorIsNotInvalid(t *testing.T) {
+	boom := errors.New("connection refused")
+	store := &fakeStore{t: t, err: boom}
+	key := newKey(t, store, Principal{})
+	_, err := NewAuthenticator(Options{Prefix: NotesPrefix, Store: store}).Verify(context.Background(), key)
+	if !errors.Is(err, boom) || errors.Is(err, ErrInvalidKey) {
+		t.Fatalf("Verify = %v, want the store error", err)
+	}
+}
+
+func TestCacheAvoidsLookupsUntilTTL(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	store := &fakeStore{t: t}
+	key := newKey(t, store, Principal{AccountID: "acc", KeyID: "k"})
+	a := NewAuthenticator(Options{Prefix: NotesPrefix, Store: store, CacheTTL: 10 * time.Second, Now: func() time.Time { return now }})
+	for range 5 {
+		if _, err := a.Verify(context.Background(), key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if store.calls != 1 {
+		t.Fatalf("store calls = %d, want 1", store.calls)
+	}
+	// Revocation is seen once the entry expires.
+	for h, p := range store.keys {
+		p.Revoked = true
+		store.keys[h] = p
+	}
+	now = now.Add(9 * time.Second)
+	if _, err := a.Verify(context.Background(), key); err != nil {
+		t.Fatalf("within TTL: %v", err)
+	}
+	now = now.Add(2 * time.Second)
+	if _, err := a.Verify(context.Background(), key); !errors.Is(err, ErrInvalidKey) {
+		t.Fatalf("after TTL: %v, want ErrInvalidKey", err)
+	}
+	if store.calls != 2 {
+		t.Fatalf("store calls = %d, want 2", store.calls)
+	}
+}
+
+func TestCacheTTLIsCapped(t *testing.T) {
+	a := NewAuthenticator(Options{Prefix: NotesPrefix, Store: &fakeStore{t: t}, CacheTTL: time.Hour})
+	if a.cache.ttl != MaxCacheTTL {
+		t.Fatalf("ttl = %v, want %v", a.cache.ttl, MaxCacheTTL)
+	}
+}
+
+func TestCacheIsBounded(t *testing.T) {
+	c := newKeyCache(time.Minute, 3)
+	now := time.Now()
+	for i := range 10 {
+		c.put(Hash{byte(i)}, Principal{}, now)
+	}
+	if n := c.len(); n > 3 {
+		t.Fatalf("cache holds %d entries, bound is 3", n)
+	}
+	if _, ok := c.get(Hash{9}, now); !ok {
+		t.Fatal("most recent entry missing")
+	}
+}
+
+func TestMiddleware(t *testing.T) {
+	gin.SetMode(gin.TestMode)
+	store := &fakeStore{t: t}
+	key := newKey(t, store, Principal{AccountID: "acc-1", KeyID: "k"})
+	var used []string
+	a := NewAuthenticator(Options{Prefix: NotesPrefix, Store: store, OnVerified: func(p Principal, _ time.Time) { used = append(used, p.KeyID) }})
+
+	r := gin.New()
+	r.Use(a.Middleware(FirstOf(BearerHeader(), QueryParam("access_key")), func(c *gin.Context, err error) {
+		c.String(http.StatusUnauthorized, err.Error())
+	}))
+	r.GET("/", func(c *gin.Context) {
+		p, ok := PrincipalFrom(c.Request.Context())
+		if !ok {
+			t.Error("no principal in context")
+		}
+		c.String(http.StatusOK, p.AccountID)
+	})
+
+	cases := []struct {
+		name, header, query string
+		code                int
+		body                string
+	}{
+		{"no credential", "", "", 401, "missing api key"},
+		{"bearer", "Bearer " + key, "", 200, "acc-1"},
+		{"lowercase scheme", "bearer " + key, "", 200, "acc-1"},
+		{"basic scheme", "Basic " + key, "", 401, "invalid api key"},
+		{"empty bearer", "Bearer ", "", 401, "invalid api key"},
+		{"query", "", "access_key=" + key, 200, "acc-1"},
+		{"empty query value", "", "access_key=", 401, "invalid api key"},
+		{"repeated query", "", "access_key=" + key + "&access_key=" + key, 401, "invalid api key"},
+	}
+	for _, c := range cases {
+		req := httptest.NewRequest(http.MethodGet, "/?"+c.query, nil)
+		if c.header != "" {
+			req.Header.Set("Authorization", c.header)
+		}
+		w := httptest.NewRecorder()
+		r.ServeHTTP(w, req)
+		if w.Code != c.code || w.Body.String() != c.body {
+			t.Errorf("%s: %d %q, want %d %q", c.name, w.Code, w.Body.String(), c.code, c.body)
+		}
+	}
+	if len(used) != 3 {
+		t.Errorf("OnVerified called %d times, want 3", len(used))
+	}
+}

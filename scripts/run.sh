@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# run.sh is `make run`: it starts PostgreSQL and Redis (scripts/stack.sh),
+# migrates both databases, loads the demo data, creates a demo key per
+# service, starts both services and prints how to call them. Ctrl-C stops
+# everything it started.
+#
+#   scripts/run.sh            run in the foreground (make run)
+#   scripts/run.sh --detach   start and return, leaving everything up (make up)
+#   scripts/run.sh --stop     stop what --detach started (make down)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+logs="$root/.stack/logs"
+pidfile="$root/.stack/services.pid"
+mkdir -p "$logs"
+
+stop_detached() {
+  if [ -s "$pidfile" ]; then
+    while read -r pid; do kill -TERM "$pid" 2>/dev/null || true; done <"$pidfile"
+    while read -r pid; do while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done; done <"$pidfile"
+    rm -f "$pidfile"
+  fi
+  scripts/stack.sh down
+}
+
+detach=false
+case "${1:-}" in
+  --stop) stop_detached; exit 0 ;;
+  --detach) detach=true ;;
+esac
+
+pids=()
+started_stack=false
+cleanup() {
+  trap - INT TERM EXIT
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  if $started_stack; then scripts/stack.sh down; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+scripts/stack.sh status >/dev/null 2>&1 || started_stack=true
+eval "$(scripts/stack.sh up)"
+
+wait_ready() { # name url
+  local i
+  for i in $(seq 1 100); do
+    curl -fsS "$2/readyz" >/dev/null 2>&1 && return 0
+    sleep 0.2
+  done
+  echo "$1 did not become ready; see $logs/$1.log" >&2
+  return 1
+}
+
+have() { [ -x "bin/$1" ] && [ -d "$1/cmd/$1" ]; }
+
+notes_key="" market_key=""
+if have notes-svc; then
+  bin/notes-svc migrate >"$logs/notes-migrate.log"
+  notes_key=$(bin/notes-svc keys create --account demo | tail -n 1)
+  NOTES_HTTP_ADDR=127.0.0.1:8080 bin/notes-svc serve >"$logs/notes-svc.log" 2>&1 &
+  pids+=($!)
+else
+  echo "notes-svc does not exist yet: nothing to start for it."
+fi
+if have marketdata-svc; then
+  bin/marketdata-svc migrate >"$logs/marketdata-migrate.log"
+  bin/marketdata-svc demo >"$logs/marketdata-demo.log"
+  market_key=$(bin/marketdata-svc keys create --account demo | tail -n 1)
+  MARKETDATA_HTTP_ADDR=127.0.0.1:8081 bin/marketdata-svc serve >"$logs/marketdata-svc.log" 2>&1 &
+  pids+=($!)
+else
+  echo "marketdata-svc does not exist yet: nothing to start for it."
+fi
+
+[ -n "$notes_key" ] && wait_ready notes-svc http://127.0.0.1:8080
+[ -n "$market_key" ] && wait_ready marketdata-svc http://127.0.0.1:8081
+umask 077
+printf 'NOTES_KEY=%s\nMARKETDATA_KEY=%s\n' "$notes_key" "$market_key" >"$root/.stack/demo-keys.env"
+
+cat <<TXT
+
+Tickerdesk is running. Logs: .stack/logs/. Demo keys: .stack/demo-keys.env.
+
+TXT
+if [ -n "$notes_key" ]; then cat <<TXT
+notes-svc       http://localhost:8080   (API reference: notes-svc/docs/API.md)
+  export NOTES_KEY=$notes_key
+  curl -s -X POST localhost:8080/v1/notes -H "Authorization: Bearer \$NOTES_KEY" \\
+       -H 'Content-Type: application/json' -d '{"title":"Hello","content":"First note","tags":["demo"]}'
+  curl -s localhost:8080/v1/notes -H "Authorization: Bearer \$NOTES_KEY"
+
+TXT
+fi
+if [ -n "$market_key" ]; then cat <<TXT
+marketdata-svc  http://localhost:8081   (API reference: marketdata-svc/docs/API.md)
+  export MARKETDATA_KEY=$market_key
+  curl -s "localhost:8081/v1/eod?access_key=\$MARKETDATA_KEY&symbols=GOOG,GSPC.INDX&date_to=2008-10-14&limit=4"
+  curl -s "localhost:8081/v1/tickers?access_key=\$MARKETDATA_KEY&symbols=GOOG,MSFT"
+
+TXT
+fi
+if $detach; then
+  printf '%s\n' "${pids[@]}" >"$pidfile"
+  trap - INT TERM EXIT
+  echo "Detached. Stop everything with: make down"
+  exit 0
+fi
+echo "Ctrl-C stops everything."
+if [ ${#pids[@]} -eq 0 ]; then
+  echo "No service exists yet; PostgreSQL and Redis are up. Press Ctrl-C to stop them."
+  while :; do sleep 3600; done
+fi
+wait -n "${pids[@]}" || true
+echo "a service stopped; see $logs" >&2
