@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# testimages.sh builds local stand-ins for the postgres:15 and redis:7 images
+# that the testcontainers suites and the compose stack use, for machines that
+# cannot pull from a registry. Both images share one root filesystem made from
+# Debian packages:
+#
+#   debootstrap --variant=minbase --include=postgresql-15,redis-server bookworm
+#
+# which is cached as a tarball under .cache/testimages/ (git-ignored), imported
+# once with `docker import`, and topped with the entrypoints in
+# deploy/testimages/{postgres,redis}/.
+#
+#   scripts/testimages.sh          build the images whose tags are missing
+#   scripts/testimages.sh --force  rebuild both images (the rootfs cache stays)
+#   scripts/testimages.sh env      print the testcontainers environment for this
+#                                  engine: eval "$(scripts/testimages.sh env)"
+#
+# Tags come from TICKERDESK_TEST_POSTGRES_IMAGE (default postgres:15) and
+# TICKERDESK_TEST_REDIS_IMAGE (default redis:7). A tag that already exists,
+# whether a stand-in or a real pulled image, is left alone.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cache="$root/.cache/testimages"
+suite=${TESTIMAGES_SUITE:-bookworm}
+mirror=${TESTIMAGES_MIRROR:-http://deb.debian.org/debian}
+packages=postgresql-15,redis-server
+# Bump rootfs_rev when build_rootfs changes, so caches and the base image are
+# rebuilt.
+rootfs_rev=2
+rootfs_tar="$cache/rootfs-$suite-r$rootfs_rev.tar"
+base_image="tickerdesk/testimages-rootfs:$suite-r$rootfs_rev"
+pg_image=${TICKERDESK_TEST_POSTGRES_IMAGE:-postgres:15}
+redis_image=${TICKERDESK_TEST_REDIS_IMAGE:-redis:7}
+
+log() { printf 'testimages: %s\n' "$*" >&2; }
+have_image() { docker image inspect "$1" >/dev/null 2>&1; }
+
+# tc_env prints the environment the testcontainers suites need with this
+# engine, as export lines for eval:
+#   - testcontainers-go starts a Ryuk reaper container (testcontainers/ryuk)
+#     to clean up after crashed test binaries. Without a registry that image
+#     cannot be pulled and every container start fails, so Ryuk is disabled,
+#     with the exact value "true", only when no Ryuk image is present. The
+#     suites still terminate their containers in TestMain.
+#   - Inside a container (/.dockerenv) testcontainers-go looks for published
+#     ports on the default gateway. When the engine runs in this very network
+#     namespace (its docker0 bridge is visible here) they are on localhost.
+tc_env() {
+  if [ -z "${TESTCONTAINERS_RYUK_DISABLED:-}" ] && [ -z "$(docker image ls -q testcontainers/ryuk 2>/dev/null)" ]; then
+    echo 'export TESTCONTAINERS_RYUK_DISABLED=true'
+  fi
+  if [ -z "${TESTCONTAINERS_HOST_OVERRIDE:-}" ] && [ -e /.dockerenv ] && [ -e /sys/class/net/docker0 ]; then
+    case "${DOCKER_HOST:-unix://}" in
+      unix://*) echo 'export TESTCONTAINERS_HOST_OVERRIDE=localhost' ;;
+    esac
+  fi
+}
+
+build_rootfs() {
+  if [ -s "$rootfs_tar" ]; then
+    log "rootfs cached: ${rootfs_tar#"$root"/}"
+    return
+  fi
+  if ! command -v debootstrap >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+      log "installing debootstrap"
+      apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
+    else
+      log "debootstrap is missing: install it (Debian: apt-get install debootstrap) and run as root"
+      exit 1
+    fi
+  fi
+  if [ "$(id -u)" != 0 ]; then
+    log "debootstrap needs root"
+    exit 1
+  fi
+  mkdir -p "$cache"
+  local dir="$cache/rootfs-$suite.work"
+  rm -rf "$dir"
+  log "debootstrap $suite with $packages from $mirror (a few minutes, once)"
+  local start=$SECONDS
+  if ! debootstrap --variant=minbase --include="$packages" "$suite" "$dir" "$mirror" >"$cache/debootstrap.log" 2>&1; then
+    tail -n 30 "$cache/debootstrap.log" >&2
+    log "debootstrap failed; full log in ${cache#"$root"/}/debootstrap.log"
+    exit 1
+  fi
+  # The package scripts create a "main" cluster; the entrypoint runs initdb
+  # itself, so drop it together with caches and documentation. The LLVM JIT
+  # (about 150 MB with its libraries) goes too: without llvmjit.so PostgreSQL
+  # quietly runs without JIT. Message translations are not needed either.
+  rm -rf "$dir"/var/lib/postgresql/15/main "$dir"/etc/postgresql/15/main \
+    "$dir"/var/cache/apt/archives/*.deb "$dir"/var/lib/apt/lists/* \
+    "$dir"/usr/share/doc/* "$dir"/usr/share/man/* "$dir"/usr/share/info/* \
+    "$dir"/usr/share/locale/* "$dir"/var/log/*.log "$dir"/var/log/apt/* \
+    "$dir"/usr/lib/postgresql/15/lib/llvmjit* "$dir"/usr/lib/postgresql/15/lib/bitcode \
+    "$dir"/usr/lib/*-linux-gnu/libLLVM-* "$dir"/usr/lib/*-linux-gnu/libz3.so*
+  tar --numeric-owner --one-file-system -C "$dir" \
+    --exclude=./dev/* --exclude=./proc/* --exclude=./sys/* \
+    -cf "$rootfs_tar.tmp" .
+  mv "$rootfs_tar.tmp" "$rootfs_tar"
+  rm -rf "$dir"
+  log "rootfs built in $((SECONDS - start))s: ${rootfs_tar#"$root"/} ($(du -h "$rootfs_tar" | cut -f1))"
+}
+
+import_base() {
+  if have_image "$base_image"; then return; fi
+  build_rootfs
+  log "docker import $base_image"
+  docker import \
+    --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+    --change 'CMD ["/bin/bash"]' \
+    "$rootfs_tar" "$base_image" >/dev/null
+}
+
+build_image() {
+  local tag=$1 dir=$2
+  log "building $tag from ${dir#"$root"/}"
+  # The classic builder resolves FROM against local images without asking a
+  # registry; these Dockerfiles need nothing newer.
+  DOCKER_BUILDKIT=0 docker build -q --build-arg BASE_IMAGE="$base_image" -t "$tag" "$dir" >/dev/null
+}
+
+main() {
+  local force=
+  case "${1:-}" in
+    env) tc_env; return ;;
+    --force) force=1 ;;
+    "") ;;
+    *) echo "usage: $0 [--force|env]" >&2; exit 2 ;;
+  esac
+  if ! docker info >/dev/null 2>&1; then
+    log "no Docker engine answers; nothing to build"
+    exit 1
+  fi
+  local start=$SECONDS todo=()
+  if [ -n "$force" ] || ! have_image "$pg_image"; then todo+=(postgres); fi
+  if [ -n "$force" ] || ! have_image "$redis_image"; then todo+=(redis); fi
+  if [ ${#todo[@]} -eq 0 ]; then
+    log "$pg_image and $redis_image present; skipping"
+    return
+  fi
+  import_base
+  local name
+  for name in "${todo[@]}"; do
+    case "$name" in
+      postgres) build_image "$pg_image" "$root/deploy/testimages/postgres" ;;
+      redis) build_image "$redis_image" "$root/deploy/testimages/redis" ;;
+    esac
+  done
+  log "built ${todo[*]} in $((SECONDS - start))s"
+}
+
+main "$@"
