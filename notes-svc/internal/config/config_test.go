@@ -1,0 +1,63 @@
+package config
+
+import (
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestDefaults(t *testing.T) {
+	c, err := Load(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.HTTPAddr != ":8080" || c.ShutdownDrain != 5*time.Second || c.TrustedProxies != nil || c.KeyCacheTTL != 30*time.Second || c.LogLevel != slog.LevelInfo {
+		t.Errorf("defaults = %+v", c)
+	}
+	if c.RequireDatabase() == nil {
+		t.Error("RequireDatabase accepted an empty URL")
+	}
+}
+
+func TestOverridesAndErrors(t *testing.T) {
+	c, err := Load(env(map[string]string{
+		"NOTES_DATABASE_URL": "postgres://u:secret@db/notes", "NOTES_HTTP_ADDR": ":9000", "NOTES_TRUSTED_PROXIES": "10.0.0.0/8, 127.0.0.1",
+		"NOTES_SHUTDOWN_DRAIN": "0s", "NOTES_LOG_LEVEL": "DEBUG",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.HTTPAddr != ":9000" || len(c.TrustedProxies) != 2 || c.ShutdownDrain != 0 || c.LogLevel != slog.LevelDebug {
+		t.Errorf("config = %+v", c)
+	}
+	var b strings.Builder
+	slog.New(slog.NewJSONHandler(&b, nil)).Info("config", "config", c)
+	if strings.Contains(b.String(), "secret") || !strings.Contains(b.String(), "xxxxx") {
+		t.Errorf("logged config leaks or lacks the masked password: %s", b.String())
+	}
+	_, err = Load(env(map[string]string{
+		"NOTES_KEY_CACHE_TTL": "2m", "NOTES_REQUEST_TIMEOUT": "soon", "NOTES_TRUSTED_PROXIES": "nope",
+		"NOTES_DATABASE_URL": "mysql://x", "NOTES_LOG_LEVEL": "loud", "NOTES_DB_MAX_OPEN_CONNS": "0",
+	}))
+	for _, name := range []string{"KEY_CACHE_TTL", "REQUEST_TIMEOUT", "TRUSTED_PROXIES", "DATABASE_URL", "LOG_LEVEL", "DB_MAX_OPEN_CONNS"} {
+		if err == nil || !strings.Contains(err.Error(), "NOTES_"+name) {
+			t.Errorf("error %v does not name NOTES_%s", err, name)
+		}
+	}
+}
+
+func TestMaskURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"postgres://u:pw@h:5432/db?sslmode=disable": "postgres://u:xxxxx@h:5432/db?sslmode=disable",
+		"postgres://u@h/db":                         "postgres://u@h/db",
+		"postgres://h/db?password=pw":               "postgres://h/db?password=xxxxx",
+		"":                                          "",
+	} {
+		if got := MaskURL(in); got != want {
+			t.Errorf("MaskURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

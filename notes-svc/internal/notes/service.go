@@ -1,0 +1,227 @@
+package notes
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Store persists notes. Every method is scoped to one account: a note of
+// another account behaves exactly like a note that does not exist.
+type Store interface {
+	// CreateNote inserts n. When idem is not nil the insert is recorded
+	// under idem.Key in the same transaction: a key already recorded with
+	// the same fingerprint returns the recorded note and replayed=true,
+	// with another fingerprint ErrIdempotencyMismatch, and a key held by a
+	// request still running ErrIdempotencyInFlight.
+	CreateNote(ctx context.Context, n Note, idem *IdempotencyRecord) (created Note, replayed bool, err error)
+	GetNote(ctx context.Context, accountID, id string) (Note, error)
+	// UpdateNote writes u over the note and bumps its version. When
+	// versions is not nil, the note must be at one of them or the update
+	// fails with ErrPreconditionFailed.
+	UpdateNote(ctx context.Context, accountID, id string, u Update, versions []int64) (Note, error)
+	// ModifyNote locks the note, passes it to change and writes the
+	// update change returns, bumping the version, all in one transaction:
+	// concurrent read-modify-write cycles of one note run one after the
+	// other and none is lost. An error from change aborts and is returned.
+	ModifyNote(ctx context.Context, accountID, id string, change func(Note) (Update, error)) (Note, error)
+	// DeleteNote removes the note, under the same versions rule.
+	DeleteNote(ctx context.Context, accountID, id string, versions []int64) error
+	// ListNotes calls each for every note q selects, in q's order, while
+	// reading them from the database, so memory stays flat.
+	ListNotes(ctx context.Context, accountID string, q ListQuery, each func(Note) error) error
+	// CountNotes counts the notes q selects, ignoring limit and offset.
+	CountNotes(ctx context.Context, accountID string, q ListQuery) (int64, error)
+}
+
+// Update is a full write of a note's fields. Tags nil keeps the tags.
+type Update struct {
+	Title     string
+	Content   string
+	Tags      []string
+	UpdatedAt time.Time
+}
+
+// IdempotencyRecord is what a store keeps for an Idempotency-Key.
+type IdempotencyRecord struct {
+	Key string
+	// Fingerprint identifies the request; a replay must match it.
+	Fingerprint [32]byte
+	ExpiresAt   time.Time
+}
+
+// LockID derives the 64-bit advisory lock id of the record's key within
+// accountID, so that concurrent requests with one key serialize.
+func (r IdempotencyRecord) LockID(accountID string) int64 {
+	h := sha256.Sum256([]byte("idempotency\x00" + accountID + "\x00" + r.Key))
+	return int64(binary.BigEndian.Uint64(h[:8]))
+}
+
+// Service applies the notes rules on top of a Store.
+type Service struct {
+	store Store
+	now   func() time.Time
+}
+
+// NewService returns a Service on store. now is the clock; nil means
+// time.Now.
+func NewService(store Store, now func() time.Time) *Service {
+	if now == nil {
+		now = time.Now
+	}
+	return &Service{store: store, now: now}
+}
+
+// Create validates d and stores it as a new note of accountID. With a
+// non-empty idempotencyKey, a retry of the same request returns the note
+// the first one created, with replayed=true.
+func (s *Service) Create(ctx context.Context, accountID string, d Draft, idempotencyKey string) (Note, bool, error) {
+	d, err := d.Normalize()
+	if err != nil {
+		return Note{}, false, err
+	}
+	if d.Tags == nil {
+		d.Tags = []string{}
+	}
+	id, err := NewID()
+	if err != nil {
+		return Note{}, false, err
+	}
+	now := s.now().UTC()
+	n := Note{ID: id, AccountID: accountID, Title: d.Title, Content: d.Content, Tags: d.Tags, CreatedAt: now, UpdatedAt: now, Version: 1}
+	var idem *IdempotencyRecord
+	if idempotencyKey != "" {
+		idem = &IdempotencyRecord{Key: idempotencyKey, Fingerprint: fingerprint("create", d), ExpiresAt: now.Add(IdempotencyTTL)}
+	}
+	created, replayed, err := s.store.CreateNote(ctx, n, idem)
+	if err != nil {
+		return Note{}, false, fmt.Errorf("create note: %w", err)
+	}
+	return created, replayed, nil
+}
+
+// fingerprint hashes the normalized request, so that retries which differ
+// only in formatting or tag spelling count as the same request.
+func fingerprint(op string, d Draft) [32]byte {
+	h := sha256.New()
+	write := func(s string) {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
+	write(op)
+	write(d.Title)
+	write(d.Content)
+	for _, t := range d.Tags {
+		write(t)
+	}
+	var out [32]byte
+	copy(out[:], h.Sum(nil))
+	return out
+}
+
+// Get returns the note id of accountID.
+func (s *Service) Get(ctx context.Context, accountID, id string) (Note, error) {
+	if !ValidID(id) {
+		return Note{}, ErrNotFound
+	}
+	n, err := s.store.GetNote(ctx, accountID, id)
+	if err != nil {
+		return Note{}, fmt.Errorf("get note: %w", err)
+	}
+	return n, nil
+}
+
+// Replace overwrites the title and content of a note, and its tags when d
+// carries tags, if the note satisfies cond.
+func (s *Service) Replace(ctx context.Context, accountID, id string, d Draft, cond Condition) (Note, error) {
+	d, err := d.Normalize()
+	if err != nil {
+		return Note{}, err
+	}
+	if !ValidID(id) {
+		return Note{}, ErrNotFound
+	}
+	u := Update{Title: d.Title, Content: d.Content, Tags: d.Tags, UpdatedAt: s.now().UTC()}
+	n, err := s.store.UpdateNote(ctx, accountID, id, u, cond.expected())
+	if err != nil {
+		return Note{}, fmt.Errorf("replace note: %w", err)
+	}
+	return n, nil
+}
+
+// errNoChange aborts a patch that changes nothing.
+var errNoChange = errors.New("no change")
+
+// Patch applies p to a note if the note satisfies cond. The note is read
+// and written under a row lock, so a concurrent write is never lost.
+func (s *Service) Patch(ctx context.Context, accountID, id string, p Patch, cond Condition) (Note, error) {
+	if !ValidID(id) {
+		return Note{}, ErrNotFound
+	}
+	var unchanged Note
+	n, err := s.store.ModifyNote(ctx, accountID, id, func(cur Note) (Update, error) {
+		if !cond.Matches(cur.Version) {
+			return Update{}, ErrPreconditionFailed
+		}
+		d, err := p.Apply(cur)
+		if err != nil {
+			return Update{}, err
+		}
+		if p.Title == nil && p.Content == nil && p.Tags == nil {
+			unchanged = cur
+			return Update{}, errNoChange
+		}
+		return Update{Title: d.Title, Content: d.Content, Tags: d.Tags, UpdatedAt: s.now().UTC()}, nil
+	})
+	var verr *ValidationError
+	switch {
+	case errors.Is(err, errNoChange):
+		return unchanged, nil
+	case errors.As(err, &verr), errors.Is(err, ErrPreconditionFailed):
+		return Note{}, err
+	case err != nil:
+		return Note{}, fmt.Errorf("patch note: %w", err)
+	}
+	return n, nil
+}
+
+// Delete removes a note for good if it satisfies cond.
+func (s *Service) Delete(ctx context.Context, accountID, id string, cond Condition) error {
+	if !ValidID(id) {
+		return ErrNotFound
+	}
+	if err := s.store.DeleteNote(ctx, accountID, id, cond.expected()); err != nil {
+		return fmt.Errorf("delete note: %w", err)
+	}
+	return nil
+}
+
+// List calls each for every note of accountID that q selects.
+func (s *Service) List(ctx context.Context, accountID string, q ListQuery, each func(Note) error) error {
+	q, err := q.Validate()
+	if err != nil {
+		return err
+	}
+	if err := s.store.ListNotes(ctx, accountID, q, each); err != nil {
+		return fmt.Errorf("list notes: %w", err)
+	}
+	return nil
+}
+
+// Count counts the notes of accountID that q selects, ignoring paging.
+func (s *Service) Count(ctx context.Context, accountID string, q ListQuery) (int64, error) {
+	q, err := q.Validate()
+	if err != nil {
+		return 0, err
+	}
+	n, err := s.store.CountNotes(ctx, accountID, q)
+	if err != nil {
+		return 0, fmt.Errorf("count notes: %w", err)
+	}
+	return n, nil
+}

@@ -1,0 +1,463 @@
+package notesdb_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
+	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notesdb"
+	"github.com/tickerdesk/tickerdesk/notes-svc/internal/testenv"
+	"github.com/tickerdesk/tickerdesk/pkg/auth"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+
+type fixture struct {
+	store *notesdb.Store
+	svc   *notes.Service
+	a, b  string // account ids
+	url   string
+}
+
+func newFixture(t *testing.T) fixture {
+	t.Helper()
+	url := testenv.DatabaseURL(t)
+	db, err := notesdb.Open(url, notesdb.PoolOptions{MaxOpenConns: 10, MaxIdleConns: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	store, err := notesdb.New(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	a, err := store.EnsureAccount(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := store.EnsureAccount(ctx, "bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fixture{store: store, svc: notes.NewService(store, nil), a: a, b: b, url: url}
+}
+
+func (f fixture) create(t *testing.T, account string, d notes.Draft) notes.Note {
+	t.Helper()
+	n, _, err := f.svc.Create(context.Background(), account, d, "")
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	return n
+}
+
+func TestCreateGetRoundTrip(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	tags := []string{`quo"te`, `back\slash`, "com,ma", "{brace}", "NULL", "日本語", "emoji 🎉", "  Mixed Case  "}
+	n := f.create(t, f.a, notes.Draft{Title: " Hello ", Content: "body\nwith 🎉 and مرحبا and 中文", Tags: tags})
+	if !notes.ValidID(n.ID) || n.Version != 1 || n.Title != "Hello" {
+		t.Fatalf("created note = %+v", n)
+	}
+	got, err := f.store.GetNote(ctx, f.a, n.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`quo"te`, `back\slash`, "com,ma", "{brace}", "null", "日本語", "emoji 🎉", "mixed case"}
+	if !slices.Equal(got.Tags, want) {
+		t.Errorf("tags = %q, want %q", got.Tags, want)
+	}
+	if got.Content != n.Content || got.Title != "Hello" || !got.CreatedAt.Equal(n.CreatedAt.Truncate(time.Microsecond)) {
+		t.Errorf("got %+v, want %+v", got, n)
+	}
+	empty := f.create(t, f.a, notes.Draft{Title: "t", Content: ""})
+	got, err = f.store.GetNote(ctx, f.a, empty.ID)
+	if err != nil || got.Tags == nil || len(got.Tags) != 0 {
+		t.Fatalf("note without tags: %+v, %v", got, err)
+	}
+}
+
+func TestTenantIsolation(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	n := f.create(t, f.a, notes.Draft{Title: "secret", Content: "alice only", Tags: []string{"x"}})
+	if _, err := f.svc.Get(ctx, f.b, n.ID); !errors.Is(err, notes.ErrNotFound) {
+		t.Errorf("get as b: %v, want ErrNotFound", err)
+	}
+	if _, err := f.svc.Replace(ctx, f.b, n.ID, notes.Draft{Title: "pwned", Content: ""}, notes.Condition{}); !errors.Is(err, notes.ErrNotFound) {
+		t.Errorf("replace as b: %v", err)
+	}
+	if _, err := f.svc.Patch(ctx, f.b, n.ID, notes.Patch{Title: new("pwned")}, notes.Condition{}); !errors.Is(err, notes.ErrNotFound) {
+		t.Errorf("patch as b: %v", err)
+	}
+	if err := f.svc.Delete(ctx, f.b, n.ID, notes.Condition{Present: true, Versions: []int64{1}}); !errors.Is(err, notes.ErrNotFound) {
+		t.Errorf("delete as b: %v", err)
+	}
+	var listed []notes.Note
+	if err := f.svc.List(ctx, f.b, notes.ListQuery{}, func(n notes.Note) error { listed = append(listed, n); return nil }); err != nil || len(listed) != 0 {
+		t.Errorf("list as b = %v, %v", listed, err)
+	}
+	got, err := f.svc.Get(ctx, f.a, n.ID)
+	if err != nil || got.Title != "secret" || got.Content != "alice only" || got.Version != 1 {
+		t.Errorf("a's note after b's attempts = %+v, %v", got, err)
+	}
+}
+
+func TestUpdateConditions(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	n := f.create(t, f.a, notes.Draft{Title: "t", Content: "c", Tags: []string{"keep"}})
+
+	u, err := f.svc.Replace(ctx, f.a, n.ID, notes.Draft{Title: "t2", Content: "c2"}, notes.Condition{Present: true, Versions: []int64{1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Version != 2 || u.Title != "t2" || !slices.Equal(u.Tags, []string{"keep"}) {
+		t.Errorf("replace without tags = %+v, want version 2 and tags kept", u)
+	}
+	if _, err := f.svc.Replace(ctx, f.a, n.ID, notes.Draft{Title: "t3", Content: "c3"}, notes.Condition{Present: true, Versions: []int64{1}}); !errors.Is(err, notes.ErrPreconditionFailed) {
+		t.Errorf("stale replace: %v, want ErrPreconditionFailed", err)
+	}
+	u, err = f.svc.Replace(ctx, f.a, n.ID, notes.Draft{Title: "t3", Content: "c3", Tags: []string{}}, notes.Condition{Present: true, Any: true})
+	if err != nil || u.Version != 3 || len(u.Tags) != 0 {
+		t.Errorf("replace with tags [] = %+v, %v", u, err)
+	}
+	p, err := f.svc.Patch(ctx, f.a, n.ID, notes.Patch{Content: new("patched")}, notes.Condition{})
+	if err != nil || p.Content != "patched" || p.Title != "t3" || p.Version != 4 {
+		t.Errorf("patch = %+v, %v", p, err)
+	}
+	if _, err := f.svc.Patch(ctx, f.a, n.ID, notes.Patch{Title: new("x")}, notes.Condition{Present: true, Versions: []int64{3}}); !errors.Is(err, notes.ErrPreconditionFailed) {
+		t.Errorf("stale patch: %v", err)
+	}
+	if err := f.svc.Delete(ctx, f.a, n.ID, notes.Condition{Present: true, Versions: []int64{3}}); !errors.Is(err, notes.ErrPreconditionFailed) {
+		t.Errorf("stale delete: %v", err)
+	}
+	if err := f.svc.Delete(ctx, f.a, n.ID, notes.Condition{Present: true, Versions: []int64{4}}); err != nil {
+		t.Errorf("delete: %v", err)
+	}
+	if err := f.svc.Delete(ctx, f.a, n.ID, notes.Condition{}); !errors.Is(err, notes.ErrNotFound) {
+		t.Errorf("second delete: %v", err)
+	}
+	if _, err := f.svc.Replace(ctx, f.a, n.ID, notes.Draft{Title: "t", Content: ""}, notes.Condition{}); !errors.Is(err, notes.ErrNotFound) {
+		t.Errorf("replace deleted: %v", err)
+	}
+}
+
+func TestConcurrentConditionalUpdatesOneWins(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	n := f.create(t, f.a, notes.Draft{Title: "t", Content: "c"})
+	const writers = 20
+	var wg sync.WaitGroup
+	errs := make([]error, writers)
+	for i := range writers {
+		wg.Go(func() {
+			_, errs[i] = f.svc.Replace(ctx, f.a, n.ID, notes.Draft{Title: "w", Content: "c"}, notes.Condition{Present: true, Versions: []int64{1}})
+		})
+	}
+	wg.Wait()
+	ok, failed := 0, 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			ok++
+		case errors.Is(err, notes.ErrPreconditionFailed):
+			failed++
+		default:
+			t.Errorf("unexpected error: %v", err)
+		}
+	}
+	if ok != 1 || failed != writers-1 {
+		t.Errorf("ok=%d failed=%d, want 1 and %d", ok, failed, writers-1)
+	}
+	// Patches without If-Match retry on conflict: none is lost.
+	for range 10 {
+		wg.Go(func() {
+			if _, err := f.svc.Patch(ctx, f.a, n.ID, notes.Patch{Content: new("p")}, notes.Condition{}); err != nil {
+				t.Errorf("patch: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	got, err := f.svc.Get(ctx, f.a, n.ID)
+	if err != nil || got.Version != 12 {
+		t.Errorf("version after 1 put and 10 patches = %d, %v; want 12", got.Version, err)
+	}
+}
+
+func collect(t *testing.T, f fixture, account string, q notes.ListQuery) []string {
+	t.Helper()
+	var titles []string
+	err := f.svc.List(context.Background(), account, q, func(n notes.Note) error {
+		titles = append(titles, n.Title)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("list %+v: %v", q, err)
+	}
+	return titles
+}
+
+func TestListFilterSortPage(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := base
+	svc := notes.NewService(f.store, func() time.Time { clock = clock.Add(time.Second); return clock })
+	mk := func(title, content string, tags ...string) {
+		if _, _, err := svc.Create(ctx, f.a, notes.Draft{Title: title, Content: content, Tags: tags}, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("banana", "Running shoes for the marathon", "sport", "shopping")
+	mk("apple", "Quarterly report draft", "work")
+	mk("cherry", "Meeting notes about the report", "work", "urgent")
+	mk("date", "日本語のメモ", "work", "urgent", "sport")
+	f.create(t, f.b, notes.Draft{Title: "bob's", Content: "report", Tags: []string{"work"}})
+
+	cases := []struct {
+		name string
+		q    notes.ListQuery
+		want []string
+	}{
+		{"all", notes.ListQuery{}, []string{"banana", "apple", "cherry", "date"}},
+		{"newest first", notes.ListQuery{Sort: notes.SortCreatedDesc}, []string{"date", "cherry", "apple", "banana"}},
+		{"by title", notes.ListQuery{Sort: notes.SortTitle}, []string{"apple", "banana", "cherry", "date"}},
+		{"one tag", notes.ListQuery{Tags: []string{"WORK"}}, []string{"apple", "cherry", "date"}},
+		{"all tags", notes.ListQuery{Tags: []string{"work", "urgent", "sport"}}, []string{"date"}},
+		{"no match tag", notes.ListQuery{Tags: []string{"nope"}}, nil},
+		{"search stems", notes.ListQuery{Search: "reports"}, []string{"apple", "cherry"}},
+		{"search phrase", notes.ListQuery{Search: `"meeting notes"`}, []string{"cherry"}},
+		{"search negation", notes.ListQuery{Search: "report -meeting"}, []string{"apple"}},
+		{"search run", notes.ListQuery{Search: "run"}, []string{"banana"}},
+		{"search and tag", notes.ListQuery{Search: "report", Tags: []string{"urgent"}}, []string{"cherry"}},
+		{"page", notes.ListQuery{Limit: 2, Offset: 1}, []string{"apple", "cherry"}},
+		{"page past end", notes.ListQuery{Limit: 2, Offset: 10}, nil},
+		{"metacharacters", notes.ListQuery{Search: `'; DROP TABLE notes; -- & | ! ( ) :*`}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := collect(t, f, f.a, c.q); !slices.Equal(got, c.want) {
+				t.Errorf("titles = %q, want %q", got, c.want)
+			}
+		})
+	}
+	n, err := f.svc.Count(ctx, f.a, notes.ListQuery{Tags: []string{"work"}, Limit: 1})
+	if err != nil || n != 3 {
+		t.Errorf("count = %d, %v; want 3", n, err)
+	}
+	// Updating moves a note to the end of updated_at order.
+	var apple notes.Note
+	_ = f.svc.List(ctx, f.a, notes.ListQuery{Tags: []string{"work"}, Limit: 1}, func(n notes.Note) error { apple = n; return nil })
+	if _, err := svc.Replace(ctx, f.a, apple.ID, notes.Draft{Title: "apple", Content: "x"}, notes.Condition{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := collect(t, f, f.a, notes.ListQuery{Sort: notes.SortUpdatedDesc}); got[0] != "apple" {
+		t.Errorf("-updated_at first = %q, want apple", got[0])
+	}
+	if _, err := f.svc.Count(ctx, f.a, notes.ListQuery{Sort: "id; DROP"}); err == nil {
+		t.Error("count accepted a sort outside the whitelist")
+	}
+}
+
+func TestIdempotentCreate(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	d := notes.Draft{Title: "once", Content: "c", Tags: []string{"a"}}
+	first, replayed, err := f.svc.Create(ctx, f.a, d, "key-1")
+	if err != nil || replayed {
+		t.Fatalf("first create: %v replayed=%v", err, replayed)
+	}
+	// Same request after normalization: same note, replayed.
+	again, replayed, err := f.svc.Create(ctx, f.a, notes.Draft{Title: " once ", Content: "c", Tags: []string{"A"}}, "key-1")
+	if err != nil || !replayed || again.ID != first.ID || !again.CreatedAt.Equal(first.CreatedAt) {
+		t.Fatalf("replay = %+v replayed=%v err=%v, want note %s", again, replayed, err, first.ID)
+	}
+	if _, _, err := f.svc.Create(ctx, f.a, notes.Draft{Title: "other", Content: "c"}, "key-1"); !errors.Is(err, notes.ErrIdempotencyMismatch) {
+		t.Errorf("different body: %v, want ErrIdempotencyMismatch", err)
+	}
+	// Keys are per account.
+	other, replayed, err := f.svc.Create(ctx, f.b, d, "key-1")
+	if err != nil || replayed || other.ID == first.ID {
+		t.Errorf("same key, other account: %+v replayed=%v err=%v", other, replayed, err)
+	}
+	var count int64
+	count, _ = f.svc.Count(ctx, f.a, notes.ListQuery{})
+	if count != 1 {
+		t.Errorf("account a holds %d notes, want 1", count)
+	}
+	// Expired records are removed and then reusable.
+	n, err := f.store.DeleteExpiredIdempotencyKeys(ctx, time.Now().Add(25*time.Hour), 100)
+	if err != nil || n != 2 {
+		t.Errorf("deleted %d expired keys, %v; want 2", n, err)
+	}
+	fresh, replayed, err := f.svc.Create(ctx, f.a, notes.Draft{Title: "other", Content: "c"}, "key-1")
+	if err != nil || replayed || fresh.ID == first.ID {
+		t.Errorf("after expiry: %+v replayed=%v err=%v", fresh, replayed, err)
+	}
+}
+
+func TestIdempotentCreateInFlight(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	rec := notes.IdempotencyRecord{Key: "busy"}
+	// Hold the key's advisory lock from another session, as a running
+	// request would.
+	other, err := notesdb.Open(f.url, notesdb.PoolOptions{MaxOpenConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	tx, err := other.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", rec.LockID(f.a)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.svc.Create(ctx, f.a, notes.Draft{Title: "t", Content: "c"}, "busy"); !errors.Is(err, notes.ErrIdempotencyInFlight) {
+		t.Errorf("create while key in flight: %v, want ErrIdempotencyInFlight", err)
+	}
+	if _, _, err := f.svc.Create(ctx, f.b, notes.Draft{Title: "t", Content: "c"}, "busy"); err != nil {
+		t.Errorf("same key in another account: %v", err)
+	}
+	_ = tx.Rollback()
+	if _, replayed, err := f.svc.Create(ctx, f.a, notes.Draft{Title: "t", Content: "c"}, "busy"); err != nil || replayed {
+		t.Errorf("create after the lock is released: replayed=%v err=%v", replayed, err)
+	}
+}
+
+func TestStatementTimeoutIsErrTimeout(t *testing.T) {
+	url := testenv.DatabaseURL(t)
+	fast, err := notesdb.Open(url, notesdb.PoolOptions{MaxOpenConns: 2, StatementTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fast.Close()
+	store, err := notesdb.New(fast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	acct, err := store.EnsureAccount(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := notes.NewService(store, nil)
+	n, _, err := svc.Create(ctx, acct, notes.Draft{Title: "t", Content: "c"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another session holds the row lock, so the update waits until the
+	// statement timeout cancels it.
+	holder, err := notesdb.Open(url, notesdb.PoolOptions{MaxOpenConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	tx, err := holder.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.ExecContext(ctx, "SELECT 1 FROM notes WHERE id = $1 FOR UPDATE", n.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Replace(ctx, acct, n.ID, notes.Draft{Title: "x", Content: ""}, notes.Condition{}); !errors.Is(err, notes.ErrTimeout) {
+		t.Errorf("update of a locked row: %v, want ErrTimeout", err)
+	}
+}
+
+func TestUnreachableDatabaseIsErrUnavailable(t *testing.T) {
+	db, err := notesdb.Open("postgres://postgres@127.0.0.1:1/none?sslmode=disable&connect_timeout=2", notesdb.PoolOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	store, err := notesdb.New(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Ping(context.Background()); !errors.Is(err, notes.ErrUnavailable) {
+		t.Errorf("ping: %v, want ErrUnavailable", err)
+	}
+	if _, err := store.GetNote(context.Background(), "acct", "note"); !errors.Is(err, notes.ErrUnavailable) {
+		t.Errorf("get: %v, want ErrUnavailable", err)
+	}
+	if _, err := store.LookupKey(context.Background(), auth.Hash{}); !errors.Is(err, notes.ErrUnavailable) {
+		t.Errorf("lookup key: %v, want ErrUnavailable", err)
+	}
+}
+
+func TestKeys(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	k1, plain1, err := f.store.CreateKey(ctx, "alice", nil, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k2, plain2, err := f.store.CreateKey(ctx, "alice", []string{notesdb.ScopeRead}, time.Now().Add(-time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k1.AccountID != f.a || k2.AccountID != f.a || k1.ID == k2.ID {
+		t.Fatalf("keys %+v %+v, want both on account %s", k1, k2, f.a)
+	}
+	h1, err := auth.Parse(auth.NotesPrefix, plain1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := f.store.LookupKey(ctx, h1)
+	if err != nil || p.AccountID != f.a || p.KeyID != k1.ID || !p.HasScope(notesdb.ScopeWrite) || p.Revoked || !p.ExpiresAt.IsZero() {
+		t.Errorf("lookup k1 = %+v, %v", p, err)
+	}
+	p, err = f.store.LookupKey(ctx, auth.HashKey(plain2))
+	if err != nil || p.ExpiresAt.IsZero() || p.HasScope(notesdb.ScopeWrite) {
+		t.Errorf("lookup expired read-only k2 = %+v, %v", p, err)
+	}
+	if _, err := f.store.LookupKey(ctx, auth.HashKey("tdn_unknown")); !errors.Is(err, auth.ErrKeyNotFound) {
+		t.Errorf("lookup unknown: %v", err)
+	}
+	// The authenticator rejects the expired key and, once revoked, k1.
+	a := auth.NewAuthenticator(auth.Options{Prefix: auth.NotesPrefix, Store: f.store, CacheTTL: -1})
+	if _, err := a.Verify(ctx, plain2); !errors.Is(err, auth.ErrInvalidKey) {
+		t.Errorf("verify expired key: %v", err)
+	}
+	if err := f.store.RevokeKey(ctx, k1.ID, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.store.RevokeKey(ctx, "key_nope", time.Now()); !errors.Is(err, notesdb.ErrKeyNotFound) {
+		t.Errorf("revoke unknown: %v", err)
+	}
+	if _, err := a.Verify(ctx, plain1); !errors.Is(err, auth.ErrInvalidKey) {
+		t.Errorf("verify revoked key: %v", err)
+	}
+	used := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	if err := f.store.FlushLastUsed(ctx, map[string]time.Time{k1.ID: used, k2.ID: used}); err != nil {
+		t.Fatal(err)
+	}
+	// An older time never overwrites a newer one.
+	if err := f.store.FlushLastUsed(ctx, map[string]time.Time{k1.ID: used.Add(-time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := f.store.ListKeys(ctx, "alice")
+	if err != nil || len(keys) != 2 {
+		t.Fatalf("list keys = %+v, %v", keys, err)
+	}
+	if keys[0].ID != k1.ID || keys[0].RevokedAt == nil || keys[0].LastUsedAt == nil || !keys[0].LastUsedAt.Equal(used) || keys[0].AccountName != "alice" {
+		t.Errorf("listed k1 = %+v", keys[0])
+	}
+	if all, err := f.store.ListKeys(ctx, ""); err != nil || len(all) != 2 {
+		t.Errorf("list all keys = %d, %v", len(all), err)
+	}
+	if none, err := f.store.ListKeys(ctx, "bob"); err != nil || len(none) != 0 {
+		t.Errorf("list bob's keys = %d, %v", len(none), err)
+	}
+}

@@ -1,0 +1,182 @@
+// Package testenv gives integration tests a real PostgreSQL server with the
+// notes schema: each test gets its own database, cloned from a template
+// that is migrated once per test binary.
+//
+// The server is NOTES_TEST_DATABASE_URL when set (an admin URL, usually to
+// the "postgres" database), else a container started with testcontainers
+// when a Docker engine answers; otherwise the tests fail loudly.
+package testenv
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	"github.com/testcontainers/testcontainers-go"
+	tcpostgres "github.com/testcontainers/testcontainers-go/modules/postgres"
+
+	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notesdb"
+)
+
+// env is the per-binary state set up by Main.
+var env struct {
+	mu       sync.Mutex
+	adminURL string
+	template string
+	admin    *sql.DB
+}
+
+// Main sets up the server and the template database, runs the tests and
+// tears everything down. Use it as os.Exit(testenv.Main(m)) in TestMain.
+func Main(m *testing.M) int {
+	ctx := context.Background()
+	adminURL, source, stop, err := server(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testenv:", err)
+		return 1
+	}
+	defer stop()
+	fmt.Fprintf(os.Stderr, "testenv: postgres via %s\n", source)
+	if err := setup(ctx, adminURL); err != nil {
+		fmt.Fprintln(os.Stderr, "testenv:", err)
+		return 1
+	}
+	defer teardown(ctx)
+	return m.Run()
+}
+
+func server(ctx context.Context) (adminURL, source string, stop func(), err error) {
+	if u := os.Getenv("NOTES_TEST_DATABASE_URL"); u != "" {
+		return u, "NOTES_TEST_DATABASE_URL", func() {}, nil
+	}
+	if err := dockerHealthy(ctx); err != nil {
+		return "", "", nil, fmt.Errorf("no PostgreSQL for tests: NOTES_TEST_DATABASE_URL is not set and no Docker engine answers (%v); run `make test` or set NOTES_TEST_DATABASE_URL to an admin URL", err)
+	}
+	image := os.Getenv("TICKERDESK_TEST_POSTGRES_IMAGE")
+	if image == "" {
+		image = "postgres:15"
+	}
+	ctr, err := tcpostgres.Run(ctx, image,
+		tcpostgres.WithDatabase("postgres"), tcpostgres.WithUsername("postgres"), tcpostgres.WithPassword("postgres"),
+		tcpostgres.BasicWaitStrategies())
+	if err != nil {
+		if ctr != nil {
+			_ = testcontainers.TerminateContainer(ctr)
+		}
+		return "", "", nil, fmt.Errorf("start postgres container %s: %w", image, err)
+	}
+	u, err := ctr.ConnectionString(ctx, "sslmode=disable")
+	if err != nil {
+		_ = testcontainers.TerminateContainer(ctr)
+		return "", "", nil, fmt.Errorf("postgres container url: %w", err)
+	}
+	return u, "testcontainers (" + image + ")", func() { _ = testcontainers.TerminateContainer(ctr) }, nil
+}
+
+func dockerHealthy(ctx context.Context) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("docker provider: %v", r)
+		}
+	}()
+	p, err := testcontainers.ProviderDocker.GetProvider()
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return p.Health(hctx)
+}
+
+func setup(ctx context.Context, adminURL string) error {
+	admin, err := sql.Open("pgx", adminURL)
+	if err != nil {
+		return fmt.Errorf("open admin db: %w", err)
+	}
+	admin.SetMaxOpenConns(2)
+	env.admin = admin
+	env.adminURL = adminURL
+	env.template = "tpl_notes_" + randomSuffix()
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+env.template); err != nil {
+		return fmt.Errorf("create template db: %w", err)
+	}
+	db, err := notesdb.Open(withDatabase(adminURL, env.template), notesdb.PoolOptions{MaxOpenConns: 2})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if err := notesdb.Migrate(ctx, db, quiet); err != nil {
+		return fmt.Errorf("migrate template db: %w", err)
+	}
+	return nil
+}
+
+func teardown(ctx context.Context) {
+	if env.admin == nil {
+		return
+	}
+	_, _ = env.admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+env.template+" WITH (FORCE)")
+	_ = env.admin.Close()
+}
+
+// DatabaseURL creates a fresh, migrated database for t, drops it when t
+// ends, and returns its URL.
+func DatabaseURL(t testing.TB) string {
+	t.Helper()
+	if env.admin == nil {
+		t.Fatal("testenv: call testenv.Main from TestMain")
+	}
+	name := "t_notes_" + randomSuffix()
+	// CREATE DATABASE ... TEMPLATE needs the template to be idle; one copy
+	// at a time keeps it so.
+	env.mu.Lock()
+	_, err := env.admin.Exec("CREATE DATABASE " + name + " TEMPLATE " + env.template)
+	env.mu.Unlock()
+	if err != nil {
+		t.Fatalf("testenv: create database: %v", err)
+	}
+	t.Cleanup(func() {
+		if _, err := env.admin.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)"); err != nil {
+			t.Errorf("testenv: drop database %s: %v", name, err)
+		}
+	})
+	return withDatabase(env.adminURL, name)
+}
+
+// DB opens a pool on a fresh database (see DatabaseURL), closed when t ends.
+func DB(t testing.TB) *sql.DB {
+	t.Helper()
+	db, err := notesdb.Open(DatabaseURL(t), notesdb.PoolOptions{MaxOpenConns: 10, MaxIdleConns: 10, StatementTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+func withDatabase(rawURL, name string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		panic(fmt.Sprintf("testenv: bad database url: %v", err))
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+func randomSuffix() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
