@@ -31,6 +31,9 @@ type Options struct {
 	// OnVerified, when set, is called for every successful verification,
 	// for example to record last use without a database write per request.
 	OnVerified func(Principal, time.Time)
+	// Throttle, when set, blocks client addresses that present too many
+	// invalid keys; the middleware then answers ErrThrottled.
+	Throttle *FailureThrottle
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -41,6 +44,7 @@ type Authenticator struct {
 	store      KeyStore
 	cache      *keyCache
 	onVerified func(Principal, time.Time)
+	throttle   *FailureThrottle
 	now        func() time.Time
 }
 
@@ -61,7 +65,7 @@ func NewAuthenticator(o Options) *Authenticator {
 	if now == nil {
 		now = time.Now
 	}
-	return &Authenticator{prefix: o.Prefix, store: o.Store, cache: newKeyCache(ttl, size), onVerified: o.OnVerified, now: now}
+	return &Authenticator{prefix: o.Prefix, store: o.Store, cache: newKeyCache(ttl, size), onVerified: o.OnVerified, throttle: o.Throttle, now: now}
 }
 
 // Verify returns the principal of key. It returns ErrMissingKey for an empty
@@ -143,28 +147,42 @@ func FirstOf(sources ...CredentialSource) CredentialSource {
 }
 
 // ErrorWriter answers a failed authentication in the service's own error
-// format. err is ErrMissingKey, ErrInvalidKey or a store error.
+// format. err is ErrMissingKey, ErrInvalidKey, a *ThrottledError (429 with
+// Retry-After) or a store error.
 type ErrorWriter func(c *gin.Context, err error)
 
 // Middleware authenticates every request with the key from src and stores
 // the principal in the request context. Failures are answered by writeErr.
+// With a throttle, the client address is gin's ClientIP, so it is only as
+// trustworthy as the engine's trusted-proxy setting.
 func (a *Authenticator) Middleware(src CredentialSource, writeErr ErrorWriter) gin.HandlerFunc {
 	return func(c *gin.Context) {
+		fail := func(err error) {
+			if a.throttle != nil && errors.Is(err, ErrInvalidKey) {
+				a.throttle.Fail(c.ClientIP())
+			}
+			writeErr(c, err)
+			c.Abort()
+		}
+		if a.throttle != nil {
+			if err := a.throttle.Check(c.ClientIP()); err != nil {
+				writeErr(c, err)
+				c.Abort()
+				return
+			}
+		}
 		key, present := src(c.Request)
 		if !present {
-			writeErr(c, ErrMissingKey)
-			c.Abort()
+			fail(ErrMissingKey)
 			return
 		}
 		if key == "" {
-			writeErr(c, ErrInvalidKey)
-			c.Abort()
+			fail(ErrInvalidKey)
 			return
 		}
 		p, err := a.Verify(c.Request.Context(), key)
 		if err != nil {
-			writeErr(c, err)
-			c.Abort()
+			fail(err)
 			return
 		}
 		c.Request = c.Request.WithContext(WithPrincipal(c.Request.Context(), p))
