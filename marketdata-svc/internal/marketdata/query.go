@@ -65,6 +65,19 @@ type Params struct {
 // NewParams starts reading q.
 func NewParams(q url.Values) *Params { return &Params{values: q} }
 
+// ParseRawQuery starts reading a raw query string. A malformed one (a ';'
+// separator, a bad %-escape) is an error of its own, "query": the standard
+// parser would silently drop the offending pair, and with it perhaps the
+// parameter the client meant.
+func ParseRawQuery(raw string) *Params {
+	values, err := url.ParseQuery(raw)
+	p := &Params{values: values}
+	if err != nil {
+		p.Fail("query", "malformed_query", "must be a well-formed query string: pairs separated by '&', valid %-escapes")
+	}
+	return p
+}
+
 // Fail records a failing parameter unless it already failed.
 func (p *Params) Fail(param, key, msg string) {
 	for _, e := range p.errs {
@@ -202,7 +215,11 @@ func (p *Params) failed(name string) bool {
 
 // ParseEODQuery reads the parameters of GET /v1/eod and /v1/eod/latest.
 func ParseEODQuery(q url.Values, latest bool) (EODQuery, error) {
-	p := NewParams(q)
+	return NewParams(q).EODQuery(latest)
+}
+
+// EODQuery reads the parameters of GET /v1/eod and /v1/eod/latest.
+func (p *Params) EODQuery(latest bool) (EODQuery, error) {
 	out := EODQuery{Symbols: p.Symbols("symbols", true), Latest: latest}
 	out.DateFrom, out.DateTo = p.DateRange()
 	out.Sort = p.Sort()

@@ -1,0 +1,98 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/ratelimit"
+	"github.com/tickerdesk/tickerdesk/pkg/auth"
+)
+
+// Errors of the HTTP layer itself; domain and limit errors come from their
+// packages.
+var (
+	errUnknownFunction   = errors.New("unknown api function")
+	errMethodNotAllowed  = errors.New("method not allowed")
+	errFunctionForbidden = errors.New("key lacks the scope of this function")
+)
+
+// errorBody is marketstack's error shape.
+type errorBody struct {
+	Error errorObject `json:"error"`
+}
+
+type errorObject struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	// Context names the failing parameters of a validation error, one
+	// entry each; it is an empty object for other errors.
+	Context map[string][]contextEntry `json:"context"`
+}
+
+type contextEntry struct {
+	Key     string `json:"key"`
+	Message string `json:"message"`
+}
+
+// errorResponse is the one place that maps errors to HTTP statuses and
+// marketstack error codes. internal reports an error nobody anticipated,
+// which is logged and answered without detail.
+func errorResponse(err error) (status int, body errorObject, internal bool) {
+	body.Context = map[string][]contextEntry{}
+	var ve *marketdata.ValidationError
+	switch {
+	case errors.As(err, &ve):
+		for _, p := range ve.Params {
+			body.Context[p.Param] = []contextEntry{{Key: p.Key, Message: p.Message}}
+		}
+		return http.StatusUnprocessableEntity, errorObject{"validation_error", "Request failed with validation error", body.Context}, false
+	case errors.Is(err, marketdata.ErrNoValidSymbols):
+		return http.StatusUnprocessableEntity, errorObject{"no_valid_symbols_provided", "None of the requested symbols is known.", body.Context}, false
+	case errors.Is(err, marketdata.ErrNotFound):
+		return http.StatusNotFound, errorObject{"404_not_found", "The requested resource does not exist.", body.Context}, false
+	case errors.Is(err, errUnknownFunction):
+		return http.StatusNotFound, errorObject{"invalid_api_function", "This API function does not exist.", body.Context}, false
+	case errors.Is(err, errMethodNotAllowed):
+		return http.StatusMethodNotAllowed, errorObject{"invalid_api_function", "This API function does not accept this HTTP method.", body.Context}, false
+	case errors.Is(err, auth.ErrMissingKey):
+		return http.StatusUnauthorized, errorObject{"missing_access_key", "You have not supplied an API Access Key.", body.Context}, false
+	case errors.Is(err, auth.ErrInvalidKey):
+		return http.StatusUnauthorized, errorObject{"invalid_access_key", "You have not supplied a valid API Access Key.", body.Context}, false
+	case errors.Is(err, errFunctionForbidden):
+		return http.StatusForbidden, errorObject{"function_access_restricted", "Your API key is not allowed to use this API function.", body.Context}, false
+	case errors.Is(err, ratelimit.ErrRateLimited):
+		return http.StatusTooManyRequests, errorObject{"rate_limit_reached", "You have exceeded the rate limit of your API key.", body.Context}, false
+	case errors.Is(err, ratelimit.ErrUsageLimited):
+		return http.StatusTooManyRequests, errorObject{"usage_limit_reached", "You have used up the monthly request quota of your API key.", body.Context}, false
+	case errors.Is(err, marketdata.ErrUnavailable), errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return http.StatusServiceUnavailable, errorObject{"service_unavailable", "The service is temporarily unavailable; retry shortly.", body.Context}, false
+	default:
+		return http.StatusInternalServerError, errorObject{"internal_error", "An internal error occurred.", body.Context}, true
+	}
+}
+
+// writeError answers err in marketstack's error shape and logs unexpected
+// errors once, with the request id.
+func (s *Server) writeError(c *gin.Context, err error) {
+	status, obj, internal := errorResponse(err)
+	if internal {
+		s.log.LogAttrs(c.Request.Context(), slog.LevelError, "request failed",
+			slog.String("request_id", requestID(c)), slog.String("route", c.FullPath()), slog.String("err", err.Error()))
+	} else if status == http.StatusServiceUnavailable && !errors.Is(err, context.Canceled) {
+		s.log.LogAttrs(c.Request.Context(), slog.LevelWarn, "store unavailable",
+			slog.String("request_id", requestID(c)), slog.String("err", err.Error()))
+	}
+	h := c.Writer.Header()
+	h.Set("Cache-Control", "no-store")
+	if status == http.StatusServiceUnavailable {
+		h.Set("Retry-After", strconv.Itoa(1))
+	}
+	c.Abort()
+	c.JSON(status, errorBody{Error: obj})
+}

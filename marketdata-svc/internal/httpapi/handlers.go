@@ -1,0 +1,361 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
+	"github.com/tickerdesk/tickerdesk/pkg/pagination"
+)
+
+// eodEncoded reads an EOD page, encoded, from the cache when the store is
+// one, else encodes the store's page.
+func (s *Server) eodEncoded(ctx context.Context, q marketdata.EODQuery) (marketdata.EncodedEOD, error) {
+	if s.encoded != nil {
+		return s.encoded.EncodedEOD(ctx, q)
+	}
+	page, err := s.store.EOD(ctx, q)
+	if err != nil {
+		return marketdata.EncodedEOD{}, err
+	}
+	return marketdata.EncodeEOD(page), nil
+}
+
+// sendEOD answers an EOD query with marketstack's envelope. On a cache hit
+// this is the whole per-request work: a few appends around cached bytes.
+func (s *Server) sendEOD(c *gin.Context, q marketdata.EODQuery) {
+	enc, err := s.eodEncoded(c.Request.Context(), q)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	b := make([]byte, 0, len(enc.Data)+96)
+	b = appendPagination(b, q.Limit, q.Offset, enc.Count, enc.Total)
+	b = append(b, enc.Data...)
+	b = append(b, '}')
+	sendJSON(c, b, cacheMarketData)
+}
+
+// eodList serves /v1/eod and /v1/eod/latest.
+func (s *Server) eodList(latest bool) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		q, err := marketdata.ParseRawQuery(c.Request.URL.RawQuery).EODQuery(latest)
+		if err != nil {
+			s.writeError(c, err)
+			return
+		}
+		s.sendEOD(c, q)
+	}
+}
+
+// eodOnDate serves /v1/eod/{date}: the records of one trading date.
+// date_from and date_to are ignored there, since the path names the date.
+func (s *Server) eodOnDate(c *gin.Context) {
+	p := marketdata.ParseRawQuery(c.Request.URL.RawQuery)
+	day := pathDate(p, c.Param("date"))
+	q := marketdata.EODQuery{Symbols: p.Symbols("symbols", true), DateFrom: day, DateTo: day, Sort: p.Sort(), Exchange: p.Exchange()}
+	page := p.Page()
+	q.Limit, q.Offset = page.Limit, page.Offset
+	if err := p.Err(); err != nil {
+		s.writeError(c, err)
+		return
+	}
+	s.sendEOD(c, q)
+}
+
+func pathDate(p *marketdata.Params, raw string) (day time.Time) {
+	day, err := marketdata.ParseDate(raw)
+	if err != nil {
+		p.Fail("date", "invalid_date", err.Error())
+	}
+	return day
+}
+
+// pathTicker reads {symbol} and looks the ticker up; a symbol that cannot
+// exist is simply not found.
+func (s *Server) pathTicker(c *gin.Context) (marketdata.Ticker, bool) {
+	sym, err := marketdata.NormaliseSymbol(c.Param("symbol"))
+	if err != nil {
+		s.writeError(c, marketdata.ErrNotFound)
+		return marketdata.Ticker{}, false
+	}
+	t, err := s.store.Ticker(c.Request.Context(), sym)
+	if err != nil {
+		s.writeError(c, err)
+		return marketdata.Ticker{}, false
+	}
+	return t, true
+}
+
+// tickerEOD serves /v1/tickers/{symbol}/eod in marketstack's shape: the
+// ticker object with its records under "eod".
+func (s *Server) tickerEOD(c *gin.Context) {
+	p := marketdata.ParseRawQuery(c.Request.URL.RawQuery)
+	q := marketdata.EODQuery{Sort: p.Sort()}
+	q.DateFrom, q.DateTo = p.DateRange()
+	page := p.Page()
+	q.Limit, q.Offset = page.Limit, page.Offset
+	if err := p.Err(); err != nil {
+		s.writeError(c, err)
+		return
+	}
+	t, ok := s.pathTicker(c)
+	if !ok {
+		return
+	}
+	q.Symbols = []string{t.Symbol}
+	enc, err := s.eodEncoded(c.Request.Context(), q)
+	if errors.Is(err, marketdata.ErrNoValidSymbols) {
+		// A known ticker without bars has an empty series.
+		enc, err = marketdata.EncodedEOD{Data: []byte("[]")}, nil
+	}
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	head, err := json.Marshal(newTicker(t))
+	if err != nil {
+		s.writeError(c, fmt.Errorf("encode ticker: %w", err))
+		return
+	}
+	b := make([]byte, 0, len(head)+len(enc.Data)+112)
+	b = appendPagination(b, q.Limit, q.Offset, enc.Count, enc.Total)
+	b = append(b, head[:len(head)-1]...)
+	b = append(b, `,"eod":`...)
+	b = append(b, enc.Data...)
+	b = append(b, "}}"...)
+	sendJSON(c, b, cacheMarketData)
+}
+
+// tickerEODLatest serves /v1/tickers/{symbol}/eod/latest: one record.
+func (s *Server) tickerEODLatest(c *gin.Context) {
+	t, ok := s.pathTicker(c)
+	if !ok {
+		return
+	}
+	s.sendOneBar(c, marketdata.EODQuery{Symbols: []string{t.Symbol}, Latest: true, Sort: marketdata.SortDesc, Limit: 1})
+}
+
+// tickerEODOnDate serves /v1/tickers/{symbol}/eod/{date}: one record, or
+// 404 when the symbol did not trade that day.
+func (s *Server) tickerEODOnDate(c *gin.Context) {
+	p := marketdata.NewParams(nil)
+	day := pathDate(p, c.Param("date"))
+	if err := p.Err(); err != nil {
+		s.writeError(c, err)
+		return
+	}
+	t, ok := s.pathTicker(c)
+	if !ok {
+		return
+	}
+	s.sendOneBar(c, marketdata.EODQuery{Symbols: []string{t.Symbol}, DateFrom: day, DateTo: day, Sort: marketdata.SortDesc, Limit: 1})
+}
+
+func (s *Server) sendOneBar(c *gin.Context, q marketdata.EODQuery) {
+	enc, err := s.eodEncoded(c.Request.Context(), q)
+	if errors.Is(err, marketdata.ErrNoValidSymbols) || (err == nil && enc.Count == 0) {
+		err = marketdata.ErrNotFound
+	}
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	// The single record is the encoded array without its brackets.
+	sendJSON(c, enc.Data[1:len(enc.Data)-1], cacheMarketData)
+}
+
+// tickerList serves /v1/tickers: by symbols=, or by search= (over symbol
+// and name), optionally on one exchange=, else every ticker by symbol.
+func (s *Server) tickerList(c *gin.Context) {
+	p := marketdata.ParseRawQuery(c.Request.URL.RawQuery)
+	q := marketdata.TickerQuery{Symbols: p.Symbols("symbols", false), Search: p.Search(), Exchange: p.Exchange()}
+	page := p.Page()
+	q.Limit, q.Offset = page.Limit, page.Offset
+	if err := p.Err(); err != nil {
+		s.writeError(c, err)
+		return
+	}
+	res, err := s.store.Tickers(c.Request.Context(), q)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	data := make([]tickerJSON, len(res.Tickers))
+	for i, t := range res.Tickers {
+		data[i] = newTicker(t)
+	}
+	s.sendValue(c, envelope[[]tickerJSON]{Pagination: pagination.NewEnvelope(page, len(data), res.Total), Data: data})
+}
+
+// tickerOne serves /v1/tickers/{symbol}.
+func (s *Server) tickerOne(c *gin.Context) {
+	t, ok := s.pathTicker(c)
+	if !ok {
+		return
+	}
+	s.sendValue(c, newTicker(t))
+}
+
+// exchangeList serves /v1/exchanges.
+func (s *Server) exchangeList(c *gin.Context) {
+	p := marketdata.ParseRawQuery(c.Request.URL.RawQuery)
+	q := marketdata.ExchangeQuery{Search: p.Search()}
+	page := p.Page()
+	q.Limit, q.Offset = page.Limit, page.Offset
+	if err := p.Err(); err != nil {
+		s.writeError(c, err)
+		return
+	}
+	res, err := s.store.Exchanges(c.Request.Context(), q)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	data := make([]exchangeJSON, len(res.Exchanges))
+	for i, x := range res.Exchanges {
+		data[i] = newExchange(x)
+	}
+	s.sendValue(c, envelope[[]exchangeJSON]{Pagination: pagination.NewEnvelope(page, len(data), res.Total), Data: data})
+}
+
+func (s *Server) pathExchange(c *gin.Context) (marketdata.Exchange, bool) {
+	mic, err := marketdata.ParseMIC(c.Param("mic"))
+	if err != nil {
+		s.writeError(c, marketdata.ErrNotFound)
+		return marketdata.Exchange{}, false
+	}
+	x, err := s.store.Exchange(c.Request.Context(), mic)
+	if err != nil {
+		s.writeError(c, err)
+		return marketdata.Exchange{}, false
+	}
+	return x, true
+}
+
+// exchangeOne serves /v1/exchanges/{mic}.
+func (s *Server) exchangeOne(c *gin.Context) {
+	x, ok := s.pathExchange(c)
+	if !ok {
+		return
+	}
+	s.sendValue(c, newExchange(x))
+}
+
+// exchangeTickers serves /v1/exchanges/{mic}/tickers in marketstack's
+// shape: the exchange object with its tickers under "tickers".
+func (s *Server) exchangeTickers(c *gin.Context) {
+	p := marketdata.ParseRawQuery(c.Request.URL.RawQuery)
+	page := p.Page()
+	if err := p.Err(); err != nil {
+		s.writeError(c, err)
+		return
+	}
+	x, ok := s.pathExchange(c)
+	if !ok {
+		return
+	}
+	res, err := s.store.Tickers(c.Request.Context(), marketdata.TickerQuery{Exchange: x.MIC, Limit: page.Limit, Offset: page.Offset})
+	if err != nil && !errors.Is(err, marketdata.ErrNoValidSymbols) {
+		s.writeError(c, err)
+		return
+	}
+	out := exchangeTickersJSON{exchangeJSON: newExchange(x), Tickers: make([]tickerBriefJSON, len(res.Tickers))}
+	for i, t := range res.Tickers {
+		out.Tickers[i] = tickerBriefJSON{Name: t.Name, Symbol: t.Symbol, HasIntraday: t.HasIntraday, HasEOD: t.HasEOD}
+	}
+	s.sendValue(c, envelope[exchangeTickersJSON]{Pagination: pagination.NewEnvelope(page, len(out.Tickers), res.Total), Data: out})
+}
+
+func actionQuery(c *gin.Context) (marketdata.ActionQuery, pagination.Page, error) {
+	p := marketdata.ParseRawQuery(c.Request.URL.RawQuery)
+	q := marketdata.ActionQuery{Symbols: p.Symbols("symbols", true), Sort: p.Sort()}
+	q.DateFrom, q.DateTo = p.DateRange()
+	page := p.Page()
+	q.Limit, q.Offset = page.Limit, page.Offset
+	return q, page, p.Err()
+}
+
+// splitList serves /v1/splits.
+func (s *Server) splitList(c *gin.Context) {
+	q, page, err := actionQuery(c)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	res, err := s.store.Splits(c.Request.Context(), q)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	data := make([]splitJSON, len(res.Splits))
+	for i, sp := range res.Splits {
+		data[i] = splitJSON{Date: marketdata.FormatDate(sp.Date), SplitFactor: sp.Factor, Symbol: sp.Symbol}
+	}
+	s.sendValue(c, envelope[[]splitJSON]{Pagination: pagination.NewEnvelope(page, len(data), res.Total), Data: data})
+}
+
+// dividendList serves /v1/dividends.
+func (s *Server) dividendList(c *gin.Context) {
+	q, page, err := actionQuery(c)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	res, err := s.store.Dividends(c.Request.Context(), q)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	data := make([]dividendJSON, len(res.Dividends))
+	for i, d := range res.Dividends {
+		data[i] = dividendJSON{Date: marketdata.FormatDate(d.Date), Dividend: d.Amount, Symbol: d.Symbol}
+	}
+	s.sendValue(c, envelope[[]dividendJSON]{Pagination: pagination.NewEnvelope(page, len(data), res.Total), Data: data})
+}
+
+func (s *Server) sendValue(c *gin.Context, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		s.writeError(c, fmt.Errorf("encode response: %w", err))
+		return
+	}
+	sendJSON(c, b, cacheMarketData)
+}
+
+// healthz is liveness: the process serves HTTP. It checks nothing else, so
+// a database outage never gets the process restarted.
+func (s *Server) healthz(c *gin.Context) {
+	c.Header("Cache-Control", "no-store")
+	c.JSON(http.StatusOK, gin.H{"status": "ok"})
+}
+
+// readyz is readiness: the database answers within a second and the
+// server is not shutting down. The cache's state is reported but never
+// fails readiness, because requests fall back to the database.
+func (s *Server) readyz(c *gin.Context) {
+	c.Header("Cache-Control", "no-store")
+	ctx, cancel := context.WithTimeout(c.Request.Context(), time.Second)
+	defer cancel()
+	db := "ok"
+	if err := s.ping(ctx); err != nil {
+		db = "unavailable"
+	}
+	body := gin.H{"status": "ready", "database": db, "cache": s.cacheStatus(ctx)}
+	status := http.StatusOK
+	switch {
+	case s.shuttingDown.Load():
+		body["status"], status = "shutting_down", http.StatusServiceUnavailable
+	case db != "ok":
+		body["status"], status = "unavailable", http.StatusServiceUnavailable
+	}
+	c.JSON(status, body)
+}
+
+func (s *Server) openAPI(c *gin.Context) { sendJSON(c, s.openapi, cacheStatic) }

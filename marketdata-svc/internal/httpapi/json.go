@@ -1,0 +1,109 @@
+package httpapi
+
+import (
+	"strconv"
+
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
+	"github.com/tickerdesk/tickerdesk/pkg/pagination"
+)
+
+// Response shapes, in marketstack's field names.
+
+type envelope[T any] struct {
+	Pagination pagination.Envelope `json:"pagination"`
+	Data       T                   `json:"data"`
+}
+
+type stockExchangeJSON struct {
+	Name        string `json:"name"`
+	Acronym     string `json:"acronym"`
+	MIC         string `json:"mic"`
+	Country     string `json:"country"`
+	CountryCode string `json:"country_code"`
+	City        string `json:"city"`
+	Website     string `json:"website"`
+}
+
+type tickerJSON struct {
+	Name          string             `json:"name"`
+	Symbol        string             `json:"symbol"`
+	HasIntraday   bool               `json:"has_intraday"`
+	HasEOD        bool               `json:"has_eod"`
+	StockExchange *stockExchangeJSON `json:"stock_exchange"`
+}
+
+type timezoneJSON struct {
+	Timezone string `json:"timezone"`
+}
+
+type currencyJSON struct {
+	Code string `json:"code"`
+}
+
+type exchangeJSON struct {
+	stockExchangeJSON
+	Timezone *timezoneJSON `json:"timezone"`
+	Currency *currencyJSON `json:"currency"`
+}
+
+type exchangeTickersJSON struct {
+	exchangeJSON
+	Tickers []tickerBriefJSON `json:"tickers"`
+}
+
+// tickerBriefJSON is a ticker listed under its exchange, which need not be
+// repeated.
+type tickerBriefJSON struct {
+	Name        string `json:"name"`
+	Symbol      string `json:"symbol"`
+	HasIntraday bool   `json:"has_intraday"`
+	HasEOD      bool   `json:"has_eod"`
+}
+
+type splitJSON struct {
+	Date        string  `json:"date"`
+	SplitFactor float64 `json:"split_factor"`
+	Symbol      string  `json:"symbol"`
+}
+
+type dividendJSON struct {
+	Date     string  `json:"date"`
+	Dividend float64 `json:"dividend"`
+	Symbol   string  `json:"symbol"`
+}
+
+func newStockExchange(x *marketdata.Exchange) *stockExchangeJSON {
+	if x == nil {
+		return nil
+	}
+	return &stockExchangeJSON{Name: x.Name, Acronym: x.Acronym, MIC: x.MIC, Country: x.Country, CountryCode: x.CountryCode, City: x.City, Website: x.Website}
+}
+
+func newExchange(x marketdata.Exchange) exchangeJSON {
+	out := exchangeJSON{stockExchangeJSON: *newStockExchange(&x)}
+	if x.Timezone != "" {
+		out.Timezone = &timezoneJSON{Timezone: x.Timezone}
+	}
+	if x.Currency != "" {
+		out.Currency = &currencyJSON{Code: x.Currency}
+	}
+	return out
+}
+
+func newTicker(t marketdata.Ticker) tickerJSON {
+	return tickerJSON{Name: t.Name, Symbol: t.Symbol, HasIntraday: t.HasIntraday, HasEOD: t.HasEOD, StockExchange: newStockExchange(t.Exchange)}
+}
+
+// appendPagination appends {"pagination":{...}, "data": — the start of an
+// envelope, written by hand on the EOD hot path.
+func appendPagination(b []byte, limit, offset, count int, total int64) []byte {
+	b = append(b, `{"pagination":{"limit":`...)
+	b = strconv.AppendInt(b, int64(limit), 10)
+	b = append(b, `,"offset":`...)
+	b = strconv.AppendInt(b, int64(offset), 10)
+	b = append(b, `,"count":`...)
+	b = strconv.AppendInt(b, int64(count), 10)
+	b = append(b, `,"total":`...)
+	b = strconv.AppendInt(b, total, 10)
+	return append(b, `},"data":`...)
+}

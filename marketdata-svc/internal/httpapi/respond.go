@@ -1,0 +1,58 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/gin-gonic/gin"
+)
+
+// Cache-Control of market data. Prices change only when data is imported,
+// at a moment no client can predict, and this service promises that nobody
+// reads stale prices after an import: so clients may store answers but must
+// revalidate each time. The strong ETag makes that revalidation a cheap 304.
+const (
+	cacheMarketData = "private, no-cache"
+	cacheStatic     = "public, max-age=3600"
+)
+
+// sendJSON answers 200 with body, its strong ETag (a 64-bit xxhash of the
+// exact bytes, so equal bytes give equal tags across instances) and
+// cacheControl, or 304 when If-None-Match already names the tag.
+func sendJSON(c *gin.Context, body []byte, cacheControl string) {
+	var tag [18]byte
+	tag[0], tag[17] = '"', '"'
+	sum := xxhash.Sum64(body)
+	for i := 16; i >= 1; i-- {
+		tag[i] = hexDigit[sum&0xf]
+		sum >>= 4
+	}
+	etag := string(tag[:])
+	h := c.Writer.Header()
+	h.Set("ETag", etag)
+	h.Set("Cache-Control", cacheControl)
+	if inm := c.Request.Header.Get("If-None-Match"); inm != "" && etagMatches(inm, etag) {
+		c.Status(http.StatusNotModified)
+		return
+	}
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	c.Status(http.StatusOK)
+	_, _ = c.Writer.Write(body)
+}
+
+const hexDigit = "0123456789abcdef"
+
+// etagMatches applies If-None-Match's weak comparison (RFC 9110 13.1.2):
+// "*" or any listed tag equal to etag once W/ is ignored.
+func etagMatches(header, etag string) bool {
+	for part := range strings.SplitSeq(header, ",") {
+		part = strings.TrimSpace(part)
+		if part == "*" || strings.TrimPrefix(part, "W/") == etag {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,212 @@
+// Package httpapi is marketdata-svc's HTTP API: marketstack v1's endpoints,
+// parameters, response shapes and error codes, with API-key auth, rate
+// limits, ETags and the operational endpoints.
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/ratelimit"
+	"github.com/tickerdesk/tickerdesk/pkg/auth"
+)
+
+// Limiter checks and counts a request against its key's limits.
+type Limiter interface {
+	Allow(ctx context.Context, p auth.Principal) ratelimit.Decision
+}
+
+// Options are the collaborators of a Server.
+type Options struct {
+	Store   marketdata.Store
+	Auth    *auth.Authenticator
+	Limiter Limiter
+	// Ping checks the database for /readyz.
+	Ping func(ctx context.Context) error
+	// CacheStatus reports the cache backend for /readyz ("ok",
+	// "unavailable", "in-process"); it never fails readiness, because the
+	// service answers from the database without its cache.
+	CacheStatus    func(ctx context.Context) string
+	Logger         *slog.Logger
+	Registry       *prometheus.Registry
+	TrustedProxies []string
+	// RequestTimeout bounds each request's work (0: none).
+	RequestTimeout time.Duration
+}
+
+// Server is the HTTP API.
+type Server struct {
+	store          marketdata.Store
+	encoded        encodedEODSource
+	auth           *auth.Authenticator
+	limiter        Limiter
+	ping           func(ctx context.Context) error
+	cacheStatus    func(ctx context.Context) string
+	log            *slog.Logger
+	registry       *prometheus.Registry
+	requestTimeout time.Duration
+	metrics        *httpMetrics
+	engine         *gin.Engine
+	shuttingDown   atomic.Bool
+	openapi        []byte
+}
+
+// encodedEODSource is what a cache offers: EOD pages already encoded.
+type encodedEODSource interface {
+	EncodedEOD(ctx context.Context, q marketdata.EODQuery) (marketdata.EncodedEOD, error)
+}
+
+// NewServer builds the server and its router.
+func NewServer(o Options) (*Server, error) {
+	if o.Store == nil || o.Auth == nil || o.Limiter == nil || o.Logger == nil || o.Registry == nil {
+		return nil, errors.New("new server: store, auth, limiter, logger and registry are required")
+	}
+	doc, err := OpenAPIJSON()
+	if err != nil {
+		return nil, fmt.Errorf("new server: %w", err)
+	}
+	s := &Server{
+		store: o.Store, auth: o.Auth, limiter: o.Limiter, ping: o.Ping, cacheStatus: o.CacheStatus,
+		log: o.Logger, registry: o.Registry, requestTimeout: o.RequestTimeout, openapi: doc,
+	}
+	s.encoded, _ = o.Store.(encodedEODSource)
+	if s.ping == nil {
+		s.ping = func(context.Context) error { return nil }
+	}
+	if s.cacheStatus == nil {
+		s.cacheStatus = func(context.Context) string { return "disabled" }
+	}
+	s.metrics, err = newHTTPMetrics(o.Registry)
+	if err != nil {
+		return nil, fmt.Errorf("new server: %w", err)
+	}
+	s.engine = gin.New()
+	s.engine.HandleMethodNotAllowed = true
+	s.engine.RedirectTrailingSlash = false
+	s.engine.RedirectFixedPath = false
+	s.engine.ContextWithFallback = true
+	if err := s.engine.SetTrustedProxies(o.TrustedProxies); err != nil {
+		return nil, fmt.Errorf("new server: trusted proxies: %w", err)
+	}
+	s.routes()
+	return s, nil
+}
+
+// ServeHTTP serves the API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.engine.ServeHTTP(w, r) }
+
+// SetShuttingDown makes /readyz fail, so load balancers stop sending
+// traffic before the server stops accepting it.
+func (s *Server) SetShuttingDown() { s.shuttingDown.Store(true) }
+
+const requestIDKey = "request_id"
+
+func requestID(c *gin.Context) string { return c.GetString(requestIDKey) }
+
+// validRequestID accepts a client's X-Request-ID of 1..128 printable ASCII
+// characters; anything else is replaced, so ids are safe to log.
+func validRequestID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] < 0x21 || id[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+func newRequestID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// requestContext assigns the request id, bounds the request's work and
+// writes the access log line (with the query redacted: it may hold the
+// access_key) and the request metrics.
+func (s *Server) requestContext(c *gin.Context) {
+	start := time.Now()
+	id := c.GetHeader("X-Request-ID")
+	if !validRequestID(id) {
+		id = newRequestID()
+	}
+	c.Set(requestIDKey, id)
+	c.Header("X-Request-ID", id)
+	if s.requestTimeout > 0 {
+		ctx, cancel := context.WithTimeout(c.Request.Context(), s.requestTimeout)
+		defer cancel()
+		c.Request = c.Request.WithContext(ctx)
+	}
+	c.Next()
+	status := c.Writer.Status()
+	route := c.FullPath()
+	if route == "" {
+		route = "unmatched"
+	}
+	elapsed := time.Since(start)
+	s.metrics.observe(route, c.Request.Method, status, elapsed)
+	attrs := []slog.Attr{
+		slog.String("request_id", id),
+		slog.String("method", c.Request.Method),
+		slog.String("path", auth.RedactURL(c.Request.URL)),
+		slog.String("route", route),
+		slog.Int("status", status),
+		slog.Int("bytes", c.Writer.Size()),
+		slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
+		slog.String("client_ip", c.ClientIP()),
+	}
+	if p, ok := auth.PrincipalFrom(c.Request.Context()); ok {
+		attrs = append(attrs, slog.String("key_id", p.KeyID))
+	}
+	s.log.LogAttrs(c.Request.Context(), slog.LevelInfo, "request", attrs...)
+}
+
+// recovery turns a panic into a logged internal_error answer, with no stack
+// trace in the response.
+func (s *Server) recovery(c *gin.Context) {
+	defer func() {
+		rec := recover()
+		if rec == nil {
+			return
+		}
+		if rec == http.ErrAbortHandler {
+			panic(rec)
+		}
+		s.log.LogAttrs(c.Request.Context(), slog.LevelError, "panic",
+			slog.String("request_id", requestID(c)), slog.String("panic", fmt.Sprint(rec)))
+		if !c.Writer.Written() {
+			_, obj, _ := errorResponse(errors.New("panic"))
+			c.Writer.Header().Set("Cache-Control", "no-store")
+			c.AbortWithStatusJSON(http.StatusInternalServerError, errorBody{Error: obj})
+		}
+	}()
+	c.Next()
+}
+
+// requireScope refuses a key without scope.
+func (s *Server) requireScope(scope string) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		p, _ := auth.PrincipalFrom(c.Request.Context())
+		if !p.HasScope(scope) {
+			s.writeError(c, errFunctionForbidden)
+			return
+		}
+		c.Next()
+	}
+}
+
+// authErr adapts writeError to the auth middleware.
+func (s *Server) authErr(c *gin.Context, err error) { s.writeError(c, err) }
