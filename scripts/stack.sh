@@ -9,12 +9,15 @@
 #   scripts/stack.sh env     print the export lines for the running stack
 #   scripts/stack.sh status  exit 0 when both servers answer
 #
+# STACK_DIR, STACK_PG_PORT and STACK_REDIS_PORT run a second, separate stack
+# (the fault suite restarts its own servers without disturbing others).
+#
 # Servers named by NOTES_DATABASE_URL / MARKETDATA_DATABASE_URL /
 # MARKETDATA_REDIS_URL are used instead and not started here.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-dir="$root/.stack"
+dir=${STACK_DIR:-"$root/.stack"}
 pg_port=${STACK_PG_PORT:-55432}
 redis_port=${STACK_REDIS_PORT:-56379}
 pg_data="$dir/pg"
