@@ -1,0 +1,3 @@
+-- The official entrypoint creates POSTGRES_DB (notes); marketdata-svc gets
+-- its own database on the same server.
+CREATE DATABASE marketdata;
