@@ -1,0 +1,196 @@
+// Package cache is a cache-aside decorator of marketdata.Store for EOD
+// queries. It keeps pages already encoded (marketdata.EncodedEOD), so a hit
+// costs one cache round trip and no database work, encoding or reflection.
+//
+// Keys are the normalised query's digest plus the data version that every
+// import bumps: an import makes every older entry unreachable at once, so
+// no client reads stale prices after it. With Redis, the version is read in
+// the same round trip as the entry (one Lua script). Without Redis, an
+// in-process LRU checks the version against the database on every lookup:
+// another process's import is seen at once, for the price of one
+// primary-key read instead of the EOD query.
+//
+// The cache never fails a request: a cache error or a call slower than the
+// configured timeout falls back to the store (logged at most every 10 s and
+// counted), and after an error the cache is bypassed for a second, then
+// tried again, so it resumes by itself. Concurrent misses of the same key
+// share one store query (singleflight).
+package cache
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
+)
+
+// backend stores encoded entries under (data version, key).
+type backend interface {
+	// lookup returns the current data version and the entry of key at that
+	// version; ok is false on a miss. A version of -1 means unknown.
+	lookup(ctx context.Context, key string) (version int64, entry []byte, ok bool, err error)
+	store(ctx context.Context, version int64, key string, entry []byte) error
+	status(ctx context.Context) string
+}
+
+// Store caches EOD queries of an inner store; every other method is the
+// inner store's.
+type Store struct {
+	marketdata.Store
+	backend backend
+	timeout time.Duration
+	group   singleflight.Group
+	log     *slog.Logger
+	metrics *metrics
+	now     func() time.Time
+	// bypassUntil (unix nanos) skips the cache for a moment after an error.
+	bypassUntil atomic.Int64
+	lastLog     atomic.Int64
+}
+
+// Options configure a Store.
+type Options struct {
+	// TTL is how long an entry lives; the data version, not the TTL, is
+	// what keeps answers fresh.
+	TTL time.Duration
+	// Timeout bounds each cache call (tens of milliseconds).
+	Timeout  time.Duration
+	Logger   *slog.Logger
+	Registry prometheus.Registerer
+}
+
+func newStore(inner marketdata.Store, b backend, kind string, o Options) *Store {
+	if o.Timeout <= 0 {
+		o.Timeout = 50 * time.Millisecond
+	}
+	return &Store{Store: inner, backend: b, timeout: o.Timeout, log: o.Logger, metrics: newMetrics(o.Registry, kind), now: time.Now}
+}
+
+// Status reports the cache for /readyz: "ok", "unavailable" or "in-process".
+func (s *Store) Status(ctx context.Context) string { return s.backend.status(ctx) }
+
+// EOD answers from the cache like EncodedEOD, decoding the cached bytes:
+// the HTTP layer uses EncodedEOD and never pays for this.
+func (s *Store) EOD(ctx context.Context, q marketdata.EODQuery) (marketdata.EODPage, error) {
+	enc, err := s.EncodedEOD(ctx, q)
+	if err != nil {
+		return marketdata.EODPage{}, err
+	}
+	return decodePage(enc)
+}
+
+// EncodedEOD returns the encoded page of q from the cache, or from the
+// inner store on a miss or a cache failure.
+func (s *Store) EncodedEOD(ctx context.Context, q marketdata.EODQuery) (marketdata.EncodedEOD, error) {
+	key := q.CacheKey()
+	version := int64(-1)
+	if s.now().UnixNano() < s.bypassUntil.Load() {
+		s.metrics.fallbacks.Inc()
+	} else {
+		cctx, cancel := context.WithTimeout(ctx, s.timeout)
+		v, entry, ok, err := s.backend.lookup(cctx, key)
+		cancel()
+		switch {
+		case err != nil:
+			s.failed("lookup", err)
+		case ok:
+			if enc, err := decodeEntry(entry); err == nil {
+				s.metrics.hits.Inc()
+				return enc, nil
+			}
+			// A corrupt entry is a miss; the fresh one overwrites it.
+			version = v
+		default:
+			version = v
+		}
+	}
+	s.metrics.misses.Inc()
+	// Misses of the same key at the same version share one store query.
+	// Callers at an unknown version (cache down) share it too.
+	res, err, _ := s.group.Do(strconv.FormatInt(version, 10)+":"+key, func() (any, error) {
+		page, err := s.Store.EOD(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		enc := marketdata.EncodeEOD(page)
+		if version >= 0 {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
+			if err := s.backend.store(cctx, version, key, encodeEntry(enc)); err != nil {
+				s.failed("store", err)
+			}
+			cancel()
+		}
+		return enc, nil
+	})
+	if err != nil {
+		return marketdata.EncodedEOD{}, err
+	}
+	return res.(marketdata.EncodedEOD), nil
+}
+
+// failed records a cache failure: the request goes on to the store, the
+// cache is skipped for a second, and the failure is logged at most every
+// 10 s.
+func (s *Store) failed(op string, err error) {
+	s.metrics.errors.WithLabelValues(op).Inc()
+	s.metrics.fallbacks.Inc()
+	now := s.now()
+	s.bypassUntil.Store(now.Add(time.Second).UnixNano())
+	if last := s.lastLog.Load(); now.Unix()-last >= 10 && s.lastLog.CompareAndSwap(last, now.Unix()) && s.log != nil {
+		s.log.Warn("cache unavailable, answering from the database", "op", op, "err", err)
+	}
+}
+
+// An entry is the page's total (8 bytes), its count (4 bytes) and the
+// encoded records.
+func encodeEntry(enc marketdata.EncodedEOD) []byte {
+	b := make([]byte, 12, 12+len(enc.Data))
+	binary.BigEndian.PutUint64(b, uint64(enc.Total))
+	binary.BigEndian.PutUint32(b[8:], uint32(enc.Count))
+	return append(b, enc.Data...)
+}
+
+var errCorrupt = errors.New("corrupt cache entry")
+
+func decodeEntry(b []byte) (marketdata.EncodedEOD, error) {
+	if len(b) < 14 || b[12] != '[' || b[len(b)-1] != ']' {
+		return marketdata.EncodedEOD{}, errCorrupt
+	}
+	return marketdata.EncodedEOD{Total: int64(binary.BigEndian.Uint64(b)), Count: int(binary.BigEndian.Uint32(b[8:])), Data: b[12:]}, nil
+}
+
+type metrics struct {
+	hits, misses, fallbacks prometheus.Counter
+	errors                  *prometheus.CounterVec
+}
+
+func newMetrics(reg prometheus.Registerer, kind string) *metrics {
+	labels := prometheus.Labels{"backend": kind}
+	m := &metrics{
+		hits:      prometheus.NewCounter(prometheus.CounterOpts{Name: "marketdata_cache_hits_total", Help: "EOD queries answered from the cache.", ConstLabels: labels}),
+		misses:    prometheus.NewCounter(prometheus.CounterOpts{Name: "marketdata_cache_misses_total", Help: "EOD queries answered by the database.", ConstLabels: labels}),
+		fallbacks: prometheus.NewCounter(prometheus.CounterOpts{Name: "marketdata_cache_fallbacks_total", Help: "EOD queries sent to the database because the cache failed or was being bypassed after a failure.", ConstLabels: labels}),
+		errors:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "marketdata_cache_errors_total", Help: "Failed or timed-out cache calls by operation.", ConstLabels: labels}, []string{"op"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.hits, m.misses, m.fallbacks, m.errors)
+	}
+	return m
+}
+
+func decodePage(enc marketdata.EncodedEOD) (marketdata.EODPage, error) {
+	bars, err := marketdata.DecodeBars(enc.Data)
+	if err != nil {
+		return marketdata.EODPage{}, fmt.Errorf("decode cached page: %w", err)
+	}
+	return marketdata.EODPage{Bars: bars, Total: enc.Total}, nil
+}

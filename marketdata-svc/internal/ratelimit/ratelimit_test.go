@@ -1,0 +1,149 @@
+package ratelimit
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/testenv"
+	"github.com/tickerdesk/tickerdesk/pkg/auth"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+func redisLimiter(t *testing.T, url string) (*Redis, *redis.Client) {
+	t.Helper()
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.ContextTimeoutEnabled = true
+	opts.MaxRetries = -1
+	rdb := redis.NewClient(opts)
+	t.Cleanup(func() { rdb.Close() })
+	return NewRedis(rdb, RedisOptions{Timeout: time.Second, Registry: prometheus.NewRegistry()}), rdb
+}
+
+// limiter is what both implementations offer.
+type limiter interface {
+	Allow(ctx context.Context, p auth.Principal) Decision
+}
+
+func checkRate(t *testing.T, l limiter) {
+	t.Helper()
+	p := auth.Principal{KeyID: "rate-key", RatePerSecond: 3}
+	for i := range 3 {
+		d := l.Allow(context.Background(), p)
+		if d.Err != nil || d.Rate != 3 || d.Remaining != 2-i {
+			t.Fatalf("request %d: %+v", i, d)
+		}
+	}
+	d := l.Allow(context.Background(), p)
+	if d.Err != ErrRateLimited || d.RetryAfter <= 0 || d.RetryAfter > time.Second || d.Remaining != 0 {
+		t.Fatalf("burst exceeded: %+v", d)
+	}
+	// Another key is not affected.
+	if d := l.Allow(context.Background(), auth.Principal{KeyID: "other", RatePerSecond: 3}); d.Err != nil {
+		t.Errorf("other key refused: %+v", d)
+	}
+	// A key without limits is never refused and reports none.
+	if d := l.Allow(context.Background(), auth.Principal{KeyID: "free"}); d.Err != nil || d.Rate != 0 || d.Quota != 0 {
+		t.Errorf("unlimited key: %+v", d)
+	}
+}
+
+// checkQuota sends concurrent requests against a quota: exactly quota of
+// them pass, each counted once.
+func checkQuota(t *testing.T, l limiter) {
+	t.Helper()
+	const quota, n = 5, 20
+	p := auth.Principal{KeyID: "quota-key", MonthlyQuota: quota}
+	var allowed, refused atomic.Int64
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			d := l.Allow(context.Background(), p)
+			switch d.Err {
+			case nil:
+				allowed.Add(1)
+			case ErrUsageLimited:
+				refused.Add(1)
+				if d.RetryAfter <= 0 || d.Used != quota {
+					t.Errorf("refusal: %+v", d)
+				}
+			default:
+				t.Errorf("unexpected %v", d.Err)
+			}
+		})
+	}
+	wg.Wait()
+	if allowed.Load() != quota || refused.Load() != n-quota {
+		t.Errorf("allowed %d refused %d, want %d and %d", allowed.Load(), refused.Load(), quota, n-quota)
+	}
+}
+
+func TestRedisLimits(t *testing.T) {
+	l, rdb := redisLimiter(t, testenv.Redis(t))
+	checkRate(t, l)
+	checkQuota(t, l)
+	month, _, _ := monthWindow(time.Now())
+	key := "usage:quota-key:" + month
+	if n, err := rdb.Get(context.Background(), key).Int64(); err != nil || n != 5 {
+		t.Errorf("counter %s = %d, %v; want 5", key, n, err)
+	}
+	if ttl := rdb.TTL(context.Background(), key).Val(); ttl < 7*24*time.Hour || ttl > 40*24*time.Hour {
+		t.Errorf("counter expiry %v", ttl)
+	}
+	if n, _ := l.Usage(context.Background(), "quota-key", time.Now()); n != 5 {
+		t.Errorf("Usage = %d", n)
+	}
+}
+
+func TestRedisDownFailsOpen(t *testing.T) {
+	proxy := testenv.RedisProxy(t)
+	l, _ := redisLimiter(t, proxy.URL)
+	p := auth.Principal{KeyID: "k", RatePerSecond: 1, MonthlyQuota: 1}
+	if d := l.Allow(context.Background(), p); d.Err != nil || d.Degraded {
+		t.Fatalf("before the outage: %+v", d)
+	}
+	proxy.Stop()
+	for range 3 {
+		if d := l.Allow(context.Background(), p); d.Err != nil || !d.Degraded {
+			t.Fatalf("during the outage: %+v", d)
+		}
+	}
+	if got := counterValue(t, l.metrics.errors); got != 3 {
+		t.Errorf("errors counted %v", got)
+	}
+	proxy.Start()
+	if d := l.Allow(context.Background(), p); d.Degraded {
+		t.Errorf("after the outage still degraded: %+v", d)
+	}
+}
+
+func TestLocalLimits(t *testing.T) {
+	now := time.Date(2026, 1, 31, 23, 59, 59, 0, time.UTC)
+	l := NewLocal(prometheus.NewRegistry(), func() time.Time { return now })
+	checkRate(t, l)
+	checkQuota(t, l)
+	// A new month starts a new count.
+	now = now.Add(2 * time.Second)
+	if d := l.Allow(context.Background(), auth.Principal{KeyID: "quota-key", MonthlyQuota: 5}); d.Err != nil || d.Used != 1 {
+		t.Errorf("new month: %+v", d)
+	}
+	// The rate recovers with time: one request per 1/rate seconds.
+	if d := l.Allow(context.Background(), auth.Principal{KeyID: "rate-key", RatePerSecond: 3}); d.Err != nil {
+		t.Errorf("after waiting: %+v", d)
+	}
+}
+
+func counterValue(t *testing.T, c prometheus.Counter) float64 {
+	t.Helper()
+	return testutil.ToFloat64(c)
+}
