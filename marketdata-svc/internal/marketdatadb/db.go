@@ -26,6 +26,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
+	"github.com/tickerdesk/tickerdesk/pkg/auth"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
@@ -211,3 +212,9 @@ func dateBound(t time.Time, upper bool) time.Time {
 	}
 	return time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
 }
+
+// The store is both the API's store of record and the key store.
+var (
+	_ marketdata.Store = (*Store)(nil)
+	_ auth.KeyStore    = (*Store)(nil)
+)

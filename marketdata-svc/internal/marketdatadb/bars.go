@@ -1,0 +1,394 @@
+package marketdatadb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/adjust"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
+)
+
+var (
+	rawColumns    = []string{"symbol", "date", "open", "high", "low", "close", "volume"}
+	stagedColumns = append([]string{"line"}, rawColumns...)
+	allColumns    = append(append([]string(nil), rawColumns...), "split_factor", "dividend", "price_factor", "volume_factor")
+)
+
+// copySource adapts a BarSource to pgx.CopyFromSource and gathers, on the
+// way, the symbols and the corporate actions carried by the rows.
+type copySource struct {
+	src       BarSource
+	columns   []string
+	peeked    *BarRow
+	done      bool
+	vals      []any
+	read      int64
+	symbols   map[string]struct{}
+	splits    []marketdata.Split
+	dividends []marketdata.Dividend
+}
+
+func newCopySource(src BarSource, columns []string) *copySource {
+	return &copySource{src: src, columns: columns, symbols: map[string]struct{}{}, vals: make([]any, len(columns))}
+}
+
+// peek returns the first row without consuming it.
+func (c *copySource) peek() (BarRow, bool) {
+	if c.peeked == nil {
+		if !c.src.Next() {
+			c.done = true
+			return BarRow{}, false
+		}
+		b := c.src.Bar()
+		c.peeked = &b
+	}
+	return *c.peeked, true
+}
+
+func (c *copySource) Next() bool {
+	var b BarRow
+	switch {
+	case c.peeked != nil:
+		b, c.peeked = *c.peeked, nil
+	case c.done || !c.src.Next():
+		c.done = true
+		return false
+	default:
+		b = c.src.Bar()
+	}
+	c.read++
+	if _, ok := c.symbols[b.Symbol]; !ok {
+		c.symbols[b.Symbol] = struct{}{}
+	}
+	if b.SplitFactor > 0 && b.SplitFactor != 1 {
+		c.splits = append(c.splits, marketdata.Split{Symbol: b.Symbol, Date: b.Date, Factor: b.SplitFactor})
+	}
+	if b.Dividend != 0 {
+		c.dividends = append(c.dividends, marketdata.Dividend{Symbol: b.Symbol, Date: b.Date, Amount: b.Dividend})
+	}
+	v := c.vals[:0]
+	if c.columns[0] == "line" {
+		v = append(v, int32(b.Line))
+	}
+	v = append(v, b.Symbol, b.Date, b.Open, b.High, b.Low, b.Close, b.Volume)
+	if len(c.columns) == len(allColumns) {
+		sf := b.SplitFactor
+		if sf == 0 {
+			sf = 1
+		}
+		v = append(v, sf, b.Dividend, b.PriceFactor, b.VolumeFactor)
+	}
+	c.vals = v
+	return true
+}
+
+func (c *copySource) Values() ([]any, error) { return c.vals, nil }
+func (c *copySource) Err() error             { return c.src.Err() }
+
+type barLoad struct {
+	read, changed  int64
+	symbols        map[string]struct{}
+	changedSymbols map[string]bool
+	splits         []marketdata.Split
+	dividends      []marketdata.Dividend
+}
+
+func (b *barLoad) take(c *copySource) {
+	b.read, b.symbols, b.splits, b.dividends = c.read, c.symbols, c.splits, c.dividends
+}
+
+func loadBars(ctx context.Context, tx pgx.Tx, l Load) (barLoad, error) {
+	var out barLoad
+	src, err := l.Bars()
+	if err != nil {
+		return out, err
+	}
+	if l.FactorsGiven || len(l.ReplaceSymbols) > 0 {
+		cols := rawColumns
+		if l.FactorsGiven {
+			cols = allColumns
+		}
+		cs := newCopySource(src, cols)
+		n, err := tx.CopyFrom(ctx, pgx.Identifier{"eod_bars"}, cols, cs)
+		if err != nil {
+			return out, copyError(err, cs)
+		}
+		out.take(cs)
+		out.changed, out.changedSymbols = n, allChanged(cs.symbols)
+		return out, nil
+	}
+	cs := newCopySource(src, rawColumns)
+	first, ok := cs.peek()
+	if !ok {
+		out.take(cs)
+		return out, src.Err()
+	}
+	var exists bool
+	if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM eod_bars WHERE symbol = $1)", first.Symbol).Scan(&exists); err != nil {
+		return out, translate(err)
+	}
+	if !exists {
+		// New data: COPY straight into the table, the fastest path. If some
+		// row exists after all (another symbol of the file, or a duplicate
+		// line), fall back to the staged upsert.
+		sp, err := tx.Begin(ctx)
+		if err != nil {
+			return out, translate(err)
+		}
+		n, err := sp.CopyFrom(ctx, pgx.Identifier{"eod_bars"}, rawColumns, cs)
+		if err == nil {
+			if err := sp.Commit(ctx); err != nil {
+				return out, translate(err)
+			}
+			out.take(cs)
+			out.changed, out.changedSymbols = n, allChanged(cs.symbols)
+			return out, nil
+		}
+		if !isUniqueViolation(err) {
+			return out, copyError(err, cs)
+		}
+		if err := sp.Rollback(ctx); err != nil {
+			return out, translate(err)
+		}
+		if src, err = l.Bars(); err != nil {
+			return out, err
+		}
+		cs = newCopySource(src, stagedColumns)
+	} else {
+		cs.columns, cs.vals = stagedColumns, make([]any, len(stagedColumns))
+	}
+	return stagedUpsert(ctx, tx, cs)
+}
+
+func allChanged(symbols map[string]struct{}) map[string]bool {
+	out := make(map[string]bool, len(symbols))
+	for s := range symbols {
+		out[s] = true
+	}
+	return out
+}
+
+func isUniqueViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505"
+}
+
+// copyError keeps a source's own error (bad rows) as it is and translates
+// driver errors.
+func copyError(err error, cs *copySource) error {
+	if srcErr := cs.Err(); srcErr != nil {
+		return srcErr // the server only echoes it inside "COPY from stdin failed"
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return translate(err)
+	}
+	if isUnavailable(err) {
+		return translate(err)
+	}
+	return err
+}
+
+// stagedUpsert copies the bars into a temporary table, then inserts new
+// rows and updates rows whose raw values differ, in one statement; rows that
+// are already equal are not touched, so a re-import changes nothing.
+func stagedUpsert(ctx context.Context, tx pgx.Tx, cs *copySource) (barLoad, error) {
+	var out barLoad
+	if _, err := tx.Exec(ctx, `CREATE TEMP TABLE eod_staging (
+  line integer, symbol text, date date, open float8, high float8, low float8, close float8, volume float8
+) ON COMMIT DROP`); err != nil {
+		return out, translate(err)
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"eod_staging"}, stagedColumns, cs); err != nil {
+		return out, copyError(err, cs)
+	}
+	out.take(cs)
+	out.changedSymbols = map[string]bool{}
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return out, translate(err)
+	}
+	rows, err := sp.Query(ctx, `
+WITH up AS (
+  INSERT INTO eod_bars AS b (symbol, date, open, high, low, close, volume)
+  SELECT symbol, date, open, high, low, close, volume FROM eod_staging ORDER BY symbol, date
+  ON CONFLICT (symbol, date) DO UPDATE SET open = EXCLUDED.open, high = EXCLUDED.high,
+    low = EXCLUDED.low, close = EXCLUDED.close, volume = EXCLUDED.volume
+  WHERE (b.open, b.high, b.low, b.close, b.volume)
+    IS DISTINCT FROM (EXCLUDED.open, EXCLUDED.high, EXCLUDED.low, EXCLUDED.close, EXCLUDED.volume)
+  RETURNING b.symbol
+)
+SELECT symbol, count(*) FROM up GROUP BY symbol`)
+	if err == nil {
+		for rows.Next() {
+			var sym string
+			var n int64
+			if err = rows.Scan(&sym, &n); err != nil {
+				break
+			}
+			out.changed += n
+			out.changedSymbols[sym] = true
+		}
+		rows.Close()
+		if err == nil {
+			err = rows.Err()
+		}
+	}
+	if err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "21000" { // a row given twice
+			if rerr := sp.Rollback(ctx); rerr != nil {
+				return out, translate(rerr)
+			}
+			return out, duplicates(ctx, tx)
+		}
+		return out, translate(err)
+	}
+	return out, translate(sp.Commit(ctx))
+}
+
+func duplicates(ctx context.Context, tx pgx.Tx) error {
+	rows, err := tx.Query(ctx, `
+SELECT symbol, date, array_agg(line ORDER BY line) FROM eod_staging
+GROUP BY symbol, date HAVING count(*) > 1 ORDER BY min(line) LIMIT 20`)
+	if err != nil {
+		return translate(err)
+	}
+	defer rows.Close()
+	var e DuplicateBarsError
+	for rows.Next() {
+		var d DuplicateBar
+		var lines []int32
+		if err := rows.Scan(&d.Symbol, &d.Date, &lines); err != nil {
+			return translate(err)
+		}
+		for _, l := range lines {
+			d.Lines = append(d.Lines, int(l))
+		}
+		e.Duplicates = append(e.Duplicates, d)
+	}
+	if err := rows.Err(); err != nil {
+		return translate(err)
+	}
+	return &e
+}
+
+// readjust recomputes, for each symbol with corporate actions, the split and
+// dividend columns and the backward adjustment factors of all its bars,
+// and writes the bars whose values changed. It returns how many changed.
+func readjust(ctx context.Context, tx pgx.Tx, symbols []string) (int64, error) {
+	rows, err := tx.Query(ctx, `
+SELECT s FROM unnest($1::text[]) AS s
+WHERE EXISTS (SELECT 1 FROM splits WHERE symbol = s) OR EXISTS (SELECT 1 FROM dividends WHERE symbol = s)
+   OR EXISTS (SELECT 1 FROM eod_bars WHERE symbol = s AND (price_factor <> 1 OR volume_factor <> 1
+              OR split_factor <> 1 OR dividend <> 0))`, symbols)
+	if err != nil {
+		return 0, translate(err)
+	}
+	withActions, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return 0, translate(err)
+	}
+	var total int64
+	for _, sym := range withActions {
+		n, err := readjustSymbol(ctx, tx, sym)
+		if err != nil {
+			return 0, fmt.Errorf("adjust %s: %w", sym, err)
+		}
+		total += n
+	}
+	return total, nil
+}
+
+type storedBar struct {
+	date                   time.Time
+	close, split, dividend float64
+	priceFactor, volFactor float64
+}
+
+func readjustSymbol(ctx context.Context, tx pgx.Tx, symbol string) (int64, error) {
+	rows, err := tx.Query(ctx, `SELECT date, close, split_factor, dividend, price_factor, volume_factor
+FROM eod_bars WHERE symbol = $1 ORDER BY date`, symbol)
+	if err != nil {
+		return 0, translate(err)
+	}
+	var bars []storedBar
+	for rows.Next() {
+		var b storedBar
+		if err := rows.Scan(&b.date, &b.close, &b.split, &b.dividend, &b.priceFactor, &b.volFactor); err != nil {
+			rows.Close()
+			return 0, translate(err)
+		}
+		bars = append(bars, b)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, translate(err)
+	}
+	rows, err = tx.Query(ctx, `
+SELECT date, factor, 0::float8 FROM splits WHERE symbol = $1
+UNION ALL
+SELECT date, 0::float8, amount FROM dividends WHERE symbol = $1`, symbol)
+	if err != nil {
+		return 0, translate(err)
+	}
+	var events []adjust.Event
+	splitOn, divOn := map[time.Time]float64{}, map[time.Time]float64{}
+	for rows.Next() {
+		var e adjust.Event
+		if err := rows.Scan(&e.Date, &e.SplitFactor, &e.Dividend); err != nil {
+			rows.Close()
+			return 0, translate(err)
+		}
+		events = append(events, e)
+		if e.SplitFactor > 0 {
+			splitOn[e.Date] = e.SplitFactor
+		}
+		if e.Dividend > 0 {
+			divOn[e.Date] = e.Dividend
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, translate(err)
+	}
+	dates := make([]time.Time, len(bars))
+	closes := make([]float64, len(bars))
+	for i, b := range bars {
+		dates[i], closes[i] = b.date, b.close
+	}
+	pf, vf := adjust.Factors(dates, closes, events)
+	var (
+		upDates                    []time.Time
+		upSplit, upDiv, upPF, upVF []float64
+	)
+	for i, b := range bars {
+		split, ok := splitOn[b.date]
+		if !ok {
+			split = 1
+		}
+		div := divOn[b.date]
+		if b.split == split && b.dividend == div && b.priceFactor == pf[i] && b.volFactor == vf[i] {
+			continue
+		}
+		upDates = append(upDates, b.date)
+		upSplit, upDiv = append(upSplit, split), append(upDiv, div)
+		upPF, upVF = append(upPF, pf[i]), append(upVF, vf[i])
+	}
+	if len(upDates) == 0 {
+		return 0, nil
+	}
+	tag, err := tx.Exec(ctx, `
+UPDATE eod_bars b SET split_factor = u.split, dividend = u.dividend, price_factor = u.pf, volume_factor = u.vf
+FROM unnest($2::date[], $3::float8[], $4::float8[], $5::float8[], $6::float8[]) AS u(date, split, dividend, pf, vf)
+WHERE b.symbol = $1 AND b.date = u.date`, symbol, upDates, upSplit, upDiv, upPF, upVF)
+	if err != nil {
+		return 0, translate(err)
+	}
+	return tag.RowsAffected(), nil
+}

@@ -1,0 +1,160 @@
+package marketdatadb
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/adjust"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
+)
+
+// eodSymbolsSQL resolves the requested symbols in request order with the
+// ticker fields that every bar repeats, and counts each symbol's bars in the
+// range with an index-only scan of the primary key. Symbols off the
+// requested exchange are kept (they are known) but count nothing.
+const eodSymbolsSQL = `
+SELECT t.symbol, t.name, t.asset_type, t.price_currency,
+       coalesce(e.mic, ''), coalesce(e.acronym, ''),
+       CASE WHEN $2 = '' OR t.exchange_mic = $2 THEN
+         (SELECT count(*) FROM eod_bars b WHERE b.symbol = t.symbol AND b.date BETWEEN $3 AND $4)
+       ELSE -1 END
+FROM unnest($1::text[]) WITH ORDINALITY AS s(symbol, ord)
+JOIN tickers t ON t.symbol = s.symbol
+LEFT JOIN exchanges e ON e.mic = t.exchange_mic
+ORDER BY s.ord`
+
+// For each symbol, the PK is walked backwards (or forwards) and stops after
+// limit+offset bars, since no page can reach further into one symbol; the
+// few rows left are merged by date and request order. This reads
+// symbols × (limit+offset) index entries however long the history is.
+const eodPageSQL = `
+SELECT b.symbol, b.date, b.open, b.high, b.low, b.close, b.volume,
+       b.split_factor, b.dividend, b.price_factor, b.volume_factor
+FROM unnest($1::text[]) WITH ORDINALITY AS s(symbol, ord)
+CROSS JOIN LATERAL (
+  SELECT * FROM eod_bars b
+  WHERE b.symbol = s.symbol AND b.date BETWEEN $2 AND $3
+  ORDER BY b.date %[1]s
+  LIMIT $4
+) b
+ORDER BY b.date %[1]s, s.ord
+LIMIT $5 OFFSET $6`
+
+// Latest: each symbol's most recent bar in the range, one backward index
+// probe per symbol.
+const eodLatestSQL = `
+SELECT b.symbol, b.date, b.open, b.high, b.low, b.close, b.volume,
+       b.split_factor, b.dividend, b.price_factor, b.volume_factor
+FROM unnest($1::text[]) WITH ORDINALITY AS s(symbol, ord)
+CROSS JOIN LATERAL (
+  SELECT * FROM eod_bars b
+  WHERE b.symbol = s.symbol AND b.date BETWEEN $2 AND $3
+  ORDER BY b.date DESC
+  LIMIT 1
+) b
+ORDER BY b.date %[1]s, s.ord
+LIMIT $4 OFFSET $5`
+
+var (
+	eodPageDesc   = fmt.Sprintf(eodPageSQL, "DESC")
+	eodPageAsc    = fmt.Sprintf(eodPageSQL, "ASC")
+	eodLatestDesc = fmt.Sprintf(eodLatestSQL, "DESC")
+	eodLatestAsc  = fmt.Sprintf(eodLatestSQL, "ASC")
+)
+
+type barMeta struct {
+	name, assetType, currency, mic, acronym string
+}
+
+// EOD returns one page of bars of the known symbols of q, grouped by date
+// (q.Sort, newest first by default) and by request order within a date.
+// Unknown symbols are left out; if none is known it returns
+// marketdata.ErrNoValidSymbols. A Limit of 0 or less means no limit.
+func (s *Store) EOD(ctx context.Context, q marketdata.EODQuery) (marketdata.EODPage, error) {
+	from, to := dateBound(q.DateFrom, false), dateBound(q.DateTo, true)
+	rows, err := s.db.QueryContext(ctx, eodSymbolsSQL, q.Symbols, q.Exchange, from, to)
+	if err != nil {
+		return marketdata.EODPage{}, fmt.Errorf("eod: %w", translate(err))
+	}
+	meta := make(map[string]barMeta, len(q.Symbols))
+	symbols := make([]string, 0, len(q.Symbols))
+	known := 0
+	var total int64
+	for rows.Next() {
+		var sym string
+		var m barMeta
+		var n int64
+		if err := rows.Scan(&sym, &m.name, &m.assetType, &m.currency, &m.mic, &m.acronym, &n); err != nil {
+			rows.Close()
+			return marketdata.EODPage{}, fmt.Errorf("eod: %w", translate(err))
+		}
+		known++
+		if n < 0 { // not on the requested exchange
+			continue
+		}
+		if q.Latest && n > 0 {
+			n = 1
+		}
+		total += n
+		if n > 0 {
+			meta[sym] = m
+			symbols = append(symbols, sym)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return marketdata.EODPage{}, fmt.Errorf("eod: %w", translate(err))
+	}
+	if known == 0 {
+		return marketdata.EODPage{}, fmt.Errorf("eod: %w", marketdata.ErrNoValidSymbols)
+	}
+	page := marketdata.EODPage{Total: total}
+	if total == 0 || int64(q.Offset) >= total {
+		return page, nil
+	}
+	query := eodPageDesc
+	switch {
+	case q.Latest && q.Sort == marketdata.SortAsc:
+		query = eodLatestAsc
+	case q.Latest:
+		query = eodLatestDesc
+	case q.Sort == marketdata.SortAsc:
+		query = eodPageAsc
+	}
+	var limit, perSymbol any // NULL: no limit
+	if q.Limit > 0 {
+		limit, perSymbol = q.Limit, q.Limit+q.Offset
+	}
+	args := []any{symbols, from, to, perSymbol, limit, q.Offset}
+	if q.Latest {
+		args = []any{symbols, from, to, limit, q.Offset}
+	}
+	rows, err = s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return marketdata.EODPage{}, fmt.Errorf("eod: %w", translate(err))
+	}
+	defer rows.Close()
+	size := total - int64(q.Offset)
+	if q.Limit > 0 && int64(q.Limit) < size {
+		size = int64(q.Limit)
+	}
+	page.Bars = make([]marketdata.Bar, 0, size)
+	for rows.Next() {
+		var b marketdata.Bar
+		var pf, vf float64
+		if err := rows.Scan(&b.Symbol, &b.Date, &b.Open, &b.High, &b.Low, &b.Close, &b.Volume,
+			&b.SplitFactor, &b.Dividend, &pf, &vf); err != nil {
+			return marketdata.EODPage{}, fmt.Errorf("eod: %w", translate(err))
+		}
+		b.AdjOpen, b.AdjHigh = adjust.Price(b.Open, pf), adjust.Price(b.High, pf)
+		b.AdjLow, b.AdjClose = adjust.Price(b.Low, pf), adjust.Price(b.Close, pf)
+		b.AdjVolume = adjust.Price(b.Volume, vf)
+		m := meta[b.Symbol]
+		b.Name, b.AssetType, b.PriceCurrency = m.name, m.assetType, m.currency
+		b.Exchange, b.ExchangeCode = m.mic, m.acronym
+		page.Bars = append(page.Bars, b)
+	}
+	if err := rows.Err(); err != nil {
+		return marketdata.EODPage{}, fmt.Errorf("eod: %w", translate(err))
+	}
+	return page, nil
+}

@@ -1,0 +1,8 @@
+package marketdatadb
+
+// SQL of the EOD reads, exported to the plan test.
+var (
+	EODSymbolsSQL = eodSymbolsSQL
+	EODPageDesc   = eodPageDesc
+	EODLatestDesc = eodLatestDesc
+)

@@ -1,0 +1,350 @@
+package marketdatadb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
+)
+
+// DataVersionChannel is the LISTEN/NOTIFY channel on which every committed
+// data change announces the new data version (the payload, in decimal).
+const DataVersionChannel = "marketdata_data_version"
+
+// BarRow is one raw daily bar to load. SplitFactor (0 or 1: none) and
+// Dividend (0: none) are corporate actions with their ex-date on Date, as
+// some CSV layouts carry them per row. PriceFactor and VolumeFactor are
+// read only when Load.FactorsGiven is set. Line is the source line, used in
+// error messages.
+type BarRow struct {
+	Symbol                         string
+	Date                           time.Time
+	Open, High, Low, Close, Volume float64
+	SplitFactor, Dividend          float64
+	PriceFactor, VolumeFactor      float64
+	Line                           int
+}
+
+// BarSource streams bars. When Next returns false, Err reports whether the
+// stream failed (for instance on bad rows); a failed stream rolls the whole
+// load back and Apply returns Err's error unchanged.
+type BarSource interface {
+	Next() bool
+	Bar() BarRow
+	Err() error
+}
+
+// TickerRow is a ticker as imported. An empty ExchangeMIC leaves the
+// listing exchange unknown.
+type TickerRow struct {
+	Symbol        string
+	Name          string
+	AssetType     string
+	PriceCurrency string
+	ExchangeMIC   string
+	HasIntraday   bool
+}
+
+// Load is a set of changes applied in one transaction: all of it or none.
+type Load struct {
+	Exchanges []marketdata.Exchange
+	Tickers   []TickerRow
+	Splits    []marketdata.Split
+	Dividends []marketdata.Dividend
+	// Bars opens a fresh stream of the bars to load; it may be called twice
+	// (a fast direct COPY is tried first and, if some rows already exist,
+	// redone through a staging table as an upsert). Nil loads no bars.
+	Bars func() (BarSource, error)
+	// DefaultExchange is the listing MIC given to tickers that the load
+	// creates for bars of unknown symbols.
+	DefaultExchange string
+	// ReplaceSymbols deletes these symbols' bars, splits and dividends first,
+	// so that a generated dataset is reloaded, not merged.
+	ReplaceSymbols []string
+	// FactorsGiven trusts BarRow's adjustment factors and split/dividend
+	// columns (a generator computed them) instead of recomputing them.
+	FactorsGiven bool
+}
+
+// LoadResult says what a load changed.
+type LoadResult struct {
+	BarsRead         int64
+	BarsChanged      int64
+	TickersChanged   int64
+	ExchangesChanged int64
+	ActionsChanged   int64
+	// BarsAdjusted counts bars whose adjustment factors were recomputed to a
+	// new value.
+	BarsAdjusted int64
+	// Version is the new data version, or 0 when nothing changed.
+	Version int64
+}
+
+// Changed reports whether the load changed any data.
+func (r LoadResult) Changed() bool { return r.Version != 0 }
+
+// DuplicateBar is one (symbol, date) given more than once in a load.
+type DuplicateBar struct {
+	Symbol string
+	Date   time.Time
+	Lines  []int
+}
+
+// DuplicateBarsError reports bars given more than once in one load.
+type DuplicateBarsError struct{ Duplicates []DuplicateBar }
+
+func (e *DuplicateBarsError) Error() string {
+	var b strings.Builder
+	for i, d := range e.Duplicates {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "duplicate bar %s %s on lines %v", d.Symbol, d.Date.Format(time.DateOnly), d.Lines)
+	}
+	return b.String()
+}
+
+// Apply writes l in one transaction, recomputes the adjustment factors of
+// every symbol whose bars or corporate actions changed, and, if anything
+// changed, bumps the data version and notifies DataVersionChannel (delivered
+// on commit). Re-applying the same load changes nothing.
+func (s *Store) Apply(ctx context.Context, l Load) (LoadResult, error) {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return LoadResult{}, fmt.Errorf("load: %w", translate(err))
+	}
+	defer conn.Close()
+	var res LoadResult
+	err = conn.Raw(func(driverConn any) error {
+		pc := driverConn.(*stdlib.Conn).Conn()
+		tx, err := pc.Begin(ctx)
+		if err != nil {
+			return translate(err)
+		}
+		defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // no-op after commit
+		if res, err = apply(ctx, tx, l); err != nil {
+			return err
+		}
+		return translate(tx.Commit(ctx))
+	})
+	if err != nil {
+		return LoadResult{}, fmt.Errorf("load: %w", err)
+	}
+	return res, nil
+}
+
+func apply(ctx context.Context, tx pgx.Tx, l Load) (LoadResult, error) {
+	var res LoadResult
+	// A large load outlives the request-sized statement timeout.
+	if _, err := tx.Exec(ctx, "SET LOCAL statement_timeout = 0"); err != nil {
+		return res, translate(err)
+	}
+	var err error
+	if res.ExchangesChanged, err = upsertExchanges(ctx, tx, l.Exchanges); err != nil {
+		return res, err
+	}
+	if res.TickersChanged, err = upsertTickers(ctx, tx, l.Tickers); err != nil {
+		return res, err
+	}
+	changedSymbols := map[string]bool{}
+	if len(l.ReplaceSymbols) > 0 {
+		for _, table := range []string{"eod_bars", "splits", "dividends"} {
+			tag, err := tx.Exec(ctx, "DELETE FROM "+table+" WHERE symbol = ANY($1)", l.ReplaceSymbols)
+			if err != nil {
+				return res, translate(err)
+			}
+			if tag.RowsAffected() > 0 {
+				res.BarsChanged += tag.RowsAffected()
+			}
+		}
+		for _, sym := range l.ReplaceSymbols {
+			changedSymbols[sym] = true
+		}
+	}
+	splits, divs := l.Splits, l.Dividends
+	if l.Bars != nil {
+		bl, err := loadBars(ctx, tx, l)
+		if err != nil {
+			return res, err
+		}
+		res.BarsRead = bl.read
+		res.BarsChanged += bl.changed
+		for sym := range bl.changedSymbols {
+			changedSymbols[sym] = true
+		}
+		splits, divs = append(slices.Clip(splits), bl.splits...), append(slices.Clip(divs), bl.dividends...)
+		n, err := ensureTickers(ctx, tx, sortedKeys(bl.symbols), l.DefaultExchange)
+		if err != nil {
+			return res, err
+		}
+		res.TickersChanged += n
+	}
+	actionSymbols, err := upsertActions(ctx, tx, splits, divs)
+	if err != nil {
+		return res, err
+	}
+	res.ActionsChanged = int64(len(actionSymbols))
+	for _, sym := range actionSymbols {
+		changedSymbols[sym] = true
+	}
+	if !l.FactorsGiven && len(changedSymbols) > 0 {
+		if res.BarsAdjusted, err = readjust(ctx, tx, sortedKeys(changedSymbols)); err != nil {
+			return res, err
+		}
+	}
+	if res.BarsChanged+res.TickersChanged+res.ExchangesChanged+res.ActionsChanged+res.BarsAdjusted == 0 {
+		return res, nil
+	}
+	if err := tx.QueryRow(ctx, "UPDATE data_version SET version = version + 1 RETURNING version").Scan(&res.Version); err != nil {
+		return res, translate(err)
+	}
+	if _, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", DataVersionChannel, strconv.FormatInt(res.Version, 10)); err != nil {
+		return res, translate(err)
+	}
+	return res, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func upsertExchanges(ctx context.Context, tx pgx.Tx, exchanges []marketdata.Exchange) (int64, error) {
+	var n int64
+	for _, e := range exchanges {
+		tag, err := tx.Exec(ctx, `
+INSERT INTO exchanges AS x (mic, name, acronym, country_code, country, city, website, timezone, currency)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+ON CONFLICT (mic) DO UPDATE SET name = EXCLUDED.name, acronym = EXCLUDED.acronym,
+  country_code = EXCLUDED.country_code, country = EXCLUDED.country, city = EXCLUDED.city,
+  website = EXCLUDED.website, timezone = EXCLUDED.timezone, currency = EXCLUDED.currency
+WHERE (x.name, x.acronym, x.country_code, x.country, x.city, x.website, x.timezone, x.currency)
+  IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.acronym, EXCLUDED.country_code, EXCLUDED.country,
+  EXCLUDED.city, EXCLUDED.website, EXCLUDED.timezone, EXCLUDED.currency)`,
+			e.MIC, e.Name, e.Acronym, e.CountryCode, e.Country, e.City, e.Website, e.Timezone, e.Currency)
+		if err != nil {
+			return 0, fmt.Errorf("exchange %s: %w", e.MIC, translate(err))
+		}
+		n += tag.RowsAffected()
+	}
+	return n, nil
+}
+
+func upsertTickers(ctx context.Context, tx pgx.Tx, tickers []TickerRow) (int64, error) {
+	var n int64
+	for _, t := range tickers {
+		asset, cur := t.AssetType, t.PriceCurrency
+		if asset == "" {
+			asset = "Stock"
+		}
+		if cur == "" {
+			cur = "USD"
+		}
+		tag, err := tx.Exec(ctx, `
+INSERT INTO tickers AS t (symbol, name, asset_type, price_currency, exchange_mic, has_intraday)
+VALUES ($1, $2, $3, $4, nullif($5, ''), $6)
+ON CONFLICT (symbol) DO UPDATE SET name = EXCLUDED.name, asset_type = EXCLUDED.asset_type,
+  price_currency = EXCLUDED.price_currency, exchange_mic = EXCLUDED.exchange_mic,
+  has_intraday = EXCLUDED.has_intraday
+WHERE (t.name, t.asset_type, t.price_currency, t.exchange_mic, t.has_intraday)
+  IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.asset_type, EXCLUDED.price_currency,
+  EXCLUDED.exchange_mic, EXCLUDED.has_intraday)`,
+			t.Symbol, t.Name, asset, cur, t.ExchangeMIC, t.HasIntraday)
+		if err != nil {
+			var pgErr *pgconn.PgError
+			if errors.As(err, &pgErr) && pgErr.Code == "23503" {
+				return 0, fmt.Errorf("ticker %s: unknown exchange %q (import exchanges first)", t.Symbol, t.ExchangeMIC)
+			}
+			return 0, fmt.Errorf("ticker %s: %w", t.Symbol, translate(err))
+		}
+		n += tag.RowsAffected()
+	}
+	return n, nil
+}
+
+// ensureTickers creates the tickers of loaded bars that do not exist yet
+// and marks every one as having end-of-day data.
+func ensureTickers(ctx context.Context, tx pgx.Tx, symbols []string, mic string) (int64, error) {
+	if len(symbols) == 0 {
+		return 0, nil
+	}
+	tag, err := tx.Exec(ctx, `
+INSERT INTO tickers AS t (symbol, name, exchange_mic, has_eod)
+SELECT s, s, nullif($2, ''), true FROM unnest($1::text[]) AS s
+ON CONFLICT (symbol) DO UPDATE SET has_eod = true WHERE NOT t.has_eod`, symbols, mic)
+	if err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "23503" {
+			return 0, fmt.Errorf("unknown exchange %q (import exchanges first)", mic)
+		}
+		return 0, translate(err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+// upsertActions writes splits and dividends and returns the symbols whose
+// actions changed.
+func upsertActions(ctx context.Context, tx pgx.Tx, splits []marketdata.Split, divs []marketdata.Dividend) ([]string, error) {
+	changed := map[string]bool{}
+	for _, sp := range splits {
+		if !(sp.Factor > 0) {
+			return nil, fmt.Errorf("split %s %s: factor must be positive", sp.Symbol, sp.Date.Format(time.DateOnly))
+		}
+		tag, err := tx.Exec(ctx, `
+INSERT INTO splits AS s (symbol, date, factor) VALUES ($1, $2, $3)
+ON CONFLICT (symbol, date) DO UPDATE SET factor = EXCLUDED.factor WHERE s.factor <> EXCLUDED.factor`,
+			sp.Symbol, sp.Date, sp.Factor)
+		if err != nil {
+			return nil, fmt.Errorf("split %s: %w", sp.Symbol, translate(err))
+		}
+		if tag.RowsAffected() > 0 {
+			changed[sp.Symbol] = true
+		}
+	}
+	for _, d := range divs {
+		if !(d.Amount >= 0) {
+			return nil, fmt.Errorf("dividend %s %s: amount must not be negative", d.Symbol, d.Date.Format(time.DateOnly))
+		}
+		tag, err := tx.Exec(ctx, `
+INSERT INTO dividends AS d (symbol, date, amount) VALUES ($1, $2, $3)
+ON CONFLICT (symbol, date) DO UPDATE SET amount = EXCLUDED.amount WHERE d.amount <> EXCLUDED.amount`,
+			d.Symbol, d.Date, d.Amount)
+		if err != nil {
+			return nil, fmt.Errorf("dividend %s: %w", d.Symbol, translate(err))
+		}
+		if tag.RowsAffected() > 0 {
+			changed[d.Symbol] = true
+		}
+	}
+	syms := sortedKeys(changed)
+	if len(syms) > 0 { // make sure the symbols exist as tickers
+		if _, err := ensureTickersNoEOD(ctx, tx, syms); err != nil {
+			return nil, err
+		}
+	}
+	return syms, nil
+}
+
+func ensureTickersNoEOD(ctx context.Context, tx pgx.Tx, symbols []string) (int64, error) {
+	tag, err := tx.Exec(ctx, `
+INSERT INTO tickers (symbol, name) SELECT s, s FROM unnest($1::text[]) AS s
+ON CONFLICT (symbol) DO NOTHING`, symbols)
+	if err != nil {
+		return 0, translate(err)
+	}
+	return tag.RowsAffected(), nil
+}

@@ -1,0 +1,302 @@
+package marketdatadb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
+)
+
+const tickerColumns = `t.symbol, t.name, t.asset_type, t.price_currency, t.has_intraday, t.has_eod,
+       e.mic, e.name, e.acronym, e.country_code, e.country, e.city, e.website, e.timezone, e.currency`
+
+const exchangeColumns = `mic, name, acronym, country_code, country, city, website, timezone, currency`
+
+// limitArg turns a page limit into a LIMIT parameter; NULL means no limit.
+func limitArg(limit int) any {
+	if limit > 0 {
+		return limit
+	}
+	return nil
+}
+
+// likePattern makes a substring pattern for ILIKE from user text, escaping
+// LIKE's metacharacters so they match literally.
+func likePattern(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return "%" + r.Replace(s) + "%"
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanTicker(sc scanner) (marketdata.Ticker, error) {
+	var t marketdata.Ticker
+	var mic, name, acronym, cc, country, city, website, tz, cur sql.NullString
+	if err := sc.Scan(&t.Symbol, &t.Name, &t.AssetType, &t.PriceCurrency, &t.HasIntraday, &t.HasEOD,
+		&mic, &name, &acronym, &cc, &country, &city, &website, &tz, &cur); err != nil {
+		return marketdata.Ticker{}, err
+	}
+	if mic.Valid {
+		t.Exchange = &marketdata.Exchange{MIC: mic.String, Name: name.String, Acronym: acronym.String,
+			CountryCode: cc.String, Country: country.String, City: city.String, Website: website.String,
+			Timezone: tz.String, Currency: cur.String}
+	}
+	return t, nil
+}
+
+func scanExchange(sc scanner) (marketdata.Exchange, error) {
+	var e marketdata.Exchange
+	err := sc.Scan(&e.MIC, &e.Name, &e.Acronym, &e.CountryCode, &e.Country, &e.City, &e.Website, &e.Timezone, &e.Currency)
+	return e, err
+}
+
+// Tickers returns a page of tickers: the known ones among q.Symbols in
+// request order (marketdata.ErrNoValidSymbols when none is known), or else
+// those matching q.Search in symbol or name, by symbol; q.Exchange filters
+// by MIC in both cases.
+func (s *Store) Tickers(ctx context.Context, q marketdata.TickerQuery) (marketdata.TickerPage, error) {
+	if len(q.Symbols) > 0 {
+		return s.tickersBySymbols(ctx, q)
+	}
+	where := `WHERE ($1 = '' OR t.exchange_mic = $1)
+	  AND ($2 = '' OR t.symbol ILIKE $3 OR t.name ILIKE $3)`
+	args := []any{q.Exchange, q.Search, likePattern(q.Search)}
+	var page marketdata.TickerPage
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM tickers t `+where, args...).Scan(&page.Total); err != nil {
+		return page, fmt.Errorf("list tickers: %w", translate(err))
+	}
+	if page.Total == 0 || int64(q.Offset) >= page.Total {
+		return page, nil
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+tickerColumns+`
+FROM tickers t LEFT JOIN exchanges e ON e.mic = t.exchange_mic `+where+`
+ORDER BY t.symbol LIMIT $4 OFFSET $5`, append(args, limitArg(q.Limit), q.Offset)...)
+	if err != nil {
+		return page, fmt.Errorf("list tickers: %w", translate(err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		t, err := scanTicker(rows)
+		if err != nil {
+			return marketdata.TickerPage{}, fmt.Errorf("list tickers: %w", translate(err))
+		}
+		page.Tickers = append(page.Tickers, t)
+	}
+	if err := rows.Err(); err != nil {
+		return marketdata.TickerPage{}, fmt.Errorf("list tickers: %w", translate(err))
+	}
+	return page, nil
+}
+
+func (s *Store) tickersBySymbols(ctx context.Context, q marketdata.TickerQuery) (marketdata.TickerPage, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+tickerColumns+`, ($2 = '' OR t.exchange_mic = $2)
+FROM unnest($1::text[]) WITH ORDINALITY AS s(symbol, ord)
+JOIN tickers t ON t.symbol = s.symbol
+LEFT JOIN exchanges e ON e.mic = t.exchange_mic
+ORDER BY s.ord`, q.Symbols, q.Exchange)
+	if err != nil {
+		return marketdata.TickerPage{}, fmt.Errorf("list tickers: %w", translate(err))
+	}
+	defer rows.Close()
+	var all []marketdata.Ticker
+	known := 0
+	for rows.Next() {
+		var t marketdata.Ticker
+		var mic, name, acronym, cc, country, city, website, tz, cur sql.NullString
+		var onExchange bool
+		if err := rows.Scan(&t.Symbol, &t.Name, &t.AssetType, &t.PriceCurrency, &t.HasIntraday, &t.HasEOD,
+			&mic, &name, &acronym, &cc, &country, &city, &website, &tz, &cur, &onExchange); err != nil {
+			return marketdata.TickerPage{}, fmt.Errorf("list tickers: %w", translate(err))
+		}
+		known++
+		if !onExchange {
+			continue
+		}
+		if mic.Valid {
+			t.Exchange = &marketdata.Exchange{MIC: mic.String, Name: name.String, Acronym: acronym.String,
+				CountryCode: cc.String, Country: country.String, City: city.String, Website: website.String,
+				Timezone: tz.String, Currency: cur.String}
+		}
+		all = append(all, t)
+	}
+	if err := rows.Err(); err != nil {
+		return marketdata.TickerPage{}, fmt.Errorf("list tickers: %w", translate(err))
+	}
+	if known == 0 {
+		return marketdata.TickerPage{}, fmt.Errorf("list tickers: %w", marketdata.ErrNoValidSymbols)
+	}
+	return marketdata.TickerPage{Tickers: pageOf(all, q.Limit, q.Offset), Total: int64(len(all))}, nil
+}
+
+func pageOf[T any](all []T, limit, offset int) []T {
+	if offset >= len(all) {
+		return nil
+	}
+	all = all[offset:]
+	if limit > 0 && limit < len(all) {
+		all = all[:limit]
+	}
+	return all
+}
+
+// Ticker returns one ticker, or marketdata.ErrNotFound.
+func (s *Store) Ticker(ctx context.Context, symbol string) (marketdata.Ticker, error) {
+	t, err := scanTicker(s.db.QueryRowContext(ctx, `SELECT `+tickerColumns+`
+FROM tickers t LEFT JOIN exchanges e ON e.mic = t.exchange_mic WHERE t.symbol = $1`, symbol))
+	if errors.Is(err, sql.ErrNoRows) {
+		return marketdata.Ticker{}, fmt.Errorf("get ticker: %w", marketdata.ErrNotFound)
+	}
+	if err != nil {
+		return marketdata.Ticker{}, fmt.Errorf("get ticker: %w", translate(err))
+	}
+	return t, nil
+}
+
+// Exchanges returns a page of exchanges by MIC, optionally matching
+// q.Search in MIC, name, acronym, country or city.
+func (s *Store) Exchanges(ctx context.Context, q marketdata.ExchangeQuery) (marketdata.ExchangePage, error) {
+	where := `WHERE $1 = '' OR mic ILIKE $2 OR name ILIKE $2 OR acronym ILIKE $2 OR country ILIKE $2 OR city ILIKE $2`
+	args := []any{q.Search, likePattern(q.Search)}
+	var page marketdata.ExchangePage
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM exchanges `+where, args...).Scan(&page.Total); err != nil {
+		return page, fmt.Errorf("list exchanges: %w", translate(err))
+	}
+	if page.Total == 0 || int64(q.Offset) >= page.Total {
+		return page, nil
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+exchangeColumns+` FROM exchanges `+where+`
+ORDER BY mic LIMIT $3 OFFSET $4`, append(args, limitArg(q.Limit), q.Offset)...)
+	if err != nil {
+		return page, fmt.Errorf("list exchanges: %w", translate(err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		e, err := scanExchange(rows)
+		if err != nil {
+			return marketdata.ExchangePage{}, fmt.Errorf("list exchanges: %w", translate(err))
+		}
+		page.Exchanges = append(page.Exchanges, e)
+	}
+	if err := rows.Err(); err != nil {
+		return marketdata.ExchangePage{}, fmt.Errorf("list exchanges: %w", translate(err))
+	}
+	return page, nil
+}
+
+// Exchange returns one exchange by MIC, or marketdata.ErrNotFound.
+func (s *Store) Exchange(ctx context.Context, mic string) (marketdata.Exchange, error) {
+	e, err := scanExchange(s.db.QueryRowContext(ctx, `SELECT `+exchangeColumns+` FROM exchanges WHERE mic = $1`, mic))
+	if errors.Is(err, sql.ErrNoRows) {
+		return marketdata.Exchange{}, fmt.Errorf("get exchange: %w", marketdata.ErrNotFound)
+	}
+	if err != nil {
+		return marketdata.Exchange{}, fmt.Errorf("get exchange: %w", translate(err))
+	}
+	return e, nil
+}
+
+// actionQuery builds the count and page queries over splits or dividends.
+// With symbols, only known symbols count and the order within a date is the
+// request order; without, all symbols in symbol order.
+func actionSQL(table, value string, bySymbols bool, sort marketdata.SortOrder) (count, page string) {
+	dir := "DESC"
+	if sort == marketdata.SortAsc {
+		dir = "ASC"
+	}
+	if bySymbols {
+		from := ` FROM unnest($1::text[]) WITH ORDINALITY AS s(symbol, ord) JOIN ` + table + ` a ON a.symbol = s.symbol
+WHERE a.date BETWEEN $2 AND $3`
+		return `SELECT count(*)` + from,
+			`SELECT a.symbol, a.date, a.` + value + from + ` ORDER BY a.date ` + dir + `, s.ord LIMIT $4 OFFSET $5`
+	}
+	from := ` FROM ` + table + ` a WHERE $1::text[] IS NULL AND a.date BETWEEN $2 AND $3`
+	return `SELECT count(*)` + from,
+		`SELECT a.symbol, a.date, a.` + value + from + ` ORDER BY a.date ` + dir + `, a.symbol LIMIT $4 OFFSET $5`
+}
+
+type action struct {
+	symbol string
+	date   time.Time
+	value  float64
+}
+
+// Splits returns a page of splits by ex-date (q.Sort, newest first by
+// default).
+func (s *Store) Splits(ctx context.Context, q marketdata.ActionQuery) (marketdata.SplitPage, error) {
+	acts, total, err := s.actions(ctx, "splits", "factor", q)
+	if err != nil {
+		return marketdata.SplitPage{}, fmt.Errorf("list splits: %w", err)
+	}
+	page := marketdata.SplitPage{Total: total}
+	for _, a := range acts {
+		page.Splits = append(page.Splits, marketdata.Split{Symbol: a.symbol, Date: a.date, Factor: a.value})
+	}
+	return page, nil
+}
+
+// Dividends returns a page of cash dividends by ex-date (q.Sort, newest
+// first by default).
+func (s *Store) Dividends(ctx context.Context, q marketdata.ActionQuery) (marketdata.DividendPage, error) {
+	acts, total, err := s.actions(ctx, "dividends", "amount", q)
+	if err != nil {
+		return marketdata.DividendPage{}, fmt.Errorf("list dividends: %w", err)
+	}
+	page := marketdata.DividendPage{Total: total}
+	for _, a := range acts {
+		page.Dividends = append(page.Dividends, marketdata.Dividend{Symbol: a.symbol, Date: a.date, Amount: a.value})
+	}
+	return page, nil
+}
+
+func (s *Store) actions(ctx context.Context, table, value string, q marketdata.ActionQuery) ([]action, int64, error) {
+	var symbols any // NULL: all symbols
+	if len(q.Symbols) > 0 {
+		symbols = q.Symbols
+		var known bool
+		if err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM tickers WHERE symbol = ANY($1::text[]))`, q.Symbols).Scan(&known); err != nil {
+			return nil, 0, translate(err)
+		}
+		if !known {
+			return nil, 0, marketdata.ErrNoValidSymbols
+		}
+	}
+	countSQL, pageSQL := actionSQL(table, value, len(q.Symbols) > 0, q.Sort)
+	from, to := dateBound(q.DateFrom, false), dateBound(q.DateTo, true)
+	var total int64
+	if err := s.db.QueryRowContext(ctx, countSQL, symbols, from, to).Scan(&total); err != nil {
+		return nil, 0, translate(err)
+	}
+	if total == 0 || int64(q.Offset) >= total {
+		return nil, total, nil
+	}
+	rows, err := s.db.QueryContext(ctx, pageSQL, symbols, from, to, limitArg(q.Limit), q.Offset)
+	if err != nil {
+		return nil, 0, translate(err)
+	}
+	defer rows.Close()
+	var out []action
+	for rows.Next() {
+		var a action
+		if err := rows.Scan(&a.symbol, &a.date, &a.value); err != nil {
+			return nil, 0, translate(err)
+		}
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, translate(err)
+	}
+	return out, total, nil
+}
+
+// DataVersion returns the current data version.
+func (s *Store) DataVersion(ctx context.Context) (int64, error) {
+	var v int64
+	if err := s.db.QueryRowContext(ctx, `SELECT version FROM data_version`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("data version: %w", translate(err))
+	}
+	return v, nil
+}
