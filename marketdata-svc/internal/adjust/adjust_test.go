@@ -93,8 +93,8 @@ func TestFactorsIgnoresEventsOutsideTheSeries(t *testing.T) {
 	dates := days("2022-01-03", "2022-01-04")
 	price, _ := adjust.Factors(dates, []float64{10, 11}, []adjust.Event{
 		{Date: day("2022-01-03"), SplitFactor: 2}, // on the first bar: nothing earlier to adjust
-		{Date: day("2021-12-01"), Dividend: 1},   // before the series
-		{Date: day("2022-02-01"), Dividend: 20},  // not smaller than the previous close
+		{Date: day("2021-12-01"), Dividend: 1},    // before the series
+		{Date: day("2022-02-01"), Dividend: 20},   // not smaller than the previous close
 	})
 	if price[0] != 1 || price[1] != 1 {
 		t.Fatalf("price factors %v, want all 1", price)
