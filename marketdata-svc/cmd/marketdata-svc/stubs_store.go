@@ -11,10 +11,6 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
 )
 
-func keys(ctx context.Context, cfg config.Config, args []string, stdout io.Writer) error {
-	return errors.New("keys: not implemented yet")
-}
-
 func importData(ctx context.Context, cfg config.Config, log *slog.Logger, args []string, stdout io.Writer) error {
 	return errors.New("import: not implemented yet")
 }
