@@ -157,7 +157,7 @@ var tagFolder = cases.Fold()
 // NormalizeTag returns the canonical form of one tag: trimmed, NFC and
 // case-folded, so that "Work", " work" and "WORK" are the same tag.
 func NormalizeTag(tag string) string {
-	return tagFolder.String(norm.NFC.String(strings.TrimSpace(tag)))
+	return norm.NFC.String(tagFolder.String(norm.NFC.String(strings.TrimSpace(tag))))
 }
 
 // NormalizeTags validates and normalizes a tag list; field names the list

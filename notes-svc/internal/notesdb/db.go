@@ -127,7 +127,7 @@ func New(db *sql.DB) (*Store, error) {
 		// Opening must not need the database: the service starts, reports
 		// not ready, and recovers when PostgreSQL comes up.
 		DisableAutomaticPing: true,
-		NowFunc:                func() time.Time { return time.Now().UTC() },
+		NowFunc:              func() time.Time { return time.Now().UTC() },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open gorm: %w", err)

@@ -1,0 +1,215 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
+)
+
+// Media types of request bodies.
+const (
+	mediaJSON       = "application/json"
+	mediaMergePatch = "application/merge-patch+json"
+)
+
+// MaxBodyBytes bounds every request body; larger bodies get 413.
+const MaxBodyBytes = 1 << 20
+
+// readBody checks the Content-Type against want and reads the body, at
+// most MaxBodyBytes of it.
+func readBody(w http.ResponseWriter, r *http.Request, want string) ([]byte, error) {
+	ct := r.Header.Get("Content-Type")
+	mt, params, err := mime.ParseMediaType(ct)
+	if ct == "" || err != nil || !strings.EqualFold(mt, want) {
+		return nil, &requestError{status: http.StatusUnsupportedMediaType, field: "Content-Type",
+			detail: fmt.Sprintf("Content-Type must be %s", want)}
+	}
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+		return nil, &requestError{status: http.StatusUnsupportedMediaType, field: "Content-Type",
+			detail: "the only accepted charset is utf-8"}
+	}
+	tooLarge := &requestError{status: http.StatusRequestEntityTooLarge, field: "body",
+		detail: fmt.Sprintf("the body must be at most %d bytes", MaxBodyBytes)}
+	if r.ContentLength > MaxBodyBytes {
+		return nil, tooLarge
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	var maxErr *http.MaxBytesError
+	switch {
+	case errors.As(err, &maxErr):
+		return nil, tooLarge
+	case err != nil:
+		return nil, &requestError{status: http.StatusBadRequest, field: "body", detail: "the body could not be read"}
+	}
+	return body, nil
+}
+
+// noteFields is the JSON object of a note request. Each field stays raw so
+// that absent, null and wrongly typed values can be told apart and named.
+type noteFields struct {
+	Title   json.RawMessage `json:"title"`
+	Content json.RawMessage `json:"content"`
+	Tags    json.RawMessage `json:"tags"`
+}
+
+// decodeObject strictly decodes body, which must be one JSON object with
+// no unknown fields, into dst. Invalid UTF-8 and NUL characters are field
+// validation failures (422), not syntax errors; an escaped \u0000 decodes
+// to NUL, which the domain rejects per field.
+func decodeObject(body []byte, dst *noteFields) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return &requestError{status: http.StatusBadRequest, field: "body", detail: "the body is empty; send a JSON object"}
+	}
+	if !utf8.Valid(body) || bytes.IndexByte(body, 0) >= 0 {
+		if field, ok := badTextField(body); ok {
+			var verr notes.ValidationError
+			verr.Add(field, "must be valid UTF-8 without NUL characters")
+			return &verr
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return decodeError(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return &requestError{status: http.StatusBadRequest, field: "body", detail: "the body must hold a single JSON object with nothing after it"}
+	}
+	return nil
+}
+
+func decodeError(err error) error {
+	var (
+		syntaxErr *json.SyntaxError
+		typeErr   *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.As(err, &syntaxErr):
+		return &requestError{status: http.StatusBadRequest, field: "body",
+			detail: fmt.Sprintf("malformed JSON at byte %d: %s", syntaxErr.Offset, syntaxErr.Error())}
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return &requestError{status: http.StatusBadRequest, field: "body", detail: "malformed JSON: the body ends too early"}
+	case errors.As(err, &typeErr):
+		var verr notes.ValidationError
+		if typeErr.Field == "" {
+			verr.Add("body", "must be a JSON object")
+		} else {
+			verr.Add(typeErr.Field, "has the wrong type")
+		}
+		return &verr
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		var verr notes.ValidationError
+		verr.Add(name, "is not a field of a note")
+		return &verr
+	}
+	return &requestError{status: http.StatusBadRequest, field: "body", detail: "malformed JSON"}
+}
+
+// badTextField finds the member of a JSON object whose value holds
+// invalid UTF-8 or a NUL character. Raw NUL bytes are swapped for a byte
+// that is also invalid UTF-8, so the object still scans and offsets hold.
+func badTextField(body []byte) (string, bool) {
+	scan := bytes.ReplaceAll(body, []byte{0}, []byte{0xff})
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(scan, &members); err != nil {
+		return "body", true
+	}
+	for name, raw := range members {
+		if !utf8.Valid(raw) {
+			return name, true
+		}
+	}
+	return "body", true
+}
+
+// textField decodes one string member; required reports absence.
+func textField(name string, raw json.RawMessage, required bool, verr *notes.ValidationError) *string {
+	switch {
+	case raw == nil:
+		if required {
+			verr.Add(name, "is required")
+		}
+		return nil
+	case string(raw) == "null":
+		verr.Add(name, "must be a string, not null")
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		verr.Add(name, "must be a string")
+		return nil
+	}
+	return &s
+}
+
+// tagsField decodes the tags member. JSON null is an empty list when
+// nullMeansEmpty (merge patch) and an error otherwise.
+func tagsField(raw json.RawMessage, nullMeansEmpty bool, verr *notes.ValidationError) *[]string {
+	switch {
+	case raw == nil:
+		return nil
+	case string(raw) == "null":
+		if nullMeansEmpty {
+			return &[]string{}
+		}
+		verr.Add("tags", "must be an array of strings, not null; omit it to keep the tags")
+		return nil
+	}
+	var tags []string
+	if err := json.Unmarshal(raw, &tags); err != nil {
+		verr.Add("tags", "must be an array of strings")
+		return nil
+	}
+	if tags == nil {
+		tags = []string{}
+	}
+	return &tags
+}
+
+// decodeDraft decodes a create or replace body: title and content are
+// required, tags optional. The draft is not normalized yet.
+func decodeDraft(body []byte) (notes.Draft, error) {
+	var f noteFields
+	if err := decodeObject(body, &f); err != nil {
+		return notes.Draft{}, err
+	}
+	var verr notes.ValidationError
+	title := textField("title", f.Title, true, &verr)
+	content := textField("content", f.Content, true, &verr)
+	tags := tagsField(f.Tags, false, &verr)
+	if err := verr.Err(); err != nil {
+		return notes.Draft{}, err
+	}
+	d := notes.Draft{Title: *title, Content: *content}
+	if tags != nil {
+		d.Tags = *tags
+	}
+	return d, nil
+}
+
+// decodePatch decodes an RFC 7396 merge patch of a note.
+func decodePatch(body []byte) (notes.Patch, error) {
+	var f noteFields
+	if err := decodeObject(body, &f); err != nil {
+		return notes.Patch{}, err
+	}
+	var verr notes.ValidationError
+	p := notes.Patch{
+		Title:   textField("title", f.Title, false, &verr),
+		Content: textField("content", f.Content, false, &verr),
+		Tags:    tagsField(f.Tags, true, &verr),
+	}
+	if err := verr.Err(); err != nil {
+		return notes.Patch{}, err
+	}
+	return p, nil
+}

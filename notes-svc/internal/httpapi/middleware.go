@@ -1,0 +1,177 @@
+package httpapi
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tickerdesk/tickerdesk/pkg/auth"
+)
+
+const (
+	requestIDHeader = "X-Request-ID"
+	requestIDKey    = "request_id"
+	maxRequestIDLen = 128
+)
+
+// requestID accepts a well-formed X-Request-ID from the caller, or makes
+// one, and echoes it.
+func (s *Server) requestID() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		id := c.GetHeader(requestIDHeader)
+		if !validRequestID(id) {
+			id = uuid.NewString()
+		}
+		c.Set(requestIDKey, id)
+		c.Header(requestIDHeader, id)
+		c.Next()
+	}
+}
+
+// validRequestID accepts 1..128 printable ASCII characters, so that a
+// request id can neither forge log lines nor bloat them.
+func validRequestID(id string) bool {
+	if id == "" || len(id) > maxRequestIDLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] < 0x20 || id[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+func requestID(c *gin.Context) string { return c.GetString(requestIDKey) }
+
+// accessLog writes one JSON line per request. The URL is redacted and no
+// header or body is logged.
+func (s *Server) accessLog() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		start := time.Now()
+		c.Next()
+		attrs := []any{
+			"request_id", requestID(c),
+			"method", c.Request.Method,
+			"route", routeOf(c),
+			"path", auth.RedactURL(c.Request.URL),
+			"status", c.Writer.Status(),
+			"bytes", c.Writer.Size(),
+			"duration_ms", float64(time.Since(start).Microseconds()) / 1000,
+			"client_ip", c.ClientIP(),
+		}
+		if p, ok := auth.PrincipalFrom(c.Request.Context()); ok {
+			attrs = append(attrs, "account_id", p.AccountID, "key_id", p.KeyID)
+		}
+		s.log.Info("request", attrs...)
+	}
+}
+
+func routeOf(c *gin.Context) string {
+	if r := c.FullPath(); r != "" {
+		return r
+	}
+	return "unmatched"
+}
+
+type httpMetrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	inFlight prometheus.Gauge
+}
+
+func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
+	m := &httpMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "http_requests_total",
+			Help: "HTTP requests by method, route template and status."}, []string{"method", "route", "status"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "http_request_duration_seconds",
+			Help: "HTTP request latency by method and route template.", Buckets: prometheus.DefBuckets}, []string{"method", "route"}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{Name: "http_requests_in_flight", Help: "HTTP requests being served."}),
+	}
+	reg.MustRegister(m.requests, m.duration, m.inFlight)
+	return m
+}
+
+// instrument counts requests by route template (never the raw path, which
+// would explode the label space) and status.
+func (s *Server) instrument() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		start := time.Now()
+		s.metrics.inFlight.Inc()
+		defer s.metrics.inFlight.Dec()
+		c.Next()
+		route := routeOf(c)
+		s.metrics.requests.WithLabelValues(c.Request.Method, route, strconv.Itoa(c.Writer.Status())).Inc()
+		s.metrics.duration.WithLabelValues(c.Request.Method, route).Observe(time.Since(start).Seconds())
+	}
+}
+
+// recoverPanic turns a panic into a logged 500 problem without a stack
+// trace in the response. http.ErrAbortHandler still aborts the connection.
+func (s *Server) recoverPanic() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		defer func() {
+			r := recover()
+			if r == nil {
+				return
+			}
+			if r == http.ErrAbortHandler {
+				panic(r)
+			}
+			s.log.Error("panic", "request_id", requestID(c), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			if c.Writer.Written() {
+				c.Abort()
+				panic(http.ErrAbortHandler)
+			}
+			s.fail(c, fmt.Errorf("panic: %v", r))
+		}()
+		c.Next()
+	}
+}
+
+// timeout bounds the request's context, and with it every database call.
+func (s *Server) timeout() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if s.requestTimeout <= 0 {
+			c.Next()
+			return
+		}
+		ctx, cancel := context.WithTimeout(c.Request.Context(), s.requestTimeout)
+		defer cancel()
+		c.Request = c.Request.WithContext(ctx)
+		c.Next()
+	}
+}
+
+// deprecatedSince is when the unversioned alias was deprecated, as an RFC
+// 9745 Deprecation value (2025-01-01T00:00:00Z).
+const deprecatedSince = "@1735689600"
+
+// deprecatedAlias marks responses of the unversioned paths as deprecated
+// and points at their /v1 successor.
+func (s *Server) deprecatedAlias() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		c.Header("Deprecation", deprecatedSince)
+		c.Writer.Header().Add("Link", "</v1"+c.Request.URL.EscapedPath()+`>; rel="successor-version"`)
+		c.Next()
+	}
+}
+
+// requireScope refuses keys without scope.
+func (s *Server) requireScope(scope string) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		p, ok := auth.PrincipalFrom(c.Request.Context())
+		if !ok || !p.HasScope(scope) {
+			s.fail(c, &scopeError{scope: scope})
+			return
+		}
+		c.Next()
+	}
+}

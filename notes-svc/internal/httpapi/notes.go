@@ -1,0 +1,332 @@
+package httpapi
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
+	"github.com/tickerdesk/tickerdesk/pkg/auth"
+	"github.com/tickerdesk/tickerdesk/pkg/pagination"
+)
+
+// timeFormat is the spec's UTC ISO 8601 form.
+const timeFormat = "2006-01-02T15:04:05Z"
+
+// MaxListLimit bounds limit on the listing.
+const MaxListLimit = 1000
+
+// noteJSON is a note as the API shows it.
+type noteJSON struct {
+	ID        string   `json:"id"`
+	Title     string   `json:"title"`
+	Content   string   `json:"content"`
+	Tags      []string `json:"tags"`
+	CreatedAt string   `json:"created_at"`
+	UpdatedAt string   `json:"updated_at"`
+}
+
+func render(n notes.Note) noteJSON {
+	tags := n.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	return noteJSON{ID: n.ID, Title: n.Title, Content: n.Content, Tags: tags,
+		CreatedAt: n.CreatedAt.UTC().Format(timeFormat), UpdatedAt: n.UpdatedAt.UTC().Format(timeFormat)}
+}
+
+// etag is the strong entity tag of a note version.
+func etag(n notes.Note) string { return `"` + strconv.FormatInt(n.Version, 10) + `"` }
+
+func accountOf(c *gin.Context) string {
+	p, _ := auth.PrincipalFrom(c.Request.Context())
+	return p.AccountID
+}
+
+// writeJSON writes v without HTML escaping, so text comes back as sent.
+func writeJSON(c *gin.Context, status int, v any) {
+	c.Header("Content-Type", "application/json")
+	c.Status(status)
+	enc := json.NewEncoder(c.Writer)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v) // a write error means the client left
+}
+
+func (s *Server) writeNote(c *gin.Context, status int, n notes.Note) {
+	c.Header("ETag", etag(n))
+	if status == http.StatusCreated {
+		c.Header("Location", "/v1/notes/"+n.ID)
+	}
+	writeJSON(c, status, render(n))
+}
+
+func (s *Server) createNote(c *gin.Context) {
+	key, err := idempotencyKey(c.Request.Header)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	body, err := readBody(c.Writer, c.Request, mediaJSON)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	d, err := decodeDraft(body)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	n, replayed, err := s.notes.Create(c.Request.Context(), accountOf(c), d, key)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if replayed {
+		c.Header("Idempotent-Replayed", "true")
+	}
+	s.writeNote(c, http.StatusCreated, n)
+}
+
+// idempotencyKey reads the Idempotency-Key header: either a bare token
+// (Stripe) or an RFC 8941 string (the IETF draft), of 1..255 printable
+// ASCII characters.
+func idempotencyKey(h http.Header) (string, error) {
+	vals := h.Values("Idempotency-Key")
+	if len(vals) == 0 {
+		return "", nil
+	}
+	bad := func(detail string) error {
+		return &requestError{status: http.StatusBadRequest, field: "Idempotency-Key", detail: detail}
+	}
+	if len(vals) > 1 {
+		return "", bad("send Idempotency-Key once")
+	}
+	key := strings.TrimSpace(vals[0])
+	if len(key) >= 2 && key[0] == '"' && key[len(key)-1] == '"' {
+		key = key[1 : len(key)-1]
+	}
+	if key == "" || len(key) > notes.MaxIdempotencyKeyLen {
+		return "", bad("Idempotency-Key must be 1..255 characters")
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i] < 0x20 || key[i] > 0x7e {
+			return "", bad("Idempotency-Key must be printable ASCII")
+		}
+	}
+	return key, nil
+}
+
+func (s *Server) getNote(c *gin.Context) {
+	n, err := s.notes.Get(c.Request.Context(), accountOf(c), c.Param("id"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if inm := c.Request.Header.Values("If-None-Match"); len(inm) > 0 && noneMatchHits(strings.Join(inm, ","), n.Version) {
+		c.Header("ETag", etag(n))
+		c.Status(http.StatusNotModified)
+		return
+	}
+	s.writeNote(c, http.StatusOK, n)
+}
+
+func (s *Server) replaceNote(c *gin.Context) {
+	body, err := readBody(c.Writer, c.Request, mediaJSON)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	d, err := decodeDraft(body)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	n, err := s.notes.Replace(c.Request.Context(), accountOf(c), c.Param("id"), d, ifMatch(c.Request.Header))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.writeNote(c, http.StatusOK, n)
+}
+
+func (s *Server) patchNote(c *gin.Context) {
+	body, err := readBody(c.Writer, c.Request, mediaMergePatch)
+	if err != nil {
+		c.Header("Accept-Patch", mediaMergePatch)
+		s.fail(c, err)
+		return
+	}
+	p, err := decodePatch(body)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	n, err := s.notes.Patch(c.Request.Context(), accountOf(c), c.Param("id"), p, ifMatch(c.Request.Header))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.writeNote(c, http.StatusOK, n)
+}
+
+// deleteJSON confirms a deletion, as the spec shows it.
+type deleteJSON struct {
+	Message string `json:"message"`
+	ID      string `json:"id"`
+}
+
+func (s *Server) deleteNote(c *gin.Context) {
+	id := c.Param("id")
+	if err := s.notes.Delete(c.Request.Context(), accountOf(c), id, ifMatch(c.Request.Header)); err != nil {
+		s.fail(c, err)
+		return
+	}
+	writeJSON(c, http.StatusOK, deleteJSON{Message: "Note deleted permanently.", ID: id})
+}
+
+// ifMatch parses If-Match into a precondition. Weak tags never match, as
+// RFC 9110 requires strong comparison; tags this server never issues
+// cannot match either.
+func ifMatch(h http.Header) notes.Condition {
+	vals := h.Values("If-Match")
+	if len(vals) == 0 {
+		return notes.Condition{}
+	}
+	cond := notes.Condition{Present: true, Versions: []int64{}}
+	for raw := range strings.SplitSeq(strings.Join(vals, ","), ",") {
+		tag := strings.TrimSpace(raw)
+		if tag == "*" {
+			cond.Any = true
+			continue
+		}
+		if v, ok := parseStrongTag(tag); ok {
+			cond.Versions = append(cond.Versions, v)
+		}
+	}
+	return cond
+}
+
+func parseStrongTag(tag string) (int64, bool) {
+	if len(tag) < 3 || tag[0] != '"' || tag[len(tag)-1] != '"' {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(tag[1:len(tag)-1], 10, 64)
+	if err != nil || v < 1 {
+		return 0, false
+	}
+	return v, true
+}
+
+// noneMatchHits applies If-None-Match with weak comparison.
+func noneMatchHits(header string, version int64) bool {
+	for raw := range strings.SplitSeq(header, ",") {
+		tag := strings.TrimSpace(raw)
+		if tag == "*" {
+			return true
+		}
+		if v, ok := parseStrongTag(strings.TrimPrefix(tag, "W/")); ok && v == version {
+			return true
+		}
+	}
+	return false
+}
+
+// listQuery reads the listing's query parameters, reporting every bad one.
+func listQuery(c *gin.Context) (notes.ListQuery, pagination.Page, error) {
+	q := c.Request.URL.Query()
+	var fields notes.ValidationError
+	page, err := pagination.Parse(q, pagination.Bounds{MaxLimit: MaxListLimit})
+	var perr *pagination.ValidationError
+	if errors.As(err, &perr) {
+		for _, p := range perr.Params {
+			fields.Add(p.Param, p.Message)
+		}
+	}
+	single := func(name string) string {
+		vals := q[name]
+		if len(vals) > 1 {
+			fields.Add(name, "must be given at most once")
+			return ""
+		}
+		if len(vals) == 0 {
+			return ""
+		}
+		return vals[0]
+	}
+	lq := notes.ListQuery{Tags: q["tag"], Search: strings.TrimSpace(single("q")), Sort: notes.Sort(strings.TrimSpace(single("sort"))),
+		Limit: page.Limit, Offset: page.Offset}
+	lq, err = lq.Validate()
+	var verr *notes.ValidationError
+	if errors.As(err, &verr) {
+		fields.Fields = append(fields.Fields, verr.Fields...)
+	}
+	if err := fields.Err(); err != nil {
+		return notes.ListQuery{}, pagination.Page{}, err
+	}
+	return lq, page, nil
+}
+
+// listNotes answers a JSON array. Without limit it holds every note of the
+// account, streamed from the database row by row; with limit or offset it
+// is one page, described by X-Total-Count and Link.
+func (s *Server) listNotes(c *gin.Context) {
+	ctx := c.Request.Context()
+	account := accountOf(c)
+	lq, page, err := listQuery(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	q := c.Request.URL.Query()
+	if q.Has("limit") || q.Has("offset") {
+		total, err := s.notes.Count(ctx, account, lq)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		c.Header("X-Total-Count", strconv.FormatInt(total, 10))
+		if links := pagination.Links(c.Request.URL, page, total); links != "" {
+			c.Writer.Header().Add("Link", links)
+		}
+	}
+	out := bufio.NewWriterSize(c.Writer, 32<<10)
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false)
+	started := false
+	start := func() {
+		c.Header("Content-Type", "application/json")
+		c.Status(http.StatusOK)
+		_ = out.WriteByte('[')
+		started = true
+	}
+	err = s.notes.List(ctx, account, lq, func(n notes.Note) error {
+		if started {
+			_ = out.WriteByte(',')
+		} else {
+			start()
+		}
+		return enc.Encode(render(n))
+	})
+	if err != nil {
+		if !started {
+			s.fail(c, err)
+			return
+		}
+		// The status is out: all that is left is to cut the response short
+		// so the client sees a broken array, never a complete-looking one.
+		s.log.Warn("list stream aborted", "request_id", requestID(c), "error", err.Error())
+		_ = out.Flush()
+		panic(http.ErrAbortHandler)
+	}
+	if !started {
+		start()
+	}
+	_ = out.WriteByte(']')
+	_ = out.Flush()
+}
+

@@ -1,0 +1,47 @@
+package httpapi
+
+import (
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/tickerdesk/tickerdesk/pkg/auth"
+)
+
+// Scopes an API key needs.
+const (
+	scopeRead  = "notes:read"
+	scopeWrite = "notes:write"
+)
+
+// routes lists the whole API surface.
+func (s *Server) routes() {
+	e := s.engine
+	e.Use(s.requestID(), s.accessLog(), s.instrument(), s.recoverPanic())
+	e.NoRoute(func(c *gin.Context) { s.fail(c, errRouteNotFound) })
+	e.NoMethod(func(c *gin.Context) { s.fail(c, errMethodNotAllowed) })
+
+	// Operability: no key needed, no database touched except by /readyz.
+	e.GET("/healthz", s.healthz)
+	e.GET("/readyz", s.readyz)
+	e.GET("/metrics", gin.WrapH(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{Registry: s.registry})))
+	e.GET("/v1/openapi.json", s.openAPI)
+
+	authn := s.auth.Middleware(auth.BearerHeader(), s.fail)
+	v1 := e.Group("/v1", s.timeout(), authn)
+	s.noteRoutes(v1)
+
+	// The spec's listing example uses /notes: served as a deprecated alias
+	// of /v1 (docs/API.md, "Unversioned alias").
+	alias := e.Group("", s.deprecatedAlias(), s.timeout(), authn)
+	s.noteRoutes(alias)
+}
+
+func (s *Server) noteRoutes(g *gin.RouterGroup) {
+	read, write := s.requireScope(scopeRead), s.requireScope(scopeWrite)
+	g.POST("/notes", write, s.createNote)
+	g.GET("/notes", read, s.listNotes)
+	g.GET("/notes/:id", read, s.getNote)
+	g.PUT("/notes/:id", write, s.replaceNote)
+	g.PATCH("/notes/:id", write, s.patchNote)
+	g.DELETE("/notes/:id", write, s.deleteNote)
+}

@@ -1,0 +1,100 @@
+// Package httpapi is the HTTP interface of notes-svc: routes, handlers,
+// middleware, RFC 9457 errors and the embedded OpenAPI document.
+package httpapi
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
+	"github.com/tickerdesk/tickerdesk/pkg/auth"
+)
+
+// Options wire a Server.
+type Options struct {
+	Notes *notes.Service
+	Auth  *auth.Authenticator
+	// Ping checks the database for /readyz.
+	Ping func(context.Context) error
+	// DB, when set, has its pool statistics exported on /metrics.
+	DB  *sql.DB
+	Log *slog.Logger
+	// RequestTimeout bounds each API request; zero means none.
+	RequestTimeout time.Duration
+	// TrustedProxies are the proxies whose forwarding headers count for
+	// the client address; empty trusts none.
+	TrustedProxies []string
+	// Version is reported by the notes_build_info metric.
+	Version string
+}
+
+// Server handles the notes API.
+type Server struct {
+	notes          *notes.Service
+	auth           *auth.Authenticator
+	ping           func(context.Context) error
+	log            *slog.Logger
+	requestTimeout time.Duration
+	engine         *gin.Engine
+	registry       *prometheus.Registry
+	metrics        *httpMetrics
+	openapi        []byte
+	shuttingDown   atomic.Bool
+}
+
+// NewServer returns a Server for o.
+func NewServer(o Options) (*Server, error) {
+	if o.Notes == nil || o.Auth == nil || o.Ping == nil || o.Log == nil {
+		return nil, errors.New("new server: Notes, Auth, Ping and Log are required")
+	}
+	doc, err := openAPIJSON()
+	if err != nil {
+		return nil, fmt.Errorf("new server: %w", err)
+	}
+	s := &Server{notes: o.Notes, auth: o.Auth, ping: o.Ping, log: o.Log, requestTimeout: o.RequestTimeout,
+		registry: prometheus.NewRegistry(), openapi: doc}
+	s.metrics = newHTTPMetrics(s.registry)
+	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if o.DB != nil {
+		s.registry.MustRegister(collectors.NewDBStatsCollector(o.DB, "notes"))
+	}
+	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{Name: "notes_build_info", Help: "Build of the running notes-svc.",
+		ConstLabels: prometheus.Labels{"version": o.Version}})
+	buildInfo.Set(1)
+	s.registry.MustRegister(buildInfo)
+
+	e := gin.New()
+	if err := e.SetTrustedProxies(o.TrustedProxies); err != nil {
+		return nil, fmt.Errorf("new server: trusted proxies: %w", err)
+	}
+	e.HandleMethodNotAllowed = true
+	// A redirect would answer outside the problem format and invite
+	// clients to retry writes at another path.
+	e.RedirectTrailingSlash = false
+	e.RedirectFixedPath = false
+	e.ContextWithFallback = true
+	s.engine = e
+	s.routes()
+	return s, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.engine.ServeHTTP(w, r) }
+
+// SetShuttingDown makes /readyz fail, so that load balancers stop sending
+// traffic before the listener closes.
+func (s *Server) SetShuttingDown() { s.shuttingDown.Store(true) }
+
+// Registry is the Prometheus registry behind /metrics, for extra
+// collectors.
+func (s *Server) Registry() *prometheus.Registry { return s.registry }
