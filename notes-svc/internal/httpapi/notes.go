@@ -329,4 +329,3 @@ func (s *Server) listNotes(c *gin.Context) {
 	_ = out.WriteByte(']')
 	_ = out.Flush()
 }
-

@@ -167,4 +167,3 @@ func writeProblem(c *gin.Context, p problem) {
 	_, _ = c.Writer.Write(body)
 	c.Abort()
 }
-
