@@ -181,6 +181,9 @@ func newMetrics(reg prometheus.Registerer, kind string) *metrics {
 		fallbacks: prometheus.NewCounter(prometheus.CounterOpts{Name: "marketdata_cache_fallbacks_total", Help: "EOD queries sent to the database because the cache failed or was being bypassed after a failure.", ConstLabels: labels}),
 		errors:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "marketdata_cache_errors_total", Help: "Failed or timed-out cache calls by operation.", ConstLabels: labels}, []string{"op"}),
 	}
+	// Series exist from the start, so dashboards see 0 rather than nothing.
+	m.errors.WithLabelValues("lookup")
+	m.errors.WithLabelValues("store")
 	if reg != nil {
 		reg.MustRegister(m.hits, m.misses, m.fallbacks, m.errors)
 	}

@@ -111,3 +111,13 @@ func (b *redisBackend) status(ctx context.Context) string {
 	}
 	return "ok"
 }
+
+// PublishVersion raises the data version in Redis to v (never lowers it),
+// making every cache entry of an older version unreachable. The import
+// commands call it after their commit.
+func PublishVersion(ctx context.Context, rdb redis.UniversalClient, v int64) error {
+	if err := raiseScript.Run(ctx, rdb, []string{VersionKey}, v).Err(); err != nil {
+		return fmt.Errorf("publish data version: %w", err)
+	}
+	return nil
+}

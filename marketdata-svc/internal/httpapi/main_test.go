@@ -1,13 +1,14 @@
 package httpapi_test
 
 import (
-	"os"
 	"testing"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
 	gin.SetMode(gin.TestMode)
-	os.Exit(m.Run())
+	testenv.Main(m)
 }

@@ -139,6 +139,8 @@ func newMetrics(reg prometheus.Registerer, backend string) *metrics {
 			ConstLabels: prometheus.Labels{"backend": backend},
 		}),
 	}
+	m.refused.WithLabelValues("rate")
+	m.refused.WithLabelValues("usage")
 	if reg != nil {
 		reg.MustRegister(m.refused, m.errors)
 	}
