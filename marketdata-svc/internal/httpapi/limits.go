@@ -7,6 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/ratelimit"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
 )
 
@@ -32,7 +33,9 @@ func (s *Server) rateLimit(c *gin.Context) {
 		h.Set("X-RateLimit-Remaining", strconv.Itoa(max(d.Remaining, 0)))
 		h.Set("X-RateLimit-Reset", strconv.FormatInt(ceilSeconds(d.ResetAfter), 10))
 	}
-	if d.Quota > 0 {
+	// A request refused by the rate limit never reached the usage counter,
+	// so the month's state is unknown then and left out.
+	if d.Quota > 0 && d.Err != ratelimit.ErrRateLimited {
 		if len(policy) > 0 {
 			policy = append(policy, ", "...)
 			state = append(state, ", "...)
