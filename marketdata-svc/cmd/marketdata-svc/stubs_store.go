@@ -11,10 +11,6 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
 )
 
-func importData(ctx context.Context, cfg config.Config, log *slog.Logger, args []string, stdout io.Writer) error {
-	return errors.New("import: not implemented yet")
-}
-
 func demo(ctx context.Context, cfg config.Config, log *slog.Logger, args []string, stdout io.Writer) error {
 	return errors.New("demo: not implemented yet")
 }
