@@ -1,0 +1,606 @@
+package validate
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// RuntimeEnv lists variables read by the Go runtime rather than the
+// services' config packages; manifests may set them too.
+var RuntimeEnv = map[string]bool{"GOMEMLIMIT": true, "GOMAXPROCS": true, "GOGC": true, "GODEBUG": true}
+
+// Routes maps every public path prefix to the service the gateway must send
+// it to (issue: "/v1/notes (and the /notes alias) goes to notes-svc; ...").
+var Routes = map[string]string{
+	"/v1/notes":     "notes-svc",
+	"/notes":        "notes-svc",
+	"/v1/eod":       "marketdata-svc",
+	"/v1/tickers":   "marketdata-svc",
+	"/v1/exchanges": "marketdata-svc",
+	"/v1/splits":    "marketdata-svc",
+	"/v1/dividends": "marketdata-svc",
+}
+
+// Secrets lists the Secrets the manifests reference and their keys; they are
+// created outside the manifests (deploy/README.md says how).
+var Secrets = map[string][]string{
+	"notes-svc-secrets":      {"DATABASE_URL"},
+	"marketdata-svc-secrets": {"DATABASE_URL", "REDIS_URL"},
+}
+
+// TrustedProxiesConfigMap and TrustedProxiesKey hold the per-overlay list of
+// gateway addresses the services trust for X-Forwarded-For.
+const (
+	TrustedProxiesConfigMap = "tickerdesk-gateway"
+	TrustedProxiesKey       = "trusted-proxies"
+)
+
+// nameLabel identifies the service a workload runs.
+const nameLabel = "app.kubernetes.io/name"
+
+// Rendered is one overlay's objects, indexed for the checks.
+type Rendered struct {
+	Deployments     []*appsv1.Deployment
+	Jobs            []*batchv1.Job
+	Services        []*corev1.Service
+	ServiceAccounts map[string]*corev1.ServiceAccount
+	ConfigMaps      map[string]*corev1.ConfigMap
+	HPAs            []*autoscalingv2.HorizontalPodAutoscaler
+	PDBs            []*policyv1.PodDisruptionBudget
+	NetworkPolicies []*networkingv1.NetworkPolicy
+	Ingresses       []*networkingv1.Ingress
+	Gateways        map[string]*gatewayv1.Gateway
+	HTTPRoutes      []*gatewayv1.HTTPRoute
+	Others          []string
+}
+
+// Index sorts decoded objects by kind. Kinds the checks do not know are
+// listed in Others (a Secret is an error: Secrets stay out of manifests).
+func Index(objs []Object) (*Rendered, error) {
+	r := &Rendered{
+		ServiceAccounts: map[string]*corev1.ServiceAccount{},
+		ConfigMaps:      map[string]*corev1.ConfigMap{},
+		Gateways:        map[string]*gatewayv1.Gateway{},
+	}
+	var errs []error
+	for _, o := range objs {
+		switch v := o.Obj.(type) {
+		case *appsv1.Deployment:
+			r.Deployments = append(r.Deployments, v)
+		case *batchv1.Job:
+			r.Jobs = append(r.Jobs, v)
+		case *corev1.Service:
+			r.Services = append(r.Services, v)
+		case *corev1.ServiceAccount:
+			r.ServiceAccounts[v.Name] = v
+		case *corev1.ConfigMap:
+			r.ConfigMaps[v.Name] = v
+		case *autoscalingv2.HorizontalPodAutoscaler:
+			r.HPAs = append(r.HPAs, v)
+		case *policyv1.PodDisruptionBudget:
+			r.PDBs = append(r.PDBs, v)
+		case *networkingv1.NetworkPolicy:
+			r.NetworkPolicies = append(r.NetworkPolicies, v)
+		case *networkingv1.Ingress:
+			r.Ingresses = append(r.Ingresses, v)
+		case *gatewayv1.Gateway:
+			r.Gateways[v.Name] = v
+		case *gatewayv1.HTTPRoute:
+			r.HTTPRoutes = append(r.HTTPRoutes, v)
+		case *corev1.Secret:
+			errs = append(errs, fmt.Errorf("rendered Secret %s: Secrets are created outside the manifests", v.Name))
+		default:
+			r.Others = append(r.Others, fmt.Sprintf("%T", v))
+		}
+	}
+	return r, errors.Join(errs...)
+}
+
+// checker accumulates failures with a context prefix.
+type checker struct {
+	errs []error
+}
+
+func (c *checker) failf(format string, args ...any) {
+	c.errs = append(c.errs, fmt.Errorf(format, args...))
+}
+
+// Check runs every semantic check on one overlay against the services'
+// source and returns all failures.
+func Check(r *Rendered, sources map[string]ServiceSource) error {
+	c := &checker{}
+	c.workloads(r, sources)
+	c.services(r)
+	c.autoscaling(r)
+	c.networkPolicies(r)
+	c.routing(r, sources)
+	c.trustedProxies(r)
+	return errors.Join(c.errs...)
+}
+
+func (c *checker) workloads(r *Rendered, sources map[string]ServiceSource) {
+	seen := map[string]bool{}
+	for _, d := range r.Deployments {
+		where := "Deployment " + d.Name
+		src, ok := sources[d.Spec.Template.Labels[nameLabel]]
+		if !ok {
+			c.failf("%s: template label %s=%q names no known service", where, nameLabel, d.Spec.Template.Labels[nameLabel])
+			continue
+		}
+		seen[src.Name] = true
+		if d.Spec.Selector == nil {
+			c.failf("%s: no selector", where)
+		} else if sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector); err != nil || sel.Empty() || !sel.Matches(labels.Set(d.Spec.Template.Labels)) {
+			c.failf("%s: selector %v does not match template labels %v", where, d.Spec.Selector.MatchLabels, d.Spec.Template.Labels)
+		}
+		c.podSpec(where, &d.Spec.Template.Spec, src, r)
+		c.probesAndPorts(where, &d.Spec.Template.Spec, src, r)
+	}
+	for _, j := range r.Jobs {
+		where := "Job " + j.Name
+		src, ok := sources[j.Spec.Template.Labels[nameLabel]]
+		if !ok {
+			c.failf("%s: template label %s=%q names no known service", where, nameLabel, j.Spec.Template.Labels[nameLabel])
+			continue
+		}
+		c.podSpec(where, &j.Spec.Template.Spec, src, r)
+		if args := j.Spec.Template.Spec.Containers[0].Args; len(args) == 0 || args[0] != "migrate" {
+			c.failf("%s: runs %v, want the migrate command", where, args)
+		}
+	}
+	for name := range sources {
+		if !seen[name] {
+			c.failf("no Deployment runs %s", name)
+		}
+	}
+}
+
+// podSpec checks hardening, resources, images and every environment variable
+// of a pod template.
+func (c *checker) podSpec(where string, spec *corev1.PodSpec, src ServiceSource, r *Rendered) {
+	if spec.AutomountServiceAccountToken == nil || *spec.AutomountServiceAccountToken {
+		c.failf("%s: automountServiceAccountToken must be false", where)
+	}
+	if sa, ok := r.ServiceAccounts[spec.ServiceAccountName]; !ok {
+		c.failf("%s: ServiceAccount %q is not rendered", where, spec.ServiceAccountName)
+	} else if sa.AutomountServiceAccountToken == nil || *sa.AutomountServiceAccountToken {
+		c.failf("%s: ServiceAccount %s must set automountServiceAccountToken: false", where, sa.Name)
+	}
+	psc := spec.SecurityContext
+	if psc == nil || psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot {
+		c.failf("%s: pod securityContext.runAsNonRoot must be true", where)
+	}
+	if psc == nil || psc.SeccompProfile == nil || psc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+		c.failf("%s: pod seccompProfile must be RuntimeDefault", where)
+	}
+	if len(spec.Containers) == 0 {
+		c.failf("%s: no containers", where)
+		return
+	}
+	for _, ctr := range spec.Containers {
+		cw := where + " container " + ctr.Name
+		if !strings.Contains(ctr.Image, "/"+src.Name+":") && !strings.Contains(ctr.Image, "/"+src.Name+"@") {
+			c.failf("%s: image %q is not a %s image", cw, ctr.Image, src.Name)
+		}
+		sc := ctr.SecurityContext
+		switch {
+		case sc == nil:
+			c.failf("%s: no securityContext", cw)
+		default:
+			if sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
+				c.failf("%s: readOnlyRootFilesystem must be true", cw)
+			}
+			if sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
+				c.failf("%s: allowPrivilegeEscalation must be false", cw)
+			}
+			if sc.Capabilities == nil || len(sc.Capabilities.Drop) != 1 || sc.Capabilities.Drop[0] != "ALL" {
+				c.failf("%s: capabilities must drop ALL", cw)
+			}
+			if sc.Capabilities != nil && len(sc.Capabilities.Add) > 0 {
+				c.failf("%s: adds capabilities %v", cw, sc.Capabilities.Add)
+			}
+		}
+		for _, res := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+			if _, ok := ctr.Resources.Requests[res]; !ok {
+				c.failf("%s: no %s request", cw, res)
+			}
+			if _, ok := ctr.Resources.Limits[res]; !ok {
+				c.failf("%s: no %s limit", cw, res)
+			}
+		}
+		c.env(cw, ctr, src, r)
+	}
+}
+
+// env checks that every variable a container gets is one the service reads,
+// and that every ConfigMap and Secret reference resolves.
+func (c *checker) env(where string, ctr corev1.Container, src ServiceSource, r *Rendered) {
+	known := func(name, from string) {
+		if !src.Env[name] && !RuntimeEnv[name] {
+			c.failf("%s: %s sets %s, which %s does not read (its config reads %v)", where, from, name, src.Name, sortedKeys(src.Env))
+		}
+	}
+	for _, ef := range ctr.EnvFrom {
+		switch {
+		case ef.ConfigMapRef != nil:
+			cm, ok := r.ConfigMaps[ef.ConfigMapRef.Name]
+			if !ok {
+				c.failf("%s: envFrom ConfigMap %q is not rendered", where, ef.ConfigMapRef.Name)
+				continue
+			}
+			for k := range cm.Data {
+				known(ef.Prefix+k, "ConfigMap "+cm.Name)
+			}
+		default:
+			c.failf("%s: envFrom other than a ConfigMap (Secrets are referenced key by key)", where)
+		}
+	}
+	for _, e := range ctr.Env {
+		known(e.Name, "env")
+		if e.ValueFrom == nil {
+			continue
+		}
+		if ref := e.ValueFrom.ConfigMapKeyRef; ref != nil {
+			cm, ok := r.ConfigMaps[ref.Name]
+			if !ok {
+				c.failf("%s: %s: ConfigMap %q is not rendered", where, e.Name, ref.Name)
+			} else if _, ok := cm.Data[ref.Key]; !ok {
+				c.failf("%s: %s: ConfigMap %s has no key %q", where, e.Name, ref.Name, ref.Key)
+			}
+		}
+		if ref := e.ValueFrom.SecretKeyRef; ref != nil {
+			keys, ok := Secrets[ref.Name]
+			if !ok || !slices.Contains(keys, ref.Key) {
+				c.failf("%s: %s: Secret %s key %s is not among the documented Secrets %v", where, e.Name, ref.Name, ref.Key, Secrets)
+			}
+		}
+	}
+}
+
+// effectiveEnv resolves the literal and ConfigMap-sourced values of a
+// container's environment (Secrets are not resolved).
+func effectiveEnv(ctr corev1.Container, r *Rendered) map[string]string {
+	vals := map[string]string{}
+	for _, ef := range ctr.EnvFrom {
+		if ef.ConfigMapRef != nil {
+			for k, v := range r.ConfigMaps[ef.ConfigMapRef.Name].Data {
+				vals[ef.Prefix+k] = v
+			}
+		}
+	}
+	for _, e := range ctr.Env {
+		switch {
+		case e.ValueFrom == nil:
+			vals[e.Name] = e.Value
+		case e.ValueFrom.ConfigMapKeyRef != nil:
+			if cm, ok := r.ConfigMaps[e.ValueFrom.ConfigMapKeyRef.Name]; ok {
+				vals[e.Name] = cm.Data[e.ValueFrom.ConfigMapKeyRef.Key]
+			}
+		}
+	}
+	return vals
+}
+
+// probesAndPorts checks that the container port is the one the service
+// listens on, that each probe hits a route the service has on a declared
+// port, and that the grace period outlasts drain plus shutdown timeout.
+func (c *checker) probesAndPorts(where string, spec *corev1.PodSpec, src ServiceSource, r *Rendered) {
+	ctr := spec.Containers[0]
+	env := effectiveEnv(ctr, r)
+
+	addr, ok := env[src.Prefix+"HTTP_ADDR"]
+	if !ok {
+		c.failf("%s: %sHTTP_ADDR is not set: the container port must not rely on a default", where, src.Prefix)
+	} else {
+		_, portStr, err := net.SplitHostPort(addr)
+		port, err2 := strconv.Atoi(portStr)
+		if err != nil || err2 != nil {
+			c.failf("%s: %sHTTP_ADDR=%q is not host:port", where, src.Prefix, addr)
+		} else if len(ctr.Ports) == 0 || int(ctr.Ports[0].ContainerPort) != port {
+			c.failf("%s: container ports %v do not start with %d from %sHTTP_ADDR", where, ctr.Ports, port, src.Prefix)
+		}
+	}
+
+	probes := []struct {
+		name  string
+		probe *corev1.Probe
+		path  string
+	}{
+		{"startupProbe", ctr.StartupProbe, "/healthz"},
+		{"livenessProbe", ctr.LivenessProbe, "/healthz"},
+		{"readinessProbe", ctr.ReadinessProbe, "/readyz"},
+	}
+	for _, p := range probes {
+		if p.probe == nil || p.probe.HTTPGet == nil {
+			c.failf("%s: %s must be an httpGet probe", where, p.name)
+			continue
+		}
+		get := p.probe.HTTPGet
+		if get.Path != p.path {
+			c.failf("%s: %s path %q, want %s", where, p.name, get.Path, p.path)
+		}
+		if !src.GETRoutes[get.Path] {
+			c.failf("%s: %s path %q is not a GET route of %s", where, p.name, get.Path, src.Name)
+		}
+		if !hasPort(ctr.Ports, get.Port) {
+			c.failf("%s: %s port %s is not a container port", where, p.name, get.Port.String())
+		}
+	}
+
+	drain, err1 := time.ParseDuration(env[src.Prefix+"SHUTDOWN_DRAIN"])
+	timeout, err2 := time.ParseDuration(env[src.Prefix+"SHUTDOWN_TIMEOUT"])
+	switch {
+	case err1 != nil || err2 != nil:
+		c.failf("%s: %sSHUTDOWN_DRAIN and %sSHUTDOWN_TIMEOUT must be set to durations (got %q, %q)", where, src.Prefix, src.Prefix, env[src.Prefix+"SHUTDOWN_DRAIN"], env[src.Prefix+"SHUTDOWN_TIMEOUT"])
+	case spec.TerminationGracePeriodSeconds == nil:
+		c.failf("%s: terminationGracePeriodSeconds is not set", where)
+	case time.Duration(*spec.TerminationGracePeriodSeconds)*time.Second <= drain+timeout:
+		c.failf("%s: terminationGracePeriodSeconds %d must exceed drain %s + shutdown timeout %s", where, *spec.TerminationGracePeriodSeconds, drain, timeout)
+	}
+}
+
+func hasPort(ports []corev1.ContainerPort, p intstr.IntOrString) bool {
+	for _, cp := range ports {
+		if (p.Type == intstr.String && cp.Name == p.StrVal) || (p.Type == intstr.Int && cp.ContainerPort == p.IntVal) {
+			return true
+		}
+	}
+	return false
+}
+
+// selects returns the Deployments whose pod template sel matches.
+func selects(r *Rendered, sel labels.Selector) []*appsv1.Deployment {
+	var out []*appsv1.Deployment
+	for _, d := range r.Deployments {
+		if !sel.Empty() && sel.Matches(labels.Set(d.Spec.Template.Labels)) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func (c *checker) services(r *Rendered) {
+	for _, s := range r.Services {
+		where := "Service " + s.Name
+		ds := selects(r, labels.SelectorFromSet(s.Spec.Selector))
+		if len(ds) != 1 {
+			c.failf("%s: selector %v matches %d Deployments, want 1", where, s.Spec.Selector, len(ds))
+			continue
+		}
+		for _, p := range s.Spec.Ports {
+			if !hasPort(ds[0].Spec.Template.Spec.Containers[0].Ports, p.TargetPort) {
+				c.failf("%s: targetPort %s is not a port of Deployment %s", where, p.TargetPort.String(), ds[0].Name)
+			}
+		}
+	}
+}
+
+func (c *checker) autoscaling(r *Rendered) {
+	deployments := map[string]bool{}
+	for _, d := range r.Deployments {
+		deployments[d.Name] = true
+	}
+	hpas := map[string]bool{}
+	for _, h := range r.HPAs {
+		ref := h.Spec.ScaleTargetRef
+		if ref.Kind != "Deployment" || !deployments[ref.Name] {
+			c.failf("HorizontalPodAutoscaler %s: target %s/%s is not a rendered Deployment", h.Name, ref.Kind, ref.Name)
+		}
+		if h.Spec.MinReplicas == nil || *h.Spec.MinReplicas < 1 || *h.Spec.MinReplicas > h.Spec.MaxReplicas {
+			c.failf("HorizontalPodAutoscaler %s: replicas must satisfy 1 <= min <= max", h.Name)
+		}
+		hpas[ref.Name] = true
+	}
+	pdbs := map[string]bool{}
+	for _, p := range r.PDBs {
+		sel, err := metav1.LabelSelectorAsSelector(p.Spec.Selector)
+		ds := []*appsv1.Deployment(nil)
+		if err == nil {
+			ds = selects(r, sel)
+		}
+		if len(ds) != 1 {
+			c.failf("PodDisruptionBudget %s: selector matches %d Deployments, want 1", p.Name, len(ds))
+			continue
+		}
+		pdbs[ds[0].Name] = true
+	}
+	for _, d := range r.Deployments {
+		if !hpas[d.Name] {
+			c.failf("Deployment %s: no HorizontalPodAutoscaler", d.Name)
+		}
+		if !pdbs[d.Name] {
+			c.failf("Deployment %s: no PodDisruptionBudget", d.Name)
+		}
+		if d.Spec.Replicas != nil {
+			c.failf("Deployment %s: sets replicas, which fights its HorizontalPodAutoscaler", d.Name)
+		}
+	}
+}
+
+func (c *checker) networkPolicies(r *Rendered) {
+	covered := map[string]bool{}
+	for _, np := range r.NetworkPolicies {
+		sel, err := metav1.LabelSelectorAsSelector(&np.Spec.PodSelector)
+		if err != nil {
+			c.failf("NetworkPolicy %s: %v", np.Name, err)
+			continue
+		}
+		ds := selects(r, sel)
+		if len(ds) == 0 {
+			c.failf("NetworkPolicy %s: selects no Deployment", np.Name)
+		}
+		for _, d := range ds {
+			covered[d.Name] = true
+			for _, rule := range np.Spec.Ingress {
+				for _, p := range rule.Ports {
+					if p.Port != nil && !hasPort(d.Spec.Template.Spec.Containers[0].Ports, *p.Port) {
+						c.failf("NetworkPolicy %s: ingress port %s is not a port of %s", np.Name, p.Port.String(), d.Name)
+					}
+				}
+			}
+		}
+	}
+	for _, d := range r.Deployments {
+		if !covered[d.Name] {
+			c.failf("Deployment %s: no NetworkPolicy", d.Name)
+		}
+	}
+}
+
+// routing checks that the HTTPRoutes and Ingresses send exactly the public
+// paths of Routes to the right Services, on ports those Services expose, and
+// that the target service really serves each path.
+func (c *checker) routing(r *Rendered, sources map[string]ServiceSource) {
+	if len(r.HTTPRoutes) == 0 && len(r.Ingresses) == 0 {
+		c.failf("no HTTPRoute or Ingress: the services are unreachable from the gateway")
+	}
+	services := map[string]*corev1.Service{}
+	for _, s := range r.Services {
+		services[s.Name] = s
+	}
+	backend := func(where, svc string, port int32) {
+		s, ok := services[svc]
+		if !ok {
+			c.failf("%s: backend Service %q is not rendered", where, svc)
+			return
+		}
+		for _, p := range s.Spec.Ports {
+			if p.Port == port {
+				return
+			}
+		}
+		c.failf("%s: Service %s has no port %d", where, svc, port)
+	}
+	compare := func(where string, got map[string]string) {
+		for path, want := range Routes {
+			if got[path] != want {
+				c.failf("%s: %s goes to %q, want %s", where, path, got[path], want)
+			}
+		}
+		for path, svc := range got {
+			if _, ok := Routes[path]; !ok {
+				c.failf("%s: routes unexpected path %s to %s", where, path, svc)
+			}
+			if src, ok := sources[svc]; ok && !src.Serves(path) {
+				c.failf("%s: %s has no GET route at or below %s", where, svc, path)
+			}
+		}
+	}
+
+	for _, hr := range r.HTTPRoutes {
+		where := "HTTPRoute " + hr.Name
+		for _, ref := range hr.Spec.ParentRefs {
+			gw, ok := r.Gateways[string(ref.Name)]
+			if !ok {
+				c.failf("%s: parent Gateway %q is not rendered", where, ref.Name)
+				continue
+			}
+			if ref.SectionName != nil && !hasListener(gw, string(*ref.SectionName)) {
+				c.failf("%s: Gateway %s has no listener %q", where, gw.Name, *ref.SectionName)
+			}
+		}
+		got := map[string]string{}
+		for _, rule := range hr.Spec.Rules {
+			if len(rule.BackendRefs) != 1 {
+				c.failf("%s: a rule has %d backends, want 1", where, len(rule.BackendRefs))
+				continue
+			}
+			b := rule.BackendRefs[0]
+			if b.Port == nil {
+				c.failf("%s: backend %s has no port", where, b.Name)
+				continue
+			}
+			backend(where, string(b.Name), int32(*b.Port))
+			for _, m := range rule.Matches {
+				if m.Path == nil || m.Path.Value == nil || m.Path.Type == nil || *m.Path.Type != gatewayv1.PathMatchPathPrefix {
+					c.failf("%s: every match must be a PathPrefix", where)
+					continue
+				}
+				got[*m.Path.Value] = string(b.Name)
+			}
+		}
+		compare(where, got)
+	}
+
+	for _, ing := range r.Ingresses {
+		where := "Ingress " + ing.Name
+		got := map[string]string{}
+		for _, rule := range ing.Spec.Rules {
+			if rule.HTTP == nil {
+				continue
+			}
+			for _, p := range rule.HTTP.Paths {
+				if p.PathType == nil || *p.PathType != networkingv1.PathTypePrefix {
+					c.failf("%s: path %s must have pathType Prefix", where, p.Path)
+				}
+				if p.Backend.Service == nil {
+					c.failf("%s: path %s has no Service backend", where, p.Path)
+					continue
+				}
+				backend(where, p.Backend.Service.Name, p.Backend.Service.Port.Number)
+				got[p.Path] = p.Backend.Service.Name
+			}
+		}
+		compare(where, got)
+	}
+}
+
+func hasListener(gw *gatewayv1.Gateway, name string) bool {
+	for _, l := range gw.Spec.Listeners {
+		if string(l.Name) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// trustedProxies checks the per-overlay trusted proxy list: present, not
+// empty behind a gateway, each entry an IP or CIDR, and none trusting the
+// whole Internet.
+func (c *checker) trustedProxies(r *Rendered) {
+	var cm *corev1.ConfigMap
+	for name, m := range r.ConfigMaps {
+		// kustomize's generator appends a content hash to the name.
+		if name == TrustedProxiesConfigMap || strings.HasPrefix(name, TrustedProxiesConfigMap+"-") {
+			cm = m
+		}
+	}
+	if cm == nil {
+		c.failf("ConfigMap %s is not rendered", TrustedProxiesConfigMap)
+		return
+	}
+	raw := strings.TrimSpace(cm.Data[TrustedProxiesKey])
+	if raw == "" {
+		c.failf("ConfigMap %s: %s is empty, but the services sit behind a gateway", cm.Name, TrustedProxiesKey)
+		return
+	}
+	for _, item := range strings.Split(raw, ",") {
+		item = strings.TrimSpace(item)
+		if p, err := netip.ParsePrefix(item); err == nil {
+			if p.Bits() == 0 {
+				c.failf("ConfigMap %s: %s trusts %s, every address", cm.Name, TrustedProxiesKey, item)
+			}
+			continue
+		}
+		if _, err := netip.ParseAddr(item); err != nil {
+			c.failf("ConfigMap %s: %s entry %q is neither an IP nor a CIDR", cm.Name, TrustedProxiesKey, item)
+		}
+	}
+}

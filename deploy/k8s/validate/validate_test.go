@@ -1,0 +1,242 @@
+package validate
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// repoRoot is the repository root, seen from deploy/k8s/validate.
+const repoRoot = "../../.."
+
+// kustomizeBinary finds the pinned kustomize: $KUSTOMIZE, then the
+// repository's .bin/kustomize (scripts/k8s-validate.sh installs it), then PATH.
+func kustomizeBinary(t *testing.T) string {
+	t.Helper()
+	if k := os.Getenv("KUSTOMIZE"); k != "" {
+		return k
+	}
+	if k, err := filepath.Abs(filepath.Join(repoRoot, ".bin", "kustomize")); err == nil {
+		if _, err := os.Stat(k); err == nil {
+			return k
+		}
+	}
+	if k, err := exec.LookPath("kustomize"); err == nil {
+		return k
+	}
+	t.Fatal("kustomize not found: run scripts/k8s-validate.sh (installs the pinned version into .bin/) or set KUSTOMIZE")
+	return ""
+}
+
+func overlays(t *testing.T) []string {
+	t.Helper()
+	dirs, err := filepath.Glob("../overlays/*/kustomization.yaml")
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no overlays under deploy/k8s/overlays (err %v)", err)
+	}
+	for i, d := range dirs {
+		dirs[i] = filepath.Dir(d)
+	}
+	sort.Strings(dirs)
+	return dirs
+}
+
+func loadSources(t *testing.T) map[string]ServiceSource {
+	t.Helper()
+	sources := map[string]ServiceSource{}
+	for name := range Services {
+		src, err := LoadServiceSource(repoRoot, name)
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
+		sources[name] = src
+	}
+	return sources
+}
+
+func newDecoder(t *testing.T) *Decoder {
+	t.Helper()
+	scheme, err := NewScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewDecoder(scheme)
+}
+
+// TestOverlays renders every overlay, decodes every object strictly and
+// runs the semantic checks against the services' source.
+func TestOverlays(t *testing.T) {
+	kustomize := kustomizeBinary(t)
+	sources := loadSources(t)
+	dec := newDecoder(t)
+	for _, dir := range overlays(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			out, err := Build(kustomize, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			objs, err := dec.DecodeAll(out)
+			if err != nil {
+				t.Fatalf("strict decoding:\n%v", err)
+			}
+			r, err := Index(objs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Others) > 0 {
+				t.Logf("not checked semantically: %v", r.Others)
+			}
+			if err := Check(r, sources); err != nil {
+				t.Fatalf("semantic checks:\n%v", err)
+			}
+			t.Logf("%d objects decoded strictly and checked", len(objs))
+		})
+	}
+}
+
+const deployment = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: x
+spec:
+  selector:
+    matchLabels: {app: x}
+  template:
+    metadata:
+      labels: {app: x}
+    spec:
+      containers:
+        - name: x
+          image: x
+`
+
+// TestStrictDecodingRejects proves the decoder is strict: the valid document
+// decodes, and each broken variant fails.
+func TestStrictDecodingRejects(t *testing.T) {
+	dec := newDecoder(t)
+	if _, err := dec.Decode([]byte(deployment)); err != nil {
+		t.Fatalf("valid Deployment: %v", err)
+	}
+	cases := map[string]string{
+		"unknown field":        strings.Replace(deployment, "  selector:", "  replicass: 2\n  selector:", 1),
+		"unknown nested field": strings.Replace(deployment, "          image: x", "          image: x\n          readinessprobe: {}", 1),
+		"wrong type":           strings.Replace(deployment, "  selector:", "  replicas: two\n  selector:", 1),
+		"duplicate field":      strings.Replace(deployment, "          image: x", "          image: x\n          image: z", 1),
+		"unknown kind":         strings.Replace(deployment, "kind: Deployment", "kind: Deploymant", 1),
+		"gateway api unknown field": `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: x
+spec:
+  rules:
+    - backendRef: {name: x, port: 80}
+`,
+	}
+	for name, doc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if obj, err := dec.Decode([]byte(doc)); err == nil {
+				t.Fatalf("decoded %T without error:\n%s", obj, doc)
+			} else {
+				t.Logf("rejected: %v", err)
+			}
+		})
+	}
+}
+
+// TestServiceSource guards the source parsing the checks depend on.
+func TestServiceSource(t *testing.T) {
+	for name, src := range loadSources(t) {
+		for _, route := range []string{"/healthz", "/readyz", "/metrics"} {
+			if !src.GETRoutes[route] {
+				t.Errorf("%s: GET %s not found among %v", name, route, sortedKeys(src.GETRoutes))
+			}
+		}
+		if src.Env[src.Prefix+"TEST_DATABASE_URL"] {
+			t.Errorf("%s: test-only variable read as service config", name)
+		}
+		t.Logf("%s: %d variables, GET routes %v", name, len(src.Env), sortedKeys(src.GETRoutes))
+	}
+}
+
+// TestChecksCatchMistakes breaks a correctly rendered overlay in one place at
+// a time and expects the semantic checks to name the mistake.
+func TestChecksCatchMistakes(t *testing.T) {
+	kustomize := kustomizeBinary(t)
+	sources := loadSources(t)
+	dec := newDecoder(t)
+	out, err := Build(kustomize, overlays(t)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	render := func(t *testing.T) *Rendered {
+		t.Helper()
+		objs, err := dec.DecodeAll(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Index(objs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	cases := []struct {
+		name   string
+		mutate func(r *Rendered)
+		want   string
+	}{
+		{"unknown env var", func(r *Rendered) {
+			r.Deployments[0].Spec.Template.Spec.Containers[0].Env[0].Name += "X"
+		}, "does not read"},
+		{"probe path", func(r *Rendered) {
+			r.Deployments[0].Spec.Template.Spec.Containers[0].ReadinessProbe.HTTPGet.Path = "/ready"
+		}, "readinessProbe path"},
+		{"selector", func(r *Rendered) {
+			r.Deployments[0].Spec.Selector.MatchLabels["app.kubernetes.io/component"] = "other"
+		}, "does not match template labels"},
+		{"grace period", func(r *Rendered) {
+			grace := int64(20)
+			r.Deployments[0].Spec.Template.Spec.TerminationGracePeriodSeconds = &grace
+		}, "must exceed drain"},
+		{"writable root", func(r *Rendered) {
+			ro := false
+			r.Deployments[0].Spec.Template.Spec.Containers[0].SecurityContext.ReadOnlyRootFilesystem = &ro
+		}, "readOnlyRootFilesystem"},
+		{"route to wrong service", func(r *Rendered) {
+			for _, ing := range r.Ingresses {
+				ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Name = "marketdata-svc"
+			}
+			for _, hr := range r.HTTPRoutes {
+				hr.Spec.Rules[0].BackendRefs[0].Name = "marketdata-svc"
+			}
+		}, "want notes-svc"},
+		{"service target port", func(r *Rendered) {
+			r.Services[0].Spec.Ports[0].TargetPort = intstr.FromString("web")
+		}, "targetPort web"},
+		{"trust everyone", func(r *Rendered) {
+			for name, cm := range r.ConfigMaps {
+				if strings.HasPrefix(name, TrustedProxiesConfigMap) {
+					cm.Data[TrustedProxiesKey] = "0.0.0.0/0"
+				}
+			}
+		}, "every address"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := render(t)
+			if err := Check(r, sources); err != nil {
+				t.Fatalf("unbroken overlay fails: %v", err)
+			}
+			tc.mutate(r)
+			err := Check(r, sources)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
