@@ -55,6 +55,10 @@ const (
 // nameLabel identifies the service a workload runs.
 const nameLabel = "app.kubernetes.io/name"
 
+// PhaseLabel marks what `kubectl apply -l tickerdesk.io/phase=pre-rollout`
+// applies before a rollout: the migration Jobs and everything they need.
+const PhaseLabel, PreRollout = "tickerdesk.io/phase", "pre-rollout"
+
 // Rendered is one overlay's objects, indexed for the checks.
 type Rendered struct {
 	Deployments     []*appsv1.Deployment
@@ -161,6 +165,7 @@ func (c *checker) workloads(r *Rendered, sources map[string]ServiceSource) {
 			continue
 		}
 		c.podSpec(where, &j.Spec.Template.Spec, src, r)
+		c.preRollout(where, j, r)
 		if args := j.Spec.Template.Spec.Containers[0].Args; len(args) == 0 || args[0] != "migrate" {
 			c.failf("%s: runs %v, want the migrate command", where, args)
 		}
@@ -168,6 +173,36 @@ func (c *checker) workloads(r *Rendered, sources map[string]ServiceSource) {
 	for name := range sources {
 		if !seen[name] {
 			c.failf("no Deployment runs %s", name)
+		}
+	}
+}
+
+// preRollout checks that a migration Job and every object it needs carry
+// the pre-rollout label, so applying that label alone runs the migrations.
+func (c *checker) preRollout(where string, j *batchv1.Job, r *Rendered) {
+	if j.Labels[PhaseLabel] != PreRollout {
+		c.failf("%s: label %s=%s missing", where, PhaseLabel, PreRollout)
+	}
+	spec := j.Spec.Template.Spec
+	if sa, ok := r.ServiceAccounts[spec.ServiceAccountName]; ok && sa.Labels[PhaseLabel] != PreRollout {
+		c.failf("%s: its ServiceAccount %s lacks label %s=%s", where, sa.Name, PhaseLabel, PreRollout)
+	}
+	for _, ctr := range spec.Containers {
+		var names []string
+		for _, ef := range ctr.EnvFrom {
+			if ef.ConfigMapRef != nil {
+				names = append(names, ef.ConfigMapRef.Name)
+			}
+		}
+		for _, e := range ctr.Env {
+			if e.ValueFrom != nil && e.ValueFrom.ConfigMapKeyRef != nil {
+				names = append(names, e.ValueFrom.ConfigMapKeyRef.Name)
+			}
+		}
+		for _, n := range names {
+			if cm, ok := r.ConfigMaps[n]; ok && cm.Labels[PhaseLabel] != PreRollout {
+				c.failf("%s: its ConfigMap %s lacks label %s=%s", where, n, PhaseLabel, PreRollout)
+			}
 		}
 	}
 }

@@ -218,6 +218,11 @@ func TestChecksCatchMistakes(t *testing.T) {
 		{"service target port", func(r *Rendered) {
 			r.Services[0].Spec.Ports[0].TargetPort = intstr.FromString("web")
 		}, "targetPort web"},
+		{"migration config not pre-rollout", func(r *Rendered) {
+			for _, cm := range r.ConfigMaps {
+				delete(cm.Labels, PhaseLabel)
+			}
+		}, "lacks label"},
 		{"trust everyone", func(r *Rendered) {
 			for name, cm := range r.ConfigMaps {
 				if strings.HasPrefix(name, TrustedProxiesConfigMap) {
