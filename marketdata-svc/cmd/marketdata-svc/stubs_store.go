@@ -11,10 +11,6 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
 )
 
-func demo(ctx context.Context, cfg config.Config, log *slog.Logger, args []string, stdout io.Writer) error {
-	return errors.New("demo: not implemented yet")
-}
-
 func generate(ctx context.Context, cfg config.Config, log *slog.Logger, args []string, stdout io.Writer) error {
 	return errors.New("generate: not implemented yet")
 }

@@ -102,6 +102,18 @@ func OpenPrices(path, symbol string) (*PriceFile, error) {
 	return p, nil
 }
 
+// NewPrices reads price rows from r, named name in error messages.
+func NewPrices(name string, r io.Reader, symbol string) (*PriceFile, error) {
+	p, err := newPriceFile(name, r, symbol)
+	if err != nil {
+		return nil, err
+	}
+	if c, ok := r.(io.Closer); ok {
+		p.file = c
+	}
+	return p, nil
+}
+
 func newPriceFile(name string, r io.Reader, symbol string) (*PriceFile, error) {
 	cr := csv.NewReader(bufio.NewReaderSize(r, 256*1024))
 	cr.ReuseRecord = true
