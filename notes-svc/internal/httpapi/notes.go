@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -238,7 +239,12 @@ func noneMatchHits(header string, version int64) bool {
 
 // listQuery reads the listing's query parameters, reporting every bad one.
 func listQuery(c *gin.Context) (notes.ListQuery, pagination.Page, error) {
-	q := c.Request.URL.Query()
+	q, err := url.ParseQuery(c.Request.URL.RawQuery)
+	if err != nil {
+		// URL.Query would silently drop the bad pair, such as "sort=x;y".
+		return notes.ListQuery{}, pagination.Page{}, &requestError{status: http.StatusBadRequest, field: "query",
+			detail: "the query string is malformed (bad percent-encoding or a semicolon)"}
+	}
 	var fields notes.ValidationError
 	page, err := pagination.Parse(q, pagination.Bounds{MaxLimit: MaxListLimit})
 	var perr *pagination.ValidationError
