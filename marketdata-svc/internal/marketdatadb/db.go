@@ -218,3 +218,24 @@ var (
 	_ marketdata.Store = (*Store)(nil)
 	_ auth.KeyStore    = (*Store)(nil)
 )
+
+// Vacuum runs VACUUM (ANALYZE) on the data tables after a bulk load, so that
+// the planner has statistics and counts can use index-only scans. It is not
+// bound by the statement timeout.
+func (s *Store) Vacuum(ctx context.Context) error {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("vacuum: %w", translate(err))
+	}
+	defer conn.Close()
+	for _, q := range []string{
+		"SET statement_timeout = 0",
+		"VACUUM (ANALYZE) eod_bars, splits, dividends, tickers",
+		"RESET statement_timeout",
+	} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("vacuum: %w", translate(err))
+		}
+	}
+	return nil
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -296,39 +297,65 @@ ON CONFLICT (symbol) DO UPDATE SET has_eod = true WHERE NOT t.has_eod`, symbols,
 	return tag.RowsAffected(), nil
 }
 
-// upsertActions writes splits and dividends and returns the symbols whose
-// actions changed.
+// upsertActions writes splits and dividends in two statements and returns
+// the symbols whose actions changed. When one (symbol, date) is given twice,
+// the last value wins.
 func upsertActions(ctx context.Context, tx pgx.Tx, splits []marketdata.Split, divs []marketdata.Dividend) ([]string, error) {
+	type key struct {
+		symbol string
+		date   time.Time
+	}
 	changed := map[string]bool{}
+	run := func(what, sql string, values map[key]float64) error {
+		if len(values) == 0 {
+			return nil
+		}
+		syms := make([]string, 0, len(values))
+		dates := make([]time.Time, 0, len(values))
+		vals := make([]float64, 0, len(values))
+		for k, v := range values {
+			syms, dates, vals = append(syms, k.symbol), append(dates, k.date), append(vals, v)
+		}
+		rows, err := tx.Query(ctx, sql, syms, dates, vals)
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, translate(err))
+		}
+		got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, translate(err))
+		}
+		for _, s := range got {
+			changed[s] = true
+		}
+		return nil
+	}
+	sv := make(map[key]float64, len(splits))
 	for _, sp := range splits {
-		if !(sp.Factor > 0) {
+		if !(sp.Factor > 0) || math.IsInf(sp.Factor, 0) {
 			return nil, fmt.Errorf("split %s %s: factor must be positive", sp.Symbol, sp.Date.Format(time.DateOnly))
 		}
-		tag, err := tx.Exec(ctx, `
-INSERT INTO splits AS s (symbol, date, factor) VALUES ($1, $2, $3)
-ON CONFLICT (symbol, date) DO UPDATE SET factor = EXCLUDED.factor WHERE s.factor <> EXCLUDED.factor`,
-			sp.Symbol, sp.Date, sp.Factor)
-		if err != nil {
-			return nil, fmt.Errorf("split %s: %w", sp.Symbol, translate(err))
-		}
-		if tag.RowsAffected() > 0 {
-			changed[sp.Symbol] = true
-		}
+		sv[key{sp.Symbol, sp.Date}] = sp.Factor
 	}
+	dv := make(map[key]float64, len(divs))
 	for _, d := range divs {
-		if !(d.Amount >= 0) {
+		if !(d.Amount >= 0) || math.IsInf(d.Amount, 0) {
 			return nil, fmt.Errorf("dividend %s %s: amount must not be negative", d.Symbol, d.Date.Format(time.DateOnly))
 		}
-		tag, err := tx.Exec(ctx, `
-INSERT INTO dividends AS d (symbol, date, amount) VALUES ($1, $2, $3)
-ON CONFLICT (symbol, date) DO UPDATE SET amount = EXCLUDED.amount WHERE d.amount <> EXCLUDED.amount`,
-			d.Symbol, d.Date, d.Amount)
-		if err != nil {
-			return nil, fmt.Errorf("dividend %s: %w", d.Symbol, translate(err))
-		}
-		if tag.RowsAffected() > 0 {
-			changed[d.Symbol] = true
-		}
+		dv[key{d.Symbol, d.Date}] = d.Amount
+	}
+	if err := run("splits", `
+INSERT INTO splits AS s (symbol, date, factor)
+SELECT * FROM unnest($1::text[], $2::date[], $3::float8[])
+ON CONFLICT (symbol, date) DO UPDATE SET factor = EXCLUDED.factor WHERE s.factor <> EXCLUDED.factor
+RETURNING s.symbol`, sv); err != nil {
+		return nil, err
+	}
+	if err := run("dividends", `
+INSERT INTO dividends AS d (symbol, date, amount)
+SELECT * FROM unnest($1::text[], $2::date[], $3::float8[])
+ON CONFLICT (symbol, date) DO UPDATE SET amount = EXCLUDED.amount WHERE d.amount <> EXCLUDED.amount
+RETURNING d.symbol`, dv); err != nil {
+		return nil, err
 	}
 	syms := sortedKeys(changed)
 	if len(syms) > 0 { // make sure the symbols exist as tickers
