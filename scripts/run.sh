@@ -20,7 +20,12 @@ stop_detached() {
     while read -r pid; do while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done; done <"$pidfile"
     rm -f "$pidfile"
   fi
-  scripts/stack.sh down
+  # Stop the stack only when `--detach` started it, never one that was
+  # already running for someone else.
+  if [ -f "$root/.stack/started-by-run" ]; then
+    rm -f "$root/.stack/started-by-run"
+    scripts/stack.sh down
+  fi
 }
 
 detach=false
@@ -43,13 +48,25 @@ trap 'exit 130' INT TERM
 scripts/stack.sh status >/dev/null 2>&1 || started_stack=true
 eval "$(scripts/stack.sh up)"
 
-wait_ready() { # name url
+notes_port=${NOTES_PORT:-8080}
+market_port=${MARKETDATA_PORT:-8081}
+
+port_free() { # name port
+  if (exec 3<>"/dev/tcp/127.0.0.1/$2") 2>/dev/null; then
+    echo "port $2 for $1 is in use; stop what holds it or set ${3}=<port>" >&2
+    return 1
+  fi
+}
+
+wait_ready() { # name url pid
   local i
   for i in $(seq 1 100); do
+    kill -0 "$3" 2>/dev/null || break
     curl -fsS "$2/readyz" >/dev/null 2>&1 && return 0
     sleep 0.2
   done
-  echo "$1 did not become ready; see $logs/$1.log" >&2
+  echo "$1 did not become ready; see $logs/$1.log:" >&2
+  tail -n 5 "$logs/$1.log" >&2
   return 1
 }
 
@@ -59,8 +76,10 @@ notes_key="" market_key=""
 if have notes-svc; then
   bin/notes-svc migrate >"$logs/notes-migrate.log"
   notes_key=$(bin/notes-svc keys create --account demo | tail -n 1)
-  NOTES_HTTP_ADDR=127.0.0.1:8080 bin/notes-svc serve >"$logs/notes-svc.log" 2>&1 &
-  pids+=($!)
+  port_free notes-svc "$notes_port" NOTES_PORT
+  NOTES_HTTP_ADDR=127.0.0.1:$notes_port bin/notes-svc serve >"$logs/notes-svc.log" 2>&1 &
+  notes_pid=$!
+  pids+=("$notes_pid")
 else
   echo "notes-svc does not exist yet: nothing to start for it."
 fi
@@ -68,14 +87,16 @@ if have marketdata-svc; then
   bin/marketdata-svc migrate >"$logs/marketdata-migrate.log"
   bin/marketdata-svc demo >"$logs/marketdata-demo.log"
   market_key=$(bin/marketdata-svc keys create --account demo | tail -n 1)
-  MARKETDATA_HTTP_ADDR=127.0.0.1:8081 bin/marketdata-svc serve >"$logs/marketdata-svc.log" 2>&1 &
-  pids+=($!)
+  port_free marketdata-svc "$market_port" MARKETDATA_PORT
+  MARKETDATA_HTTP_ADDR=127.0.0.1:$market_port bin/marketdata-svc serve >"$logs/marketdata-svc.log" 2>&1 &
+  market_pid=$!
+  pids+=("$market_pid")
 else
   echo "marketdata-svc does not exist yet: nothing to start for it."
 fi
 
-[ -n "$notes_key" ] && wait_ready notes-svc http://127.0.0.1:8080
-[ -n "$market_key" ] && wait_ready marketdata-svc http://127.0.0.1:8081
+if [ -n "$notes_key" ]; then wait_ready notes-svc "http://127.0.0.1:$notes_port" "$notes_pid"; fi
+if [ -n "$market_key" ]; then wait_ready marketdata-svc "http://127.0.0.1:$market_port" "$market_pid"; fi
 umask 077
 printf 'NOTES_KEY=%s\nMARKETDATA_KEY=%s\n' "$notes_key" "$market_key" >"$root/.stack/demo-keys.env"
 
@@ -85,24 +106,25 @@ Tickerdesk is running. Logs: .stack/logs/. Demo keys: .stack/demo-keys.env.
 
 TXT
 if [ -n "$notes_key" ]; then cat <<TXT
-notes-svc       http://localhost:8080   (API reference: notes-svc/docs/API.md)
+notes-svc       http://localhost:$notes_port   (API reference: notes-svc/docs/API.md)
   export NOTES_KEY=$notes_key
-  curl -s -X POST localhost:8080/v1/notes -H "Authorization: Bearer \$NOTES_KEY" \\
+  curl -s -X POST localhost:$notes_port/v1/notes -H "Authorization: Bearer \$NOTES_KEY" \\
        -H 'Content-Type: application/json' -d '{"title":"Hello","content":"First note","tags":["demo"]}'
-  curl -s localhost:8080/v1/notes -H "Authorization: Bearer \$NOTES_KEY"
+  curl -s localhost:$notes_port/v1/notes -H "Authorization: Bearer \$NOTES_KEY"
 
 TXT
 fi
 if [ -n "$market_key" ]; then cat <<TXT
-marketdata-svc  http://localhost:8081   (API reference: marketdata-svc/docs/API.md)
+marketdata-svc  http://localhost:$market_port   (API reference: marketdata-svc/docs/API.md)
   export MARKETDATA_KEY=$market_key
-  curl -s "localhost:8081/v1/eod?access_key=\$MARKETDATA_KEY&symbols=GOOG,GSPC.INDX&date_to=2008-10-14&limit=4"
-  curl -s "localhost:8081/v1/tickers?access_key=\$MARKETDATA_KEY&symbols=GOOG,MSFT"
+  curl -s "localhost:$market_port/v1/eod?access_key=\$MARKETDATA_KEY&symbols=GOOG,GSPC.INDX&date_to=2008-10-14&limit=4"
+  curl -s "localhost:$market_port/v1/tickers?access_key=\$MARKETDATA_KEY&symbols=GOOG,MSFT"
 
 TXT
 fi
 if $detach; then
   printf '%s\n' "${pids[@]}" >"$pidfile"
+  if $started_stack; then touch "$root/.stack/started-by-run"; fi
   trap - INT TERM EXIT
   echo "Detached. Stop everything with: make down"
   exit 0
