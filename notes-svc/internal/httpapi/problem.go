@@ -39,7 +39,6 @@ type fieldError struct {
 var (
 	errRouteNotFound    = errors.New("no such route")
 	errMethodNotAllowed = errors.New("method not allowed")
-	errNotModified      = errors.New("not modified")
 )
 
 // requestError is a request the server refuses before it reaches the
