@@ -133,6 +133,12 @@ for svc in notes-svc marketdata-svc; do
     [ "$health" = starting ] && [ $SECONDS -lt $deadline ] || break
     sleep 2
   done
-  [ "$health" = healthy ] || fail "$svc health is '$health': $(docker inspect -f '{{range .State.Health.Log}}{{.Output}}{{end}}' "$cid" | tail -n3)"
+  if [ "$health" != healthy ]; then
+    out=$(docker inspect -f '{{range .State.Health.Log}}{{.Output}}{{end}}' "$cid" | grep -v '^[[:space:]]*$' | head -n2)
+    if grep -q 'unknown command "healthcheck"' <<<"$out"; then
+      fail "$svc has no 'healthcheck' subcommand, which the compose health check runs (see deploy/README.md, Compose)"
+    fi
+    fail "$svc health is '$health': $out"
+  fi
 done
 log "both services healthy; passed in $((SECONDS - start))s"
