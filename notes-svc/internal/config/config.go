@@ -45,6 +45,10 @@ type Config struct {
 
 	KeyCacheTTL           time.Duration
 	KeyCacheSize          int
+	// AuthFailureLimit invalid keys from one client address within
+	// AuthFailureWindow block that address until the window ends.
+	AuthFailureLimit  int
+	AuthFailureWindow time.Duration
 	LastUsedFlushInterval time.Duration
 
 	// PprofAddr serves net/http/pprof when set; it must not be the API
@@ -75,6 +79,8 @@ func Load(getenv func(string) string) (Config, error) {
 		DBStatementTimeout:    r.duration("DB_STATEMENT_TIMEOUT", 5*time.Second),
 		KeyCacheTTL:           r.duration("KEY_CACHE_TTL", 30*time.Second),
 		KeyCacheSize:          r.integer("KEY_CACHE_SIZE", 10000),
+		AuthFailureLimit:      r.integer("AUTH_FAILURE_LIMIT", 20),
+		AuthFailureWindow:     r.duration("AUTH_FAILURE_WINDOW", time.Minute),
 		LastUsedFlushInterval: r.duration("LAST_USED_FLUSH_INTERVAL", 30*time.Second),
 		PprofAddr:             r.str("PPROF_ADDR", ""),
 	}
@@ -112,6 +118,9 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if c.KeyCacheTTL <= 0 || c.KeyCacheTTL > 60*time.Second {
 		r.fail("KEY_CACHE_TTL", "must be between 1ms and 60s: it bounds how long a revoked key keeps working")
+	}
+	if c.AuthFailureLimit < 1 || c.AuthFailureWindow <= 0 {
+		r.fail("AUTH_FAILURE_LIMIT", "and AUTH_FAILURE_WINDOW must be positive")
 	}
 	if c.KeyCacheSize < 1 {
 		r.fail("KEY_CACHE_SIZE", "must be at least 1")
@@ -170,6 +179,8 @@ func (c Config) LogValue() slog.Value {
 		slog.String("db_statement_timeout", c.DBStatementTimeout.String()),
 		slog.String("key_cache_ttl", c.KeyCacheTTL.String()),
 		slog.Int("key_cache_size", c.KeyCacheSize),
+		slog.Int("auth_failure_limit", c.AuthFailureLimit),
+		slog.String("auth_failure_window", c.AuthFailureWindow.String()),
 		slog.String("last_used_flush_interval", c.LastUsedFlushInterval.String()),
 		slog.String("pprof_addr", c.PprofAddr),
 	)

@@ -98,6 +98,8 @@ func problemFor(err error) problem {
 		return p(http.StatusUnauthorized, "unauthorized", "Unauthorized", "Send an API key as Authorization: Bearer <key>.")
 	case errors.Is(err, auth.ErrInvalidKey):
 		return p(http.StatusUnauthorized, "unauthorized", "Unauthorized", "The API key is malformed, unknown, revoked or expired.")
+	case errors.Is(err, auth.ErrThrottled):
+		return p(http.StatusTooManyRequests, "too-many-failed-attempts", "Too many failed attempts", "Too many invalid API keys came from your address; retry after the time in Retry-After.")
 	case errors.As(err, &scErr):
 		return p(http.StatusForbidden, "forbidden", "Forbidden", "The API key lacks the "+scErr.scope+" scope.")
 	case errors.Is(err, notes.ErrNotFound):
@@ -141,6 +143,11 @@ func (s *Server) fail(c *gin.Context, err error) {
 		var scErr *scopeError
 		if errors.As(err, &scErr) {
 			c.Header("WWW-Authenticate", `Bearer realm="notes", error="insufficient_scope", scope="`+scErr.scope+`"`)
+		}
+	case http.StatusTooManyRequests:
+		var te *auth.ThrottledError
+		if errors.As(err, &te) {
+			c.Header("Retry-After", strconv.Itoa(int(te.RetryAfter.Seconds()+0.999)))
 		}
 	case http.StatusServiceUnavailable:
 		c.Header("Retry-After", "1")
