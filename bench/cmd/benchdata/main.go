@@ -1,0 +1,117 @@
+// Command benchdata writes the deterministic synthetic files the benchmark
+// loads: notes as CSV for PostgreSQL's COPY into the notes schema, and daily
+// prices as CSV for `marketdata-svc import` and its COPY ceiling.
+//
+//	benchdata notes -accounts accounts.tsv -n 100000 -out notes.csv
+//	benchdata prices -rows 1000000 -out prices.csv
+package main
+
+import (
+	"bufio"
+	"encoding/csv"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "benchdata:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdout io.Writer) error {
+	if len(args) == 0 {
+		return errors.New("usage: benchdata notes|prices [flags]")
+	}
+	switch args[0] {
+	case "notes":
+		return notesCmd(args[1:], stdout)
+	case "prices":
+		return pricesCmd(args[1:], stdout)
+	default:
+		return fmt.Errorf("unknown command %q", args[0])
+	}
+}
+
+func notesCmd(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("notes", flag.ContinueOnError)
+	accountsFile := fs.String("accounts", "", "file of account ids, one per line (first tab-separated field)")
+	n := fs.Int("n", 100_000, "number of notes, spread evenly over the accounts")
+	seed := fs.Uint64("seed", 1, "random seed")
+	out := fs.String("out", "", "output CSV file")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	accounts, err := readFirstFields(*accountsFile)
+	if err != nil {
+		return err
+	}
+	if len(accounts) == 0 {
+		return errors.New("no accounts")
+	}
+	return writeCSV(*out, func(w *csv.Writer) (int, error) {
+		return writeNotes(w, accounts, *n, *seed)
+	}, stdout)
+}
+
+func pricesCmd(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("prices", flag.ContinueOnError)
+	rows := fs.Int("rows", 1_000_000, "number of daily bars")
+	days := fs.Int("days", 2500, "trading days per symbol")
+	prefix := fs.String("prefix", "IMPB", "symbol prefix (symbols are PREFIX0001...)")
+	seed := fs.Uint64("seed", 7, "random seed")
+	out := fs.String("out", "", "output CSV file")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	return writeCSV(*out, func(w *csv.Writer) (int, error) {
+		return writePrices(w, *rows, *days, *prefix, *seed)
+	}, stdout)
+}
+
+func writeCSV(path string, write func(*csv.Writer) (int, error), stdout io.Writer) error {
+	if path == "" {
+		return errors.New("-out is required")
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	w := csv.NewWriter(bw)
+	n, err := write(w)
+	if err == nil {
+		w.Flush()
+		err = w.Error()
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	fmt.Fprintf(stdout, "benchdata: wrote %d rows to %s\n", n, path)
+	return nil
+}
+
+func readFirstFields(path string) ([]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if f, _, _ := strings.Cut(strings.TrimSpace(line), "\t"); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}

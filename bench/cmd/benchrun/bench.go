@@ -1,0 +1,307 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+type benchAccount struct{ key, accountID, noteID string }
+
+// bench is the state of one run.
+type bench struct {
+	cfg     config
+	r       *runner
+	db      pg
+	out     io.Writer
+	started time.Time
+	res     Results
+
+	notesSvc, mdSvc, ceiling *process
+
+	symbols     []string
+	first, last time.Time
+	mdKey       string
+	notes       []benchAccount
+	pairs       []string
+	dates       []string
+}
+
+func (b *bench) logf(format string, args ...any) {
+	fmt.Fprintf(b.out, "bench: "+format+"\n", args...)
+}
+
+func (b *bench) stopAll() {
+	b.stopServices()
+	if b.ceiling != nil {
+		b.ceiling.stop()
+		b.ceiling = nil
+	}
+}
+
+func (b *bench) run(ctx context.Context) error {
+	if err := b.preflight(ctx); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	if err := b.prepareMarketdata(ctx); err != nil {
+		return fmt.Errorf("marketdata dataset: %w", err)
+	}
+	if err := b.prepareNotes(ctx); err != nil {
+		return fmt.Errorf("notes dataset: %w", err)
+	}
+	b.res.Dataset.SetupSeconds = time.Since(t0).Seconds()
+	b.choosePairs()
+	if err := b.writeDataFiles(); err != nil {
+		return err
+	}
+	if _, err := b.r.output(ctx, cmdSpec{name: "redis-cli", args: []string{"-u", b.cfg.RedisURL, "FLUSHDB"}}); err != nil {
+		return err
+	}
+
+	probes := b.probes()
+	caps, err := b.captureSQL(ctx, probes)
+	if err != nil {
+		return fmt.Errorf("capture the services' SQL: %w", err)
+	}
+	if _, err := b.r.output(ctx, cmdSpec{name: "redis-cli", args: []string{"-u", b.cfg.RedisURL, "FLUSHDB"}}); err != nil {
+		return err
+	}
+	if err := b.startServices(ctx, "run"); err != nil {
+		return err
+	}
+	if err := b.startCeiling(ctx); err != nil {
+		return err
+	}
+	if err := b.runWorkloads(ctx, caps); err != nil {
+		return err
+	}
+	b.stopAll()
+	if err := b.runImport(ctx); err != nil {
+		return fmt.Errorf("import workload: %w", err)
+	}
+	if err := b.cleanNotes(ctx); err != nil {
+		return err
+	}
+	b.res.TotalSeconds = time.Since(b.started).Seconds()
+	b.res.Commands = b.r.commands
+	return b.writeReports()
+}
+
+// preflight checks the tools and binaries and records the machine.
+func (b *bench) preflight(ctx context.Context) error {
+	var missing []string
+	for _, tool := range []string{"wrk", "pgbench", "psql", "redis-cli", "go"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			missing = append(missing, tool)
+		}
+	}
+	for _, bin := range []string{b.bin("notes-svc"), b.bin("marketdata-svc"), b.benchTool("ceiling"), b.benchTool("benchdata")} {
+		if _, err := os.Stat(bin); err != nil {
+			missing = append(missing, bin)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("missing: %s (scripts/bench.sh installs and builds them)", strings.Join(missing, ", "))
+	}
+	for _, port := range []int{b.cfg.Ports.Notes, b.cfg.Ports.Marketdata, b.cfg.Ports.Ceiling, b.cfg.Ports.NotesPprof, b.cfg.Ports.MarketdataPprof} {
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			return fmt.Errorf("port %d is in use; is another bench running?", port)
+		}
+		l.Close()
+	}
+	m := &b.res.Machine
+	m.Cores = b.cfg.Cores
+	m.GoMaxProcs = runtime.GOMAXPROCS(0)
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPUModel = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if data, err := os.ReadFile("/proc/meminfo"); err == nil {
+		var kb int64
+		fmt.Sscanf(strings.TrimPrefix(strings.SplitN(string(data), "\n", 2)[0], "MemTotal:"), "%d", &kb)
+		m.MemTotalMB = kb / 1024
+	}
+	if data, err := os.ReadFile("/proc/loadavg"); err == nil {
+		m.LoadAvgAtStart = strings.Join(strings.Fields(string(data))[:3], " ")
+	}
+	if out, err := b.r.output(ctx, cmdSpec{name: "uname", args: []string{"-sr"}, quiet: true}); err == nil {
+		m.Kernel = strings.TrimSpace(out)
+	}
+	m.GoVersion = runtime.Version()
+	if v, err := b.db.value(ctx, "postgres", "SHOW server_version"); err == nil {
+		m.PostgreSQL = v
+	} else {
+		return fmt.Errorf("PostgreSQL at %s: %w", b.cfg.AdminURL, err)
+	}
+	if out, err := b.r.output(ctx, cmdSpec{name: "pgbench", args: []string{"--version"}, quiet: true}); err == nil {
+		m.Pgbench = strings.TrimSpace(out)
+	}
+	if out, _ := b.r.output(ctx, cmdSpec{name: "wrk", args: []string{"-v"}, quiet: true}); out != "" {
+		m.Wrk = strings.TrimSpace(strings.SplitN(out, "\n", 2)[0])
+	}
+	if out, err := b.r.output(ctx, cmdSpec{name: "git", args: []string{"-C", b.cfg.Root, "describe", "--always", "--dirty"}, quiet: true}); err == nil {
+		b.res.GitRevision = strings.TrimSpace(out)
+	}
+	b.res.GeneratedAt = b.started.UTC().Format(time.RFC3339)
+	b.res.Settings = Settings{Duration: b.cfg.Duration.String(), Warmup: b.cfg.Warmup.String(),
+		Connections: b.cfg.Connections, Threads: b.cfg.Threads}
+	for _, kv := range os.Environ() {
+		if (strings.HasPrefix(kv, "NOTES_") || strings.HasPrefix(kv, "MARKETDATA_")) && !strings.Contains(kv, "_URL=") {
+			b.res.Settings.ServiceEnv = append(b.res.Settings.ServiceEnv, kv)
+		}
+	}
+	return nil
+}
+
+// choosePairs picks the symbol pairs of the cache-miss workload (one per
+// account slot, spread over the symbol list) and its date_to values: every
+// day 1..28 of every month from a year after the first bar to the last.
+func (b *bench) choosePairs() {
+	n := b.cfg.Accounts
+	step := max(1, len(b.symbols)/(2*n))
+	for i := range n {
+		a := b.symbols[(2*i*step)%len(b.symbols)]
+		c := b.symbols[((2*i+1)*step)%len(b.symbols)]
+		if a == c {
+			c = b.symbols[(2*i*step+1)%len(b.symbols)]
+		}
+		b.pairs = append(b.pairs, a+","+c)
+	}
+	b.dates = nil
+	for y := b.first.Year() + 1; y <= b.last.Year(); y++ {
+		for m := 1; m <= 12; m++ {
+			for d := 1; d <= 28; d++ {
+				b.dates = append(b.dates, fmt.Sprintf("%04d-%02d-%02d", y, m, d))
+			}
+		}
+	}
+	if len(b.dates)%7919 == 0 { // keep the Lua walk a permutation
+		b.dates = b.dates[:len(b.dates)-1]
+	}
+}
+
+func (b *bench) dataFile(name string) string { return filepath.Join(b.cfg.Out, name) }
+
+// writeDataFiles writes what the Lua scripts read: the cache-miss pairs and
+// dates, the notes keys and ids, and the POST body.
+func (b *bench) writeDataFiles() error {
+	var sb strings.Builder
+	for _, p := range b.pairs {
+		sb.WriteString("pair\t" + p + "\n")
+	}
+	for _, d := range b.dates {
+		sb.WriteString("date\t" + d + "\n")
+	}
+	if err := os.WriteFile(b.dataFile("eod_miss.tsv"), []byte(sb.String()), 0o600); err != nil {
+		return err
+	}
+	sb.Reset()
+	for _, a := range b.notes {
+		sb.WriteString(a.key + "\t" + a.noteID + "\n")
+	}
+	if err := os.WriteFile(b.dataFile("notes.tsv"), []byte(sb.String()), 0o600); err != nil {
+		return err
+	}
+	return os.WriteFile(b.dataFile("post.json"), []byte(postBody), 0o644)
+}
+
+// postBody is the note every POST of the benchmark creates: a title, about
+// 600 bytes of content and two tags.
+var postBody = `{"title":"` + postTitle + `","content":"` + strings.Repeat("Quarterly revenue grew while margins held; the team will review the forecast next week. ", 7) + `","tags":["bench","load"]}`
+
+func (b *bench) startServices(ctx context.Context, phase string) error {
+	var err error
+	notesEnv := b.notesEnv()
+	notesEnv["NOTES_HTTP_ADDR"] = fmt.Sprintf("127.0.0.1:%d", b.cfg.Ports.Notes)
+	notesEnv["NOTES_PPROF_ADDR"] = fmt.Sprintf("127.0.0.1:%d", b.cfg.Ports.NotesPprof)
+	notesEnv["NOTES_SHUTDOWN_DRAIN"] = "0s"
+	b.notesSvc, err = b.r.start(ctx, cmdSpec{name: b.bin("notes-svc"), args: []string{"serve"}, env: notesEnv, quiet: phase != "run"},
+		filepath.Join(b.cfg.Out, "logs", "notes-svc."+phase+".log"))
+	if err != nil {
+		return err
+	}
+	mdEnv := b.marketdataEnv(marketdataDB)
+	mdEnv["MARKETDATA_HTTP_ADDR"] = fmt.Sprintf("127.0.0.1:%d", b.cfg.Ports.Marketdata)
+	mdEnv["MARKETDATA_PPROF_ADDR"] = fmt.Sprintf("127.0.0.1:%d", b.cfg.Ports.MarketdataPprof)
+	mdEnv["MARKETDATA_SHUTDOWN_DRAIN"] = "0s"
+	b.mdSvc, err = b.r.start(ctx, cmdSpec{name: b.bin("marketdata-svc"), args: []string{"serve"}, env: mdEnv, quiet: phase != "run"},
+		filepath.Join(b.cfg.Out, "logs", "marketdata-svc."+phase+".log"))
+	if err != nil {
+		return err
+	}
+	if err := b.notesSvc.waitHTTP(ctx, b.notesURL("/readyz"), 30*time.Second); err != nil {
+		return err
+	}
+	return b.mdSvc.waitHTTP(ctx, b.mdURL("/readyz"), 30*time.Second)
+}
+
+func (b *bench) stopServices() {
+	if b.notesSvc != nil {
+		b.notesSvc.stop()
+		b.notesSvc = nil
+	}
+	if b.mdSvc != nil {
+		b.mdSvc.stop()
+		b.mdSvc = nil
+	}
+}
+
+func (b *bench) notesURL(path string) string {
+	return fmt.Sprintf("http://127.0.0.1:%d%s", b.cfg.Ports.Notes, path)
+}
+
+func (b *bench) mdURL(path string) string {
+	return fmt.Sprintf("http://127.0.0.1:%d%s", b.cfg.Ports.Marketdata, path)
+}
+
+func (b *bench) ceilingURL(path string) string {
+	return fmt.Sprintf("http://127.0.0.1:%d%s", b.cfg.Ports.Ceiling, path)
+}
+
+// hitQuery is the cache-hit request: two symbols, 100 records.
+func (b *bench) hitQuery() string {
+	return "/v1/eod?access_key=" + b.mdKey + "&symbols=" + b.symbols[0] + "," + b.symbols[1] + "&limit=100"
+}
+
+// tickersQuery asks for ten tickers.
+func (b *bench) tickersQuery() string {
+	return "/v1/tickers?access_key=" + b.mdKey + "&symbols=" + strings.Join(b.symbols[:10], ",")
+}
+
+// startCeiling captures the cache-hit and tickers answers from the running
+// marketdata-svc and starts the bare Gin server with those bytes.
+func (b *bench) startCeiling(ctx context.Context) error {
+	routes := map[string]string{"/v1/eod": b.hitQuery(), "/v1/tickers": b.tickersQuery()}
+	args := []string{"-addr", fmt.Sprintf("127.0.0.1:%d", b.cfg.Ports.Ceiling)}
+	for route, q := range routes {
+		body, err := httpCall(ctx, "GET", b.mdURL(q), "", nil)
+		if err != nil {
+			return fmt.Errorf("capture %s answer: %w", route, err)
+		}
+		file := b.dataFile("ceiling" + strings.ReplaceAll(route, "/", "_") + ".json")
+		if err := os.WriteFile(file, body, 0o644); err != nil {
+			return err
+		}
+		b.res.CeilingBodies = append(b.res.CeilingBodies, CeilingBody{Route: route, Bytes: len(body)})
+		args = append(args, "-route", route+"="+file)
+	}
+	var err error
+	b.ceiling, err = b.r.start(ctx, cmdSpec{name: b.benchTool("ceiling"), args: args}, filepath.Join(b.cfg.Out, "logs", "ceiling.log"))
+	if err != nil {
+		return err
+	}
+	return b.ceiling.waitHTTP(ctx, b.ceilingURL(b.hitQuery()), 10*time.Second)
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// runImport measures `marketdata-svc import` of a generated price CSV
+// against psql's \copy of the same file into the same table, each into an
+// empty eod_bars of a freshly migrated bench_import database.
+func (b *bench) runImport(ctx context.Context) error {
+	b.logf("workload import")
+	file := filepath.Join(b.cfg.Out, fmt.Sprintf("prices-%d.csv", b.cfg.ImportRows))
+	if _, err := b.r.output(ctx, cmdSpec{name: b.benchTool("benchdata"),
+		args: []string{"prices", "-rows", fmt.Sprint(b.cfg.ImportRows), "-out", file}}); err != nil {
+		return err
+	}
+	st, err := os.Stat(file)
+	if err != nil {
+		return err
+	}
+	res := ImportResult{Rows: b.cfg.ImportRows, FileMB: mb(st.Size()), Target: 0.5,
+		Layout: "Symbol,Date,Open,High,Low,Close,Volume (one row per symbol and day)"}
+	if err := b.db.recreate(ctx, importDB); err != nil {
+		return err
+	}
+	defer b.db.exec(context.WithoutCancel(ctx), "postgres", "DROP DATABASE IF EXISTS "+importDB+" WITH (FORCE)")
+	env := b.marketdataEnv(importDB)
+	if _, err := b.r.output(ctx, cmdSpec{name: b.bin("marketdata-svc"), args: []string{"migrate"}, env: env}); err != nil {
+		return err
+	}
+	// Read the file once so both sides start from the page cache.
+	if _, err := os.ReadFile(file); err != nil {
+		return err
+	}
+
+	copySQL := fmt.Sprintf(`\copy eod_bars (symbol, date, open, high, low, close, volume) FROM %s WITH (FORMAT csv, HEADER true)`, lit(file))
+	t0 := time.Now()
+	if err := b.db.exec(ctx, importDB, copySQL); err != nil {
+		return fmt.Errorf("copy ceiling: %w", err)
+	}
+	res.CopySeconds = time.Since(t0).Seconds()
+	res.CopyCommand = b.r.commands[len(b.r.commands)-1]
+	n, err := b.db.value(ctx, importDB, "SELECT count(*) FROM eod_bars")
+	if err != nil {
+		return err
+	}
+	if n != fmt.Sprint(b.cfg.ImportRows) {
+		return fmt.Errorf("copy loaded %s rows, want %d", n, b.cfg.ImportRows)
+	}
+	if err := b.db.exec(ctx, importDB, "TRUNCATE eod_bars, tickers"); err != nil {
+		return err
+	}
+	if err := b.db.exec(ctx, importDB, "VACUUM ANALYZE"); err != nil {
+		return err
+	}
+
+	cmd := b.r.command(ctx, cmdSpec{name: b.bin("marketdata-svc"), args: []string{"import", file}, env: env})
+	res.ImportCommand = b.r.commands[len(b.r.commands)-1]
+	t0 = time.Now()
+	out, err := cmd.CombinedOutput()
+	res.ImportSeconds = time.Since(t0).Seconds()
+	if err != nil {
+		return fmt.Errorf("marketdata-svc import: %w: %s", err, lastLines(string(out), 6))
+	}
+	res.ImportOutput = strings.TrimSpace(lastLines(string(out), 2))
+	if ps := cmd.ProcessState; ps != nil {
+		res.ImportCPUSeconds = (ps.UserTime() + ps.SystemTime()).Seconds()
+		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+			res.ImportMaxRSSMB = float64(ru.Maxrss) / 1024
+		}
+	}
+	n, err = b.db.value(ctx, importDB, "SELECT count(*) FROM eod_bars")
+	if err != nil {
+		return err
+	}
+	if n != fmt.Sprint(b.cfg.ImportRows) {
+		return fmt.Errorf("import loaded %s rows, want %d", n, b.cfg.ImportRows)
+	}
+	res.CopyRowsPerSec = float64(res.Rows) / res.CopySeconds
+	res.ImportRowsPerSec = float64(res.Rows) / res.ImportSeconds
+	res.Ratio = res.ImportRowsPerSec / res.CopyRowsPerSec
+	res.Status = "pass"
+	if res.Ratio < res.Target {
+		res.Status = "miss"
+	}
+	b.logf("import: %.0f rows/s vs COPY %.0f rows/s: ratio %.2f (%s)", res.ImportRowsPerSec, res.CopyRowsPerSec, res.Ratio, res.Status)
+	b.res.Import = &res
+	return nil
+}

@@ -1,0 +1,143 @@
+// Command benchrun is the whole benchmark behind `make bench`: it prepares
+// the bench databases (about 10 million EOD rows and 100,000 notes), starts
+// both services and their ceilings, measures every workload side by side
+// with its ceiling in one run, profiles the workloads that miss their
+// target, and writes bench/results.json and BENCHMARKS.md.
+//
+// It runs from scripts/bench.sh, which installs the load generators, builds
+// the binaries and starts the local stack. Settings come from BENCH_*
+// environment variables (see config).
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// config is every setting of a run.
+type config struct {
+	Root        string // repository root
+	Out         string // scratch directory (git-ignored)
+	AdminURL    string // PostgreSQL URL of database "postgres"
+	RedisURL    string // Redis URL of the bench's own logical database
+	PGLog       string // PostgreSQL server log, for capturing the services' SQL
+	Duration    time.Duration
+	Warmup      time.Duration
+	Connections int
+	Threads     int
+	Symbols     int
+	Years       int
+	Seed        int
+	Notes       int
+	Accounts    int
+	ImportRows  int
+	Fresh       bool
+	MDRate      int
+	MDQuota     int64
+	ProfileSecs int
+	Cores       int
+	Ports       ports
+}
+
+type ports struct {
+	Notes, Marketdata, Ceiling, NotesPprof, MarketdataPprof int
+}
+
+func loadConfig(args []string, getenv func(string) string) (config, error) {
+	env := func(k, def string) string {
+		if v := getenv(k); v != "" {
+			return v
+		}
+		return def
+	}
+	var errs []error
+	num := func(k string, def int) int {
+		v, err := strconv.Atoi(env(k, strconv.Itoa(def)))
+		if err != nil || v < 0 {
+			errs = append(errs, fmt.Errorf("%s: want a non-negative integer", k))
+		}
+		return v
+	}
+	dur := func(k string, def time.Duration) time.Duration {
+		v, err := time.ParseDuration(env(k, def.String()))
+		if err != nil || v <= 0 {
+			errs = append(errs, fmt.Errorf("%s: want a positive duration", k))
+		}
+		return v
+	}
+	root := env("BENCH_ROOT", "")
+	if len(args) > 0 {
+		root = args[0]
+	}
+	if root == "" {
+		wd, _ := os.Getwd()
+		root = filepath.Dir(wd) // run from bench/
+	}
+	root, _ = filepath.Abs(root)
+	c := config{
+		Root:        root,
+		Out:         filepath.Join(root, "bench", "out"),
+		AdminURL:    env("BENCH_PG_URL", env("MARKETDATA_TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:55432/postgres?sslmode=disable")),
+		RedisURL:    env("BENCH_REDIS_URL", "redis://127.0.0.1:56379/15"),
+		PGLog:       env("BENCH_PG_LOG", ""),
+		Duration:    dur("BENCH_DURATION", 10*time.Second),
+		Warmup:      dur("BENCH_WARMUP", 3*time.Second),
+		Connections: num("BENCH_CONNECTIONS", 16),
+		Threads:     num("BENCH_THREADS", 2),
+		Symbols:     num("BENCH_SYMBOLS", 1600),
+		Years:       num("BENCH_YEARS", 25),
+		Seed:        num("BENCH_SEED", 42),
+		Notes:       num("BENCH_NOTES", 100_000),
+		Accounts:    num("BENCH_ACCOUNTS", 100),
+		ImportRows:  num("BENCH_IMPORT_ROWS", 1_000_000),
+		Fresh:       env("BENCH_FRESH", "0") == "1",
+		MDRate:      num("BENCH_MD_RATE", 100_000),
+		MDQuota:     int64(num("BENCH_MD_QUOTA", 2_000_000_000)),
+		ProfileSecs: num("BENCH_PROFILE_SECONDS", 6),
+		Cores:       runtime.NumCPU(),
+		Ports:       ports{Notes: 18080, Marketdata: 18081, Ceiling: 18090, NotesPprof: 18180, MarketdataPprof: 18181},
+	}
+	if c.Accounts < 1 || c.Accounts > 120 {
+		errs = append(errs, fmt.Errorf("BENCH_ACCOUNTS: 1..120 (pgbench runs one script per account)"))
+	}
+	if c.Connections < c.Threads || c.Threads < 1 {
+		errs = append(errs, fmt.Errorf("BENCH_CONNECTIONS must be at least BENCH_THREADS >= 1"))
+	}
+	if len(errs) > 0 {
+		return c, fmt.Errorf("config: %v", errs)
+	}
+	return c, nil
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	cfg, err := loadConfig(args, getenv)
+	if err != nil {
+		return err
+	}
+	for _, d := range []string{cfg.Out, filepath.Join(cfg.Out, "pgbench"), filepath.Join(cfg.Out, "logs"), filepath.Join(cfg.Out, "profiles")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	b := &bench{cfg: cfg, r: &runner{log: stdout}, out: stdout, started: time.Now()}
+	b.db = pg{r: b.r, adminURL: cfg.AdminURL}
+	defer b.stopAll()
+	return b.run(ctx)
+}

@@ -1,0 +1,296 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/tickerdesk/tickerdesk/bench/internal/loadgen"
+)
+
+// Results is bench/results.json.
+type Results struct {
+	GeneratedAt   string           `json:"generated_at"`
+	GitRevision   string           `json:"git_revision"`
+	TotalSeconds  float64          `json:"total_seconds"`
+	Machine       Machine          `json:"machine"`
+	Settings      Settings         `json:"settings"`
+	Dataset       Dataset          `json:"dataset"`
+	CeilingBodies []CeilingBody    `json:"ceiling_bodies"`
+	Workloads     []WorkloadResult `json:"workloads"`
+	Memory        []MemoryResult   `json:"memory"`
+	Import        *ImportResult    `json:"import"`
+	Commands      []string         `json:"commands"`
+}
+
+// Machine describes where the figures come from.
+type Machine struct {
+	Cores          int    `json:"cores"`
+	GoMaxProcs     int    `json:"gomaxprocs"`
+	CPUModel       string `json:"cpu_model"`
+	MemTotalMB     int64  `json:"mem_total_mb"`
+	Kernel         string `json:"kernel"`
+	LoadAvgAtStart string `json:"loadavg_at_start"`
+	GoVersion      string `json:"go_version"`
+	PostgreSQL     string `json:"postgresql"`
+	Pgbench        string `json:"pgbench"`
+	Wrk            string `json:"wrk"`
+}
+
+// Settings are the load settings shared by every workload.
+type Settings struct {
+	Duration    string   `json:"duration"`
+	Warmup      string   `json:"warmup"`
+	Connections int      `json:"connections"`
+	Threads     int      `json:"threads"`
+	ServiceEnv  []string `json:"service_env,omitempty"`
+}
+
+// Dataset describes the bench databases.
+type Dataset struct {
+	EODRows          string  `json:"eod_rows_estimate"`
+	Symbols          int     `json:"symbols"`
+	DateFrom         string  `json:"date_from"`
+	DateTo           string  `json:"date_to"`
+	Reused           bool    `json:"marketdata_reused"`
+	GenerateSeconds  float64 `json:"generate_seconds,omitempty"`
+	GenerateOutput   string  `json:"generate_output,omitempty"`
+	Notes            string  `json:"notes"`
+	Accounts         int     `json:"accounts"`
+	NotesReused      bool    `json:"notes_reused"`
+	NotesLoadSeconds float64 `json:"notes_load_seconds,omitempty"`
+	SetupSeconds     float64 `json:"setup_seconds"`
+}
+
+// CeilingBody is an answer captured for the bare Gin ceiling.
+type CeilingBody struct {
+	Route string `json:"route"`
+	Bytes int    `json:"bytes"`
+}
+
+// Side is one side of a workload: the service or its ceiling.
+type Side struct {
+	loadgen.Measurement
+	What             string  `json:"what"`
+	ProcessCores     float64 `json:"process_cores,omitempty"`
+	MachineBusyCores float64 `json:"machine_busy_cores"`
+	MaxRSSMB         float64 `json:"max_rss_mb,omitempty"`
+	Command          string  `json:"command"`
+}
+
+// WorkloadResult is a workload measured side by side with its ceiling.
+type WorkloadResult struct {
+	ID          string   `json:"id"`
+	Title       string   `json:"title"`
+	Service     Side     `json:"service"`
+	Ceiling     *Side    `json:"ceiling"`
+	Concurrency int      `json:"concurrency"`
+	Ratio       float64  `json:"ratio"`
+	Target      float64  `json:"target,omitempty"`
+	Status      string   `json:"status"` // pass, miss, report
+	SQL         string   `json:"pgbench_script,omitempty"`
+	Profile     *Profile `json:"profile,omitempty"`
+}
+
+func (w *WorkloadResult) grade() {
+	if w.Ceiling != nil && w.Ceiling.RPS > 0 {
+		w.Ratio = w.Service.RPS / w.Ceiling.RPS
+	}
+	switch {
+	case w.Target == 0:
+		w.Status = "report"
+	case w.Ratio >= w.Target && w.Service.Errors == 0:
+		w.Status = "pass"
+	default:
+		w.Status = "miss"
+	}
+}
+
+// Profile is the CPU profile of a missed workload.
+type Profile struct {
+	File  string `json:"file,omitempty"`
+	Top   string `json:"top,omitempty"`
+	Error string `json:"error,omitempty"`
+}
+
+// MemoryResult is a service's resident memory.
+type MemoryResult struct {
+	Service           string  `json:"service"`
+	VmHWMMB           float64 `json:"vmhwm_mb"`
+	VmRSSMB           float64 `json:"vmrss_mb_after"`
+	MaxRSSUnderLoadMB float64 `json:"max_rss_under_load_mb"`
+	TargetMB          float64 `json:"target_mb"`
+	Status            string  `json:"status"`
+}
+
+// ImportResult is the import workload against COPY.
+type ImportResult struct {
+	Rows             int     `json:"rows"`
+	FileMB           float64 `json:"file_mb"`
+	Layout           string  `json:"layout"`
+	ImportSeconds    float64 `json:"import_seconds"`
+	ImportRowsPerSec float64 `json:"import_rows_per_second"`
+	ImportCPUSeconds float64 `json:"import_cpu_seconds"`
+	ImportMaxRSSMB   float64 `json:"import_max_rss_mb"`
+	ImportOutput     string  `json:"import_output"`
+	CopySeconds      float64 `json:"copy_seconds"`
+	CopyRowsPerSec   float64 `json:"copy_rows_per_second"`
+	Ratio            float64 `json:"ratio"`
+	Target           float64 `json:"target"`
+	Status           string  `json:"status"`
+	ImportCommand    string  `json:"import_command"`
+	CopyCommand      string  `json:"copy_command"`
+}
+
+func (b *bench) writeReports() error {
+	data, err := json.MarshalIndent(b.res, "", "  ")
+	if err != nil {
+		return err
+	}
+	data = []byte(b.r.redactText(string(data)))
+	if err := os.WriteFile(filepath.Join(b.cfg.Root, "bench", "results.json"), append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	md := renderMarkdown(b.res, b.cfg.Root)
+	md = b.r.redactText(md)
+	if err := os.WriteFile(filepath.Join(b.cfg.Root, "BENCHMARKS.md"), []byte(md), 0o644); err != nil {
+		return err
+	}
+	b.logf("wrote bench/results.json and BENCHMARKS.md in %.0fs total", b.res.TotalSeconds)
+	return nil
+}
+
+func f0(v float64) string { return fmt.Sprintf("%.0f", v) }
+func f2(v float64) string { return fmt.Sprintf("%.2f", v) }
+
+func statusText(s string) string {
+	switch s {
+	case "pass":
+		return "**pass**"
+	case "miss":
+		return "**MISS**"
+	}
+	return "report"
+}
+
+// renderMarkdown writes BENCHMARKS.md from the results, with the
+// hand-written analysis in bench/analysis.md appended when present.
+func renderMarkdown(r Results, root string) string {
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	w("# Benchmarks\n\n")
+	w("Generated by `make bench` (scripts/bench.sh → bench/cmd/benchrun) on %s at revision `%s`; the whole run took %.0f s. ", r.GeneratedAt, r.GitRevision, r.TotalSeconds)
+	w("Every figure below comes from this one run: each workload is measured right after its ceiling's warm-up, side by side, on the same machine. Machine-readable results: [bench/results.json](bench/results.json).\n\n")
+	m := r.Machine
+	w("**Machine:** %d cores (%s), %d MB RAM, %s, load average at start %s. %s; %s; %s; services built with %s.\n\n",
+		m.Cores, m.CPUModel, m.MemTotalMB, m.Kernel, m.LoadAvgAtStart, "PostgreSQL "+m.PostgreSQL, m.Pgbench, m.Wrk, m.GoVersion)
+	s := r.Settings
+	w("**Load:** every workload at fixed concurrency: wrk `-t%d -c%d`, pgbench `-c%d -j%d`, %s warm-up then %s measured. ", s.Threads, s.Connections, s.Connections, s.Threads, s.Warmup, s.Duration)
+	w("The load generator, PostgreSQL, Redis and the service share the same %d cores, as they would on a single small host; the ceilings pay the same load-generator cost.\n\n", m.Cores)
+	d := r.Dataset
+	w("**Data:** %s EOD rows (estimate from pg_class) for %d symbols from `marketdata-svc generate`, %s to %s; %s notes over %d accounts (setup %.0f s", d.EODRows, d.Symbols, d.DateFrom, d.DateTo, d.Notes, d.Accounts, d.SetupSeconds)
+	if d.Reused {
+		w(", EOD data reused from an earlier run")
+	} else if d.GenerateSeconds > 0 {
+		w(", generate took %.0f s", d.GenerateSeconds)
+	}
+	if d.NotesReused {
+		w(", notes reused")
+	}
+	w(").\n\n")
+
+	w("## Results\n\n")
+	w("| workload | service req/s | p50 ms | p99 ms | errors | ceiling | ceiling req/s | ceiling p50 / p99 ms | ratio | target | result |\n")
+	w("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---|\n")
+	for _, x := range r.Workloads {
+		c := x.Ceiling
+		target := "report"
+		if x.Target > 0 {
+			target = fmt.Sprintf("≥ %.1f×", x.Target)
+		}
+		ceilName := "bare Gin"
+		if strings.HasPrefix(c.What, "pgbench") {
+			ceilName = "pgbench, same SQL"
+		}
+		w("| %s | %s | %s | %s | %d | %s | %s | %s / %s | %s× | %s | %s |\n", x.Title, f0(x.Service.RPS), f2(x.Service.P50Ms), f2(x.Service.P99Ms),
+			x.Service.Errors, ceilName, f0(c.RPS), f2(c.P50Ms), f2(c.P99Ms), f2(x.Ratio), target, statusText(x.Status))
+	}
+	if im := r.Import; im != nil {
+		w("| `marketdata-svc import` of a %d-row CSV | %s rows/s | | | 0 | `COPY` of the same file | %s rows/s | | %s× | ≥ %.1f× | %s |\n",
+			im.Rows, f0(im.ImportRowsPerSec), f0(im.CopyRowsPerSec), f2(im.Ratio), im.Target, statusText(im.Status))
+	}
+	for _, mem := range r.Memory {
+		w("| resident memory of %s under load | VmHWM %.1f MB | | | | | | | | < %.0f MB | %s |\n", mem.Service, mem.VmHWMMB, mem.TargetMB, statusText(mem.Status))
+	}
+	w("\nErrors count socket errors and HTTP statuses ≥ 400 (wrk), or failed/aborted transactions (pgbench). Latencies: wrk's histogram; pgbench's per-transaction log (`--log`).\n\n")
+
+	w("### Where the CPU went\n\n")
+	w("| workload | side | req/s | process cores | machine busy cores (of %d) | max RSS MB |\n|---|---|---:|---:|---:|---:|\n", m.Cores)
+	for _, x := range r.Workloads {
+		w("| %s | %s | %s | %s | %s | %s |\n", x.ID, x.Service.What, f0(x.Service.RPS), f2(x.Service.ProcessCores), f2(x.Service.MachineBusyCores), f0(x.Service.MaxRSSMB))
+		pc := "–"
+		if x.Ceiling.ProcessCores > 0 {
+			pc = f2(x.Ceiling.ProcessCores)
+		}
+		w("| %s | %s | %s | %s | %s | |\n", x.ID, x.Ceiling.What, f0(x.Ceiling.RPS), pc, f2(x.Ceiling.MachineBusyCores))
+	}
+	w("\n")
+	if im := r.Import; im != nil {
+		w("### Import\n\n%d rows (%.1f MB, %s): `COPY` %.2f s (%s rows/s); `marketdata-svc import` %.2f s (%s rows/s, %.2f s CPU in the importer, max RSS %.0f MB). Importer output: `%s`\n\n",
+			im.Rows, im.FileMB, im.Layout, im.CopySeconds, f0(im.CopyRowsPerSec), im.ImportSeconds, f0(im.ImportRowsPerSec), im.ImportCPUSeconds, im.ImportMaxRSSMB, im.ImportOutput)
+	}
+	w("### Memory\n\n| service | VmHWM MB (peak RSS since start) | max VmRSS MB sampled under load | VmRSS MB after the run | target |\n|---|---:|---:|---:|---:|\n")
+	for _, mem := range r.Memory {
+		w("| %s | %.1f | %.1f | %.1f | < %.0f MB |\n", mem.Service, mem.VmHWMMB, mem.MaxRSSUnderLoadMB, mem.VmRSSMB, mem.TargetMB)
+	}
+	w("\n")
+
+	var missed []WorkloadResult
+	for _, x := range r.Workloads {
+		if x.Profile != nil {
+			missed = append(missed, x)
+		}
+	}
+	if len(missed) > 0 {
+		w("## Profiles of missed targets\n\n")
+		w("CPU profiles taken from the service's pprof listener while the workload ran again after the measurements (`go tool pprof -top`).\n\n")
+		for _, x := range missed {
+			w("### %s (ratio %.2f, target %.1f)\n\n", x.Title, x.Ratio, x.Target)
+			if x.Profile.Error != "" {
+				w("Profile failed: %s\n\n", x.Profile.Error)
+				continue
+			}
+			w("```\n%s\n```\n\n", x.Profile.Top)
+		}
+	}
+	if analysis, err := os.ReadFile(filepath.Join(root, "bench", "analysis.md")); err == nil {
+		w("## Analysis\n\n%s\n", strings.TrimSpace(string(analysis)))
+		w("\n")
+	}
+
+	w("## SQL of the pgbench ceilings\n\n")
+	w("Captured from the services themselves: the harness turns on `log_statement = 'all'` for the bench database, sends two probe requests per workload, keeps the statements both probes ran (so background statements drop out), and turns each `$n` into a pgbench variable. The scripts below are for the first account or symbol pair; the run uses one script per account or pair.\n\n")
+	for _, x := range r.Workloads {
+		if x.SQL == "" {
+			continue
+		}
+		w("**%s**\n\n```sql\n%s```\n\n", x.Title, x.SQL)
+	}
+
+	w("## Reproduce\n\n")
+	w("`make bench` (or `scripts/bench.sh`) on a clone: it installs wrk and the PostgreSQL client tools from Debian when missing, builds the services and the bench tools, starts the local stack if it is not running, and runs everything below. ")
+	w("The dataset lives in the databases `bench_marketdata` and `bench_notes` of the local cluster and is regenerated only when missing (`BENCH_FRESH=1` forces it). ")
+	w("Settings: `BENCH_DURATION`, `BENCH_WARMUP`, `BENCH_CONNECTIONS`, `BENCH_THREADS`, `BENCH_SYMBOLS`, `BENCH_YEARS`, `BENCH_NOTES`, `BENCH_ACCOUNTS`, `BENCH_IMPORT_ROWS`, `BENCH_MD_RATE`, `BENCH_MD_QUOTA`; service settings (`NOTES_*`, `MARKETDATA_*`) pass through.")
+	if len(s.ServiceEnv) > 0 {
+		w(" Service settings in effect for this run: `%s`.", strings.Join(s.ServiceEnv, "`, `"))
+	}
+	w("\n\nKeys are created fresh for each run (`$MARKETDATA_KEY`, `$NOTES_KEY_nnn` below); the marketdata key has limits (rate %s, quota %s) so the rate limiter and usage counter run on every request as for a customer key.\n\n", "per second", "per month")
+	w("Exact commands of this run, in order:\n\n```sh\n")
+	for _, c := range r.Commands {
+		w("%s\n", c)
+	}
+	w("```\n")
+	return b.String()
+}

@@ -1,0 +1,413 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tickerdesk/tickerdesk/bench/internal/loadgen"
+	"github.com/tickerdesk/tickerdesk/bench/internal/sqlcapture"
+)
+
+// probes are the requests whose SQL becomes the pgbench ceilings.
+func (b *bench) probes() []probe {
+	eodMiss := func(i int) (string, string) {
+		pair := b.pairs[i%len(b.pairs)]
+		date := b.dates[(len(b.dates)/2+i*37)%len(b.dates)]
+		return pair, date
+	}
+	notesBind := func(extra func(v string) string) func(i, script int) sqlcapture.Binding {
+		return func(i, script int) sqlcapture.Binding {
+			a := b.notes[i]
+			return func(v string) string {
+				switch v {
+				case a.accountID:
+					return fmt.Sprintf("acc_%d", script+1)
+				case a.noteID:
+					return fmt.Sprintf("note_%d", script+1)
+				}
+				if extra != nil {
+					return extra(v)
+				}
+				return ""
+			}
+		}
+	}
+	listProbe := func(name, query string) probe {
+		return probe{workload: name, db: notesDB, bind: notesBind(nil),
+			send: func(ctx context.Context, i int) error {
+				_, err := httpCall(ctx, "GET", b.notesURL("/v1/notes?"+query), b.notes[i].key, nil)
+				return err
+			}}
+	}
+	y0, y1 := b.first.Year()+1, b.last.Year()
+	return []probe{
+		{workload: "eod_miss", db: marketdataDB,
+			send: func(ctx context.Context, i int) error {
+				pair, date := eodMiss(i)
+				_, err := httpCall(ctx, "GET", b.mdURL("/v1/eod?access_key="+b.mdKey+"&symbols="+pair+"&date_to="+date+"&limit=100"), "", nil)
+				return err
+			},
+			bind: func(i, script int) sqlcapture.Binding {
+				pair, date := eodMiss(i)
+				syms := strings.Split(pair, ",")
+				return func(v string) string {
+					if strings.HasPrefix(v, "{") && strings.Contains(v, syms[0]) && strings.Contains(v, syms[1]) {
+						return fmt.Sprintf("syms_%d", script+1)
+					}
+					if strings.HasPrefix(v, date) {
+						return "dt"
+					}
+					return ""
+				}
+			},
+			// date_to as YYYYMMDD, which PostgreSQL reads as a date: the
+			// same days 1..28 of every month the HTTP side walks.
+			prelude: fmt.Sprintf("\\set y random(%d, %d)\n\\set m random(1, 12)\n\\set d random(1, 28)\n\\set dt :y * 10000 + :m * 100 + :d\n", y0, y1),
+		},
+		{workload: "notes_get", db: notesDB, bind: notesBind(nil),
+			send: func(ctx context.Context, i int) error {
+				_, err := httpCall(ctx, "GET", b.notesURL("/v1/notes/"+b.notes[i].noteID), b.notes[i].key, nil)
+				return err
+			}},
+		{workload: "notes_post", db: notesDB,
+			bind: notesBind(func(v string) string {
+				if noteIDRe.MatchString(v) {
+					return "newid"
+				}
+				return ""
+			}),
+			send: func(ctx context.Context, i int) error {
+				_, err := httpCall(ctx, "POST", b.notesURL("/v1/notes"), b.notes[i].key, []byte(postBody))
+				return err
+			},
+			// A fresh primary key per transaction, as the service generates.
+			prelude: "\\set newid random(1, 9000000000000000000)\n"},
+		listProbe("notes_list_tag", listTagQuery),
+		listProbe("notes_list_q", listSearchQuery),
+	}
+}
+
+const (
+	listTagQuery    = "tag=research&limit=20"
+	listSearchQuery = "q=dividend&limit=20"
+)
+
+// wrkRun runs wrk once. With measure false it is a warm-up and its result
+// is ignored.
+func (b *bench) wrkRun(ctx context.Context, d time.Duration, url, script string, scriptArgs []string, record bool) (loadgen.Measurement, string, error) {
+	args := []string{"-t", strconv.Itoa(b.cfg.Threads), "-c", strconv.Itoa(b.cfg.Connections), "-d", seconds(d),
+		"--timeout", "5s", "-s", script, url}
+	if len(scriptArgs) > 0 {
+		args = append(append(args, "--"), scriptArgs...)
+	}
+	spec := cmdSpec{name: "wrk", args: args, dir: filepath.Join(b.cfg.Root, "bench", "lua"), quiet: !record}
+	out, err := b.r.output(ctx, spec)
+	cmdline := ""
+	if record {
+		cmdline = b.r.commands[len(b.r.commands)-1]
+	}
+	if err != nil {
+		return loadgen.Measurement{}, cmdline, err
+	}
+	m, err := loadgen.ParseWrk(out)
+	return m, cmdline, err
+}
+
+func seconds(d time.Duration) string {
+	return strconv.Itoa(max(1, int(d.Round(time.Second)/time.Second))) + "s"
+}
+
+// pgbenchRun runs pgbench with the workload's scripts. The recorded
+// command names the script directory instead of listing every -f and -D.
+func (b *bench) pgbenchRun(ctx context.Context, name, db string, files []string, defines map[string]string, d time.Duration, record bool) (loadgen.Measurement, string, error) {
+	secs := strconv.Itoa(max(1, int(d.Round(time.Second)/time.Second)))
+	args := []string{"-n", "-M", "prepared", "-c", strconv.Itoa(b.cfg.Connections), "-j", strconv.Itoa(b.cfg.Threads), "-T", secs}
+	names := make([]string, 0, len(defines))
+	for k := range defines {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		args = append(args, "-D", k+"="+defines[k])
+	}
+	for _, f := range files {
+		args = append(args, "-f", f+"@1")
+	}
+	prefix := filepath.Join(b.cfg.Out, "pgbench", name+".log")
+	if record {
+		old, _ := filepath.Glob(prefix + ".*")
+		for _, f := range old {
+			os.Remove(f)
+		}
+		args = append(args, "--log", "--log-prefix="+prefix)
+	}
+	args = append(args, b.db.dbURL(db))
+	dir := filepath.Dir(files[0])
+	summary := fmt.Sprintf("pgbench -n -M prepared -c %d -j %d -T %s -D <%d variables: account ids, note ids, symbol arrays, captured constants> -f %s/sNNN.sql@1 (%d scripts, one per account or symbol pair) --log %s",
+		b.cfg.Connections, b.cfg.Threads, secs, len(defines), dir, len(files), b.db.dbURL(db))
+	if err := os.WriteFile(filepath.Join(dir, "command.txt"), []byte("pgbench "+strings.Join(quoteAll(args), " ")+"\n"), 0o644); err != nil {
+		return loadgen.Measurement{}, "", err
+	}
+	if record {
+		b.r.commands = append(b.r.commands, summary)
+		b.logf("$ %s", summary)
+	}
+	out, err := b.r.output(ctx, cmdSpec{name: "pgbench", args: args, quiet: true})
+	if err != nil {
+		return loadgen.Measurement{}, summary, err
+	}
+	if !record {
+		return loadgen.Measurement{}, summary, nil
+	}
+	m, err := loadgen.ParsePgbench(out, prefix)
+	return m, summary, err
+}
+
+func quoteAll(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = shellQuote(a)
+	}
+	return out
+}
+
+// httpWorkload is the wrk side of a workload.
+type httpWorkload struct {
+	url    string
+	script string
+	args   func(warmup bool) []string
+}
+
+// measureHTTP warms up and measures one wrk workload while sampling pid.
+func (b *bench) measureHTTP(ctx context.Context, w httpWorkload, pid int, what string) (Side, error) {
+	if _, _, err := b.wrkRun(ctx, b.cfg.Warmup, w.url, w.script, w.args(true), false); err != nil {
+		return Side{}, fmt.Errorf("warm-up: %w", err)
+	}
+	s := startSampler(pid)
+	m, cmdline, err := b.wrkRun(ctx, b.cfg.Duration, w.url, w.script, w.args(false), true)
+	s.finish(b.cfg.Cores)
+	if err != nil {
+		return Side{}, err
+	}
+	return Side{Measurement: m, What: what, ProcessCores: s.ProcCores, MachineBusyCores: s.MachBusy,
+		Command: cmdline, MaxRSSMB: mb(s.maxRSS)}, nil
+}
+
+func (b *bench) measurePgbench(ctx context.Context, name, db string, files []string, defines map[string]string) (Side, error) {
+	if _, _, err := b.pgbenchRun(ctx, name, db, files, defines, b.cfg.Warmup, false); err != nil {
+		return Side{}, fmt.Errorf("warm-up: %w", err)
+	}
+	s := startSampler(0)
+	m, cmdline, err := b.pgbenchRun(ctx, name, db, files, defines, b.cfg.Duration, true)
+	s.finish(b.cfg.Cores)
+	if err != nil {
+		return Side{}, err
+	}
+	return Side{Measurement: m, What: "pgbench -M prepared (the service's captured SQL)", MachineBusyCores: s.MachBusy, Command: cmdline}, nil
+}
+
+func mb(bytes int64) float64 { return float64(bytes) / (1 << 20) }
+
+// static is the script-argument function of workloads without arguments.
+func static() func(bool) []string { return func(bool) []string { return nil } }
+
+// runWorkloads measures every HTTP workload and its ceiling, records the
+// services' memory, and profiles the misses.
+func (b *bench) runWorkloads(ctx context.Context, caps map[string]captured) error {
+	threads := strconv.Itoa(b.cfg.Threads)
+	lua := func(name string) string { return name }
+	notesArgs := func(mode, arg string) func(bool) []string {
+		return func(bool) []string { return []string{b.dataFile("notes.tsv"), threads, mode, arg} }
+	}
+	type spec struct {
+		id, title, service string
+		target             float64
+		http               httpWorkload
+		ceilingHTTP        *httpWorkload // bare Gin
+		db                 string        // pgbench ceiling database
+		vars               func() map[string]string
+	}
+	notesVars := func(withNotes bool) func() map[string]string {
+		return func() map[string]string {
+			v := map[string]string{}
+			for i, a := range b.notes {
+				v[fmt.Sprintf("acc_%d", i+1)] = a.accountID
+				if withNotes {
+					v[fmt.Sprintf("note_%d", i+1)] = a.noteID
+				}
+			}
+			return v
+		}
+	}
+	specs := []spec{
+		{id: "eod_hit", title: "marketdata `/v1/eod` cache hit (2 symbols, 100 records)", service: "marketdata-svc", target: 0.8,
+			http:        httpWorkload{url: b.mdURL(b.hitQuery()), script: lua("static.lua"), args: static()},
+			ceilingHTTP: &httpWorkload{url: b.ceilingURL(b.hitQuery()), script: lua("static.lua"), args: static()}},
+		{id: "eod_miss", title: "marketdata `/v1/eod` cache miss (distinct queries)", service: "marketdata-svc", target: 0.5,
+			http: httpWorkload{url: b.mdURL(""), script: lua("eod_miss.lua"), args: func(warmup bool) []string {
+				offset := "1000000"
+				if warmup {
+					offset = "0"
+				}
+				return []string{b.dataFile("eod_miss.tsv"), threads, offset, b.mdKey}
+			}},
+			db: marketdataDB,
+			vars: func() map[string]string {
+				v := map[string]string{}
+				for i, p := range b.pairs {
+					v[fmt.Sprintf("syms_%d", i+1)] = "{" + p + "}"
+				}
+				return v
+			}},
+		{id: "tickers", title: "marketdata `/v1/tickers?symbols=` (10 symbols)", service: "marketdata-svc",
+			http:        httpWorkload{url: b.mdURL(b.tickersQuery()), script: lua("static.lua"), args: static()},
+			ceilingHTTP: &httpWorkload{url: b.ceilingURL(b.tickersQuery()), script: lua("static.lua"), args: static()}},
+		{id: "notes_get", title: "notes `GET /v1/notes/{id}`", service: "notes-svc", target: 0.6,
+			http: httpWorkload{url: b.notesURL(""), script: lua("notes.lua"), args: notesArgs("get", "")},
+			db:   notesDB, vars: notesVars(true)},
+		{id: "notes_list_tag", title: "notes list `?" + listTagQuery + "`", service: "notes-svc",
+			http: httpWorkload{url: b.notesURL(""), script: lua("notes.lua"), args: notesArgs("list", listTagQuery)},
+			db:   notesDB, vars: notesVars(false)},
+		{id: "notes_list_q", title: "notes search `?" + listSearchQuery + "`", service: "notes-svc",
+			http: httpWorkload{url: b.notesURL(""), script: lua("notes.lua"), args: notesArgs("list", listSearchQuery)},
+			db:   notesDB, vars: notesVars(false)},
+		{id: "notes_post", title: "notes `POST /v1/notes`", service: "notes-svc", target: 0.6,
+			http: httpWorkload{url: b.notesURL(""), script: lua("notes.lua"), args: notesArgs("post", b.dataFile("post.json"))},
+			db:   notesDB, vars: notesVars(false)},
+	}
+	pids := map[string]*process{"marketdata-svc": b.mdSvc, "notes-svc": b.notesSvc}
+	for _, s := range specs {
+		b.logf("workload %s", s.id)
+		res := WorkloadResult{ID: s.id, Title: s.title, Target: s.target, Concurrency: b.cfg.Connections}
+		side, err := b.measureHTTP(ctx, s.http, pids[s.service].pid(), s.service)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.id, err)
+		}
+		res.Service = side
+		if s.ceilingHTTP != nil {
+			c, err := b.measureHTTP(ctx, *s.ceilingHTTP, b.ceiling.pid(), "bare Gin handler, same bytes")
+			if err != nil {
+				return fmt.Errorf("%s ceiling: %w", s.id, err)
+			}
+			res.Ceiling = &c
+		} else {
+			c, ok := caps[s.id]
+			if !ok {
+				return fmt.Errorf("%s: no captured SQL", s.id)
+			}
+			files, defines, first, err := b.pgbenchScripts(c, len(b.notes), s.vars())
+			if err != nil {
+				return err
+			}
+			res.SQL = first
+			cs, err := b.measurePgbench(ctx, s.id, s.db, files, defines)
+			if err != nil {
+				return fmt.Errorf("%s ceiling: %w", s.id, err)
+			}
+			res.Ceiling = &cs
+		}
+		res.grade()
+		b.logf("%s: %.0f req/s vs ceiling %.0f/s: ratio %.2f (%s)", s.id, res.Service.RPS, res.Ceiling.RPS, res.Ratio, res.Status)
+		b.res.Workloads = append(b.res.Workloads, res)
+	}
+	for _, name := range []string{"marketdata-svc", "notes-svc"} {
+		p := pids[name]
+		hwm, rss, err := memStatus(p.pid())
+		if err != nil {
+			return err
+		}
+		maxLoad := 0.0
+		for _, w := range b.res.Workloads {
+			if w.Service.What == name && w.Service.MaxRSSMB > maxLoad {
+				maxLoad = w.Service.MaxRSSMB
+			}
+		}
+		m := MemoryResult{Service: name, VmHWMMB: mb(hwm), VmRSSMB: mb(rss), MaxRSSUnderLoadMB: maxLoad, TargetMB: 150}
+		m.Status = "pass"
+		if m.VmHWMMB >= m.TargetMB {
+			m.Status = "miss"
+		}
+		b.res.Memory = append(b.res.Memory, m)
+	}
+	// Profiles of the misses, after every measurement so they cannot
+	// disturb one.
+	for i := range b.res.Workloads {
+		w := &b.res.Workloads[i]
+		if w.Status != "miss" {
+			continue
+		}
+		var spec0 spec
+		for _, s := range specs {
+			if s.id == w.ID {
+				spec0 = s
+			}
+		}
+		pprofPort := b.cfg.Ports.MarketdataPprof
+		if w.Service.What == "notes-svc" {
+			pprofPort = b.cfg.Ports.NotesPprof
+		}
+		prof, err := b.profile(ctx, w.ID, w.Service.What, pprofPort, spec0.http)
+		if err != nil {
+			b.logf("profile %s: %v", w.ID, err)
+			w.Profile = &Profile{Error: err.Error()}
+			continue
+		}
+		w.Profile = prof
+	}
+	return nil
+}
+
+// profile reruns a workload's HTTP side while the service's pprof listener
+// records a CPU profile, and keeps the top entries.
+func (b *bench) profile(ctx context.Context, id, service string, port int, w httpWorkload) (*Profile, error) {
+	secs := max(2, b.cfg.ProfileSecs)
+	file := filepath.Join(b.cfg.Out, "profiles", id+".cpu.pprof")
+	url := fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/profile?seconds=%d", port, secs)
+	errc := make(chan error, 1)
+	go func() {
+		_, _, err := b.wrkRun(ctx, time.Duration(secs+2)*time.Second, w.url, w.script, w.args(true), false)
+		errc <- err
+	}()
+	time.Sleep(time.Second)
+	resp, err := http.Get(url)
+	if err != nil {
+		<-errc
+		return nil, err
+	}
+	data, err := readAllClose(resp)
+	if werr := <-errc; err == nil && werr != nil {
+		err = werr
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		return nil, err
+	}
+	b.r.commands = append(b.r.commands, fmt.Sprintf("curl -o %s '%s'  # while the workload runs", file, url))
+	top, err := b.r.output(ctx, cmdSpec{name: "go", args: []string{"tool", "pprof", "-top", "-nodecount=25", b.bin(service), file}})
+	if err != nil {
+		return nil, err
+	}
+	return &Profile{File: file, Top: strings.TrimSpace(top)}, nil
+}
+
+func readAllClose(resp *http.Response) ([]byte, error) {
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("pprof: status %d: %.200s", resp.StatusCode, data)
+	}
+	return data, nil
+}

@@ -1,0 +1,92 @@
+// Command ceiling is the throughput ceiling of an HTTP workload whose answer
+// is already in memory: a bare Gin engine, no middleware at all, answering
+// each route with bytes captured from the real service. Whatever a service
+// does on a cache hit beyond this (auth, rate limiting, the cache round trip,
+// logging, metrics) shows up as the distance to this ceiling.
+//
+//	ceiling -addr 127.0.0.1:18090 -route /v1/eod=eod.json -route /v1/tickers=tickers.json
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gin-gonic/gin"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "ceiling:", err)
+		os.Exit(1)
+	}
+}
+
+// routeFlags collects repeated -route PATH=FILE flags.
+type routeFlags map[string]string
+
+func (r routeFlags) String() string { return fmt.Sprint(map[string]string(r)) }
+
+func (r routeFlags) Set(v string) error {
+	path, file, ok := strings.Cut(v, "=")
+	if !ok || !strings.HasPrefix(path, "/") || file == "" {
+		return fmt.Errorf("want PATH=FILE, got %q", v)
+	}
+	r[path] = file
+	return nil
+}
+
+func run(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("ceiling", flag.ContinueOnError)
+	addr := fs.String("addr", "127.0.0.1:18090", "listen address")
+	contentType := fs.String("content-type", "application/json; charset=utf-8", "Content-Type of every answer")
+	routes := routeFlags{}
+	fs.Var(routes, "route", "PATH=FILE: answer GET PATH with the bytes of FILE (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if len(routes) == 0 {
+		return errors.New("no -route given")
+	}
+	engine, err := newEngine(routes, *contentType)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Addr: *addr, Handler: engine, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 120 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	fmt.Fprintf(stdout, "ceiling: listening on %s with %d routes\n", *addr, len(routes))
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return srv.Shutdown(shutdownCtx)
+}
+
+// newEngine is the bare engine: gin.New without any middleware, one handler
+// per route writing the captured bytes.
+func newEngine(routes map[string]string, contentType string) (*gin.Engine, error) {
+	gin.SetMode(gin.ReleaseMode)
+	engine := gin.New()
+	for path, file := range routes {
+		body, err := os.ReadFile(file)
+		if err != nil {
+			return nil, err
+		}
+		engine.GET(path, func(c *gin.Context) { c.Data(http.StatusOK, contentType, body) })
+	}
+	return engine, nil
+}

@@ -1,0 +1,188 @@
+// Package loadgen turns the outputs of the load generators (wrk with the
+// harness's Lua summary, pgbench with per-transaction logs) into one common
+// measurement shape.
+package loadgen
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Measurement is one load-generator run.
+type Measurement struct {
+	Tool       string  `json:"tool"`
+	Requests   int64   `json:"requests"`
+	Seconds    float64 `json:"seconds"`
+	RPS        float64 `json:"rps"`
+	P50Ms      float64 `json:"p50_ms"`
+	P90Ms      float64 `json:"p90_ms"`
+	P99Ms      float64 `json:"p99_ms"`
+	MeanMs     float64 `json:"mean_ms"`
+	MaxMs      float64 `json:"max_ms"`
+	Errors     int64   `json:"errors"`
+	ErrorsNote string  `json:"errors_detail,omitempty"`
+	Bytes      int64   `json:"bytes,omitempty"`
+}
+
+type wrkSummary struct {
+	DurationUs    int64   `json:"duration_us"`
+	Requests      int64   `json:"requests"`
+	Bytes         int64   `json:"bytes"`
+	ErrorsConnect int64   `json:"errors_connect"`
+	ErrorsRead    int64   `json:"errors_read"`
+	ErrorsWrite   int64   `json:"errors_write"`
+	ErrorsStatus  int64   `json:"errors_status"`
+	ErrorsTimeout int64   `json:"errors_timeout"`
+	MeanUs        float64 `json:"latency_mean_us"`
+	MaxUs         int64   `json:"latency_max_us"`
+	P50Us         int64   `json:"p50_us"`
+	P90Us         int64   `json:"p90_us"`
+	P99Us         int64   `json:"p99_us"`
+}
+
+// ParseWrk reads the BENCHJSON line that lua/common.lua's done() prints.
+// Errors count socket errors (connect, read, write, timeout) and responses
+// with a status of 400 or more, as wrk counts them.
+func ParseWrk(stdout string) (Measurement, error) {
+	for _, line := range strings.Split(stdout, "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "BENCHJSON ")
+		if !ok {
+			continue
+		}
+		var s wrkSummary
+		if err := json.Unmarshal([]byte(rest), &s); err != nil {
+			return Measurement{}, fmt.Errorf("parse wrk summary: %w", err)
+		}
+		m := Measurement{Tool: "wrk", Requests: s.Requests, Seconds: float64(s.DurationUs) / 1e6, Bytes: s.Bytes,
+			P50Ms: ms(s.P50Us), P90Ms: ms(s.P90Us), P99Ms: ms(s.P99Us), MeanMs: s.MeanUs / 1000, MaxMs: ms(s.MaxUs)}
+		if m.Seconds > 0 {
+			m.RPS = float64(s.Requests) / m.Seconds
+		}
+		m.Errors = s.ErrorsConnect + s.ErrorsRead + s.ErrorsWrite + s.ErrorsTimeout + s.ErrorsStatus
+		if m.Errors > 0 {
+			m.ErrorsNote = fmt.Sprintf("status>=400: %d, connect: %d, read: %d, write: %d, timeout: %d",
+				s.ErrorsStatus, s.ErrorsConnect, s.ErrorsRead, s.ErrorsWrite, s.ErrorsTimeout)
+		}
+		return m, nil
+	}
+	return Measurement{}, errors.New("no BENCHJSON line in wrk output")
+}
+
+func ms(us int64) float64 { return float64(us) / 1000 }
+
+var (
+	tpsRe       = regexp.MustCompile(`(?m)^tps = ([0-9.]+) \(without initial connection time\)`)
+	processedRe = regexp.MustCompile(`(?m)^number of transactions actually processed: (\d+)`)
+	failedRe    = regexp.MustCompile(`(?m)^number of failed transactions: (\d+)`)
+	durationRe  = regexp.MustCompile(`(?m)^duration: (\d+) s`)
+)
+
+// ParsePgbench reads pgbench's summary and the per-transaction log files
+// written with --log --log-prefix=prefix. Latency percentiles come from the
+// logs (pgbench itself prints only the mean). Errors are failed
+// transactions plus clients pgbench aborted.
+func ParsePgbench(stdout, logPrefix string) (Measurement, error) {
+	m := Measurement{Tool: "pgbench"}
+	tps := tpsRe.FindStringSubmatch(stdout)
+	if tps == nil {
+		return m, errors.New("no tps line in pgbench output")
+	}
+	m.RPS, _ = strconv.ParseFloat(tps[1], 64)
+	if p := processedRe.FindStringSubmatch(stdout); p != nil {
+		m.Requests, _ = strconv.ParseInt(p[1], 10, 64)
+	}
+	if d := durationRe.FindStringSubmatch(stdout); d != nil {
+		m.Seconds, _ = strconv.ParseFloat(d[1], 64)
+	}
+	if f := failedRe.FindStringSubmatch(stdout); f != nil {
+		m.Errors, _ = strconv.ParseInt(f[1], 10, 64)
+	}
+	if strings.Contains(stdout, "aborted") {
+		m.ErrorsNote = "pgbench aborted clients: " + firstLineWith(stdout, "aborted")
+		if m.Errors == 0 {
+			m.Errors = 1
+		}
+	}
+	lat, failed, err := readPgbenchLogs(logPrefix)
+	if err != nil {
+		return m, err
+	}
+	if failed > m.Errors {
+		m.Errors = failed
+	}
+	if len(lat) == 0 {
+		return m, errors.New("pgbench logged no transactions")
+	}
+	slices.Sort(lat)
+	var sum int64
+	for _, v := range lat {
+		sum += v
+	}
+	m.P50Ms, m.P90Ms, m.P99Ms = ms(percentile(lat, 50)), ms(percentile(lat, 90)), ms(percentile(lat, 99))
+	m.MeanMs, m.MaxMs = float64(sum)/float64(len(lat))/1000, ms(lat[len(lat)-1])
+	return m, nil
+}
+
+func firstLineWith(s, sub string) string {
+	for _, line := range strings.Split(s, "\n") {
+		if strings.Contains(line, sub) {
+			return strings.TrimSpace(line)
+		}
+	}
+	return ""
+}
+
+// readPgbenchLogs reads every prefix.* log: lines of
+// "client_id transaction_no time script_no time_epoch time_us", time being
+// the latency in microseconds, or "failed"/"skipped".
+func readPgbenchLogs(prefix string) (lat []int64, failed int64, err error) {
+	files, err := filepath.Glob(prefix + ".*")
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(files) == 0 {
+		return nil, 0, fmt.Errorf("no pgbench log files %s.*", prefix)
+	}
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, 0, err
+		}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			fields := strings.Fields(sc.Text())
+			if len(fields) < 3 {
+				continue
+			}
+			v, err := strconv.ParseInt(fields[2], 10, 64)
+			if err != nil {
+				failed++
+				continue
+			}
+			lat = append(lat, v)
+		}
+		f.Close()
+		if err := sc.Err(); err != nil {
+			return nil, 0, err
+		}
+	}
+	return lat, failed, nil
+}
+
+// percentile of sorted values, nearest rank.
+func percentile(sorted []int64, p float64) int64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	rank := int(float64(len(sorted))*p/100+0.5) - 1
+	rank = max(0, min(rank, len(sorted)-1))
+	return sorted[rank]
+}

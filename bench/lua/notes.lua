@@ -1,0 +1,31 @@
+-- notes.lua: notes API requests, each with the key of the account whose
+-- note or list it asks for, accounts taken in turn.
+--   wrk ... -s notes.lua URL -- DATAFILE NTHREADS MODE [ARG]
+-- DATAFILE lines: "KEY<TAB>NOTE_ID" (one per account).
+-- MODE: get (GET /v1/notes/{id}), list (GET /v1/notes?ARG),
+--       post (POST /v1/notes with the JSON body in file ARG).
+dofile("common.lua")
+
+local rows, nthreads, mode, arg, body
+
+function init(args)
+  rows = lines(args[1])
+  nthreads, mode, arg = tonumber(args[2]), args[3], args[4]
+  if mode == "post" then
+    local f = assert(io.open(arg, "r"))
+    body = f:read("*a")
+    f:close()
+  end
+end
+
+function request()
+  local r = rows[seq(nthreads, 0) % #rows + 1]
+  local headers = { ["Authorization"] = "Bearer " .. r[1] }
+  if mode == "get" then
+    return wrk.format("GET", "/v1/notes/" .. r[2], headers)
+  elseif mode == "list" then
+    return wrk.format("GET", "/v1/notes?" .. arg, headers)
+  end
+  headers["Content-Type"] = "application/json"
+  return wrk.format("POST", "/v1/notes", headers, body)
+end

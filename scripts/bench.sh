@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# bench.sh is `make bench`: it measures both services against the machine's
+# ceilings in one run and writes BENCHMARKS.md and bench/results.json.
+#
+#  1. installs wrk and the PostgreSQL client tools (pgbench, psql) from
+#     Debian packages when they are missing;
+#  2. builds the services (make build) and the bench tools (bench/ module);
+#  3. starts the local stack if it is not running (never stops it);
+#  4. runs bench/cmd/benchrun, which prepares the bench databases
+#     (bench_marketdata: ~10M EOD rows, bench_notes: 100,000 notes), then
+#     measures every workload next to its ceiling.
+#
+# Settings: BENCH_* environment variables, see BENCHMARKS.md ("Reproduce").
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+log() { printf 'bench: %s\n' "$*" >&2; }
+
+pg_bindir() {
+  ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -t/ -k5 -n -r | head -n1
+}
+
+# pgbench lives in the server's bin directory on Debian, not on PATH.
+need=()
+command -v wrk >/dev/null 2>&1 || need+=(wrk)
+if ! command -v pgbench >/dev/null 2>&1 && [ ! -x "$(pg_bindir)/pgbench" ]; then need+=(postgresql-contrib); fi
+command -v psql >/dev/null 2>&1 || need+=(postgresql-client)
+command -v redis-cli >/dev/null 2>&1 || need+=(redis-tools)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    log "installing ${need[*]} from Debian packages"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  else
+    log "missing ${need[*]}: install them (Debian: apt-get install ${need[*]})"
+    exit 1
+  fi
+fi
+if ! command -v pgbench >/dev/null 2>&1; then PATH="$(pg_bindir):$PATH"; fi
+command -v go >/dev/null 2>&1 || PATH="/usr/local/go/bin:$PATH"
+export PATH
+
+log "building services"
+make --no-print-directory build >&2
+
+log "building bench tools"
+mkdir -p bench/out/bin
+(cd bench && GOWORK=off CGO_ENABLED=0 go build -trimpath -o out/bin/ ./cmd/...)
+
+eval "$(scripts/stack.sh up)"
+
+exec bench/out/bin/benchrun "$root"
