@@ -82,8 +82,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, args []stri
 	defer func() { stopTracker(); <-trackerDone }()
 
 	api, err := httpapi.NewServer(httpapi.Options{
-		Store:          cached,
-		Auth:           auth.NewAuthenticator(auth.Options{Prefix: auth.MarketDataPrefix, Store: store, CacheTTL: cfg.KeyCacheTTL, OnVerified: tracker.Record}),
+		Store: cached,
+		Auth: auth.NewAuthenticator(auth.Options{
+			Prefix: auth.MarketDataPrefix, Store: store, CacheTTL: cfg.KeyCacheTTL, OnVerified: tracker.Record,
+			Throttle: auth.NewFailureThrottle(cfg.AuthFailureLimit, cfg.AuthFailureWindow, 100_000, nil),
+		}),
 		Limiter:        limiter,
 		Ping:           store.Ping,
 		CacheStatus:    cached.Status,

@@ -43,6 +43,10 @@ type Config struct {
 	LocalCacheSize int
 	// KeyCacheTTL bounds how long a revoked key may still be accepted.
 	KeyCacheTTL time.Duration
+	// AuthFailureLimit invalid keys from one client address within
+	// AuthFailureWindow block that address until the window ends.
+	AuthFailureLimit  int
+	AuthFailureWindow time.Duration
 	// PprofAddr serves net/http/pprof when set; never the public address.
 	PprofAddr string
 }
@@ -68,6 +72,8 @@ func Load(getenv func(string) string) (Config, error) {
 		CacheTimeout:      r.duration("MARKETDATA_CACHE_TIMEOUT", 50*time.Millisecond),
 		LocalCacheSize:    r.integer("MARKETDATA_LOCAL_CACHE_SIZE", 10_000),
 		KeyCacheTTL:       r.duration("MARKETDATA_KEY_CACHE_TTL", 30*time.Second),
+		AuthFailureLimit:  r.integer("MARKETDATA_AUTH_FAILURE_LIMIT", 20),
+		AuthFailureWindow: r.duration("MARKETDATA_AUTH_FAILURE_WINDOW", time.Minute),
 		PprofAddr:         r.str("MARKETDATA_PPROF_ADDR", ""),
 	}
 	if c.DatabaseURL == "" {
@@ -78,6 +84,9 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if c.DBMaxOpenConns < 1 || c.DBMaxIdleConns < 0 || c.LocalCacheSize < 1 {
 		r.fail("MARKETDATA_DB_MAX_OPEN_CONNS", "pool and cache sizes must be positive")
+	}
+	if c.AuthFailureLimit < 1 || c.AuthFailureWindow <= 0 {
+		r.fail("MARKETDATA_AUTH_FAILURE_LIMIT", "and MARKETDATA_AUTH_FAILURE_WINDOW must be positive")
 	}
 	if c.PprofAddr != "" && c.PprofAddr == c.HTTPAddr {
 		r.fail("MARKETDATA_PPROF_ADDR", "must differ from MARKETDATA_HTTP_ADDR")
@@ -107,6 +116,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Duration("cache_timeout", c.CacheTimeout),
 		slog.Int("local_cache_size", c.LocalCacheSize),
 		slog.Duration("key_cache_ttl", c.KeyCacheTTL),
+		slog.Int("auth_failure_limit", c.AuthFailureLimit),
+		slog.Duration("auth_failure_window", c.AuthFailureWindow),
 		slog.Bool("pprof", c.PprofAddr != ""),
 	)
 }

@@ -64,6 +64,8 @@ func errorResponse(err error) (status int, body errorObject, internal bool) {
 		return http.StatusUnauthorized, errorObject{"missing_access_key", "You have not supplied an API Access Key.", body.Context}, false
 	case errors.Is(err, auth.ErrInvalidKey):
 		return http.StatusUnauthorized, errorObject{"invalid_access_key", "You have not supplied a valid API Access Key.", body.Context}, false
+	case errors.Is(err, auth.ErrThrottled):
+		return http.StatusTooManyRequests, errorObject{"rate_limit_reached", "Too many requests with invalid access keys came from your address; retry after the time in Retry-After.", body.Context}, false
 	case errors.Is(err, errFunctionForbidden):
 		return http.StatusForbidden, errorObject{"function_access_restricted", "Your API key is not allowed to use this API function.", body.Context}, false
 	case errors.Is(err, ratelimit.ErrRateLimited):
@@ -92,6 +94,10 @@ func (s *Server) writeError(c *gin.Context, err error) {
 	h.Set("Cache-Control", "no-store")
 	if status == http.StatusServiceUnavailable {
 		h.Set("Retry-After", strconv.Itoa(1))
+	}
+	var throttled *auth.ThrottledError
+	if errors.As(err, &throttled) {
+		h.Set("Retry-After", strconv.Itoa(int(throttled.RetryAfter.Seconds()+0.999)))
 	}
 	c.Abort()
 	c.JSON(status, errorBody{Error: obj})
