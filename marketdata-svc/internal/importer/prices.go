@@ -160,7 +160,6 @@ func (p *PriceFile) Next() bool {
 		if errors.Is(err, io.EOF) {
 			return false
 		}
-		line, _ := p.r.FieldPos(0)
 		if err != nil {
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
@@ -173,6 +172,7 @@ func (p *PriceFile) Next() bool {
 		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
 			continue // blank line
 		}
+		line, _ := p.r.FieldPos(0) // only valid after a successful Read
 		if p.parse(rec, line) {
 			return true
 		}

@@ -106,7 +106,7 @@ func loadBars(ctx context.Context, tx pgx.Tx, l Load) (barLoad, error) {
 	var out barLoad
 	src, err := l.Bars()
 	if err != nil {
-		return out, err
+		return out, &sourceError{err}
 	}
 	if l.FactorsGiven || len(l.ReplaceSymbols) > 0 {
 		cols := rawColumns
@@ -126,7 +126,10 @@ func loadBars(ctx context.Context, tx pgx.Tx, l Load) (barLoad, error) {
 	first, ok := cs.peek()
 	if !ok {
 		out.take(cs)
-		return out, src.Err()
+		if err := src.Err(); err != nil {
+			return out, &sourceError{err}
+		}
+		return out, nil
 	}
 	var exists bool
 	if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM eod_bars WHERE symbol = $1)", first.Symbol).Scan(&exists); err != nil {
@@ -156,7 +159,7 @@ func loadBars(ctx context.Context, tx pgx.Tx, l Load) (barLoad, error) {
 			return out, translate(err)
 		}
 		if src, err = l.Bars(); err != nil {
-			return out, err
+			return out, &sourceError{err}
 		}
 		cs = newCopySource(src, stagedColumns)
 	} else {
@@ -173,6 +176,13 @@ func allChanged(symbols map[string]struct{}) map[string]bool {
 	return out
 }
 
+// sourceError is a failure of the caller's bar stream (bad rows, a file
+// that does not open); Apply returns it unwrapped, as the caller made it.
+type sourceError struct{ err error }
+
+func (e *sourceError) Error() string { return e.err.Error() }
+func (e *sourceError) Unwrap() error { return e.err }
+
 func isUniqueViolation(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "23505"
@@ -182,7 +192,7 @@ func isUniqueViolation(err error) bool {
 // driver errors.
 func copyError(err error, cs *copySource) error {
 	if srcErr := cs.Err(); srcErr != nil {
-		return srcErr // the server only echoes it inside "COPY from stdin failed"
+		return &sourceError{srcErr} // the server only echoes it inside "COPY from stdin failed"
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {

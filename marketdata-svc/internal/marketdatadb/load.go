@@ -138,6 +138,10 @@ func (s *Store) Apply(ctx context.Context, l Load) (LoadResult, error) {
 		}
 		return translate(tx.Commit(ctx))
 	})
+	var srcErr *sourceError
+	if errors.As(err, &srcErr) {
+		return LoadResult{}, srcErr.err
+	}
 	if err != nil {
 		return LoadResult{}, fmt.Errorf("load: %w", err)
 	}
