@@ -19,7 +19,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
 )
 
-const importUsage = `usage: marketdata-svc import [--kind prices|tickers|exchanges|splits|dividends] [--symbol SYM] [--exchange MIC] FILE...`
+const importUsage = `usage: marketdata-svc import [--kind prices|tickers|exchanges|splits|dividends] [--symbol SYM] [--exchange MIC] FILE [FILE ...]`
 
 // importData imports CSV files, one transaction per file, stopping at the
 // first file that fails (it applies nothing).

@@ -65,7 +65,7 @@ func TestRedisProxyCutsAndRestores(t *testing.T) {
 		t.Fatalf("after restart: %q, %v", got, err)
 	}
 	// Two leases never share a database.
-	if testenv.Redis(t) == testenv.Redis(t) {
+	if first, second := testenv.Redis(t), testenv.Redis(t); first == second {
 		t.Fatal("two leases returned the same database")
 	}
 }
