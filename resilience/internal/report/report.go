@@ -1,0 +1,280 @@
+// Package report collects the figures and pass/fail checks of a fault-suite
+// run and renders them as RELIABILITY.md.
+package report
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Check is one expectation and whether it held.
+type Check struct {
+	Name   string
+	OK     bool
+	Detail string
+}
+
+// Scenario is one fault scenario or security check with its figures.
+type Scenario struct {
+	Name string
+	// Sent and Failed count requests; Failed is what the expectation calls
+	// a failure (not every non-200 is one: a 503 while the database is
+	// down is the documented answer).
+	Sent, Failed int
+	Recovery     string
+	Outcomes     string
+	Checks       []Check
+	Notes        []string
+}
+
+// Check records an expectation.
+func (s *Scenario) Check(name string, ok bool, format string, args ...any) {
+	s.Checks = append(s.Checks, Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
+}
+
+// Note records a remark shown under the scenario.
+func (s *Scenario) Note(format string, args ...any) {
+	s.Notes = append(s.Notes, fmt.Sprintf(format, args...))
+}
+
+// OK reports whether every check held.
+func (s *Scenario) OK() bool {
+	for _, c := range s.Checks {
+		if !c.OK {
+			return false
+		}
+	}
+	return len(s.Checks) > 0
+}
+
+// HostileClass counts one class of hostile input.
+type HostileClass struct {
+	Name string
+	// Tried inputs, answers with a 5xx, answers outside the documented
+	// statuses (including no answer), and a few examples of those.
+	Tried, FiveXX, Unexpected int
+	Failures                  []string
+}
+
+// Report is a whole run.
+type Report struct {
+	mu        sync.Mutex
+	Started   time.Time
+	Elapsed   time.Duration
+	Setup     []string
+	Scenarios []*Scenario
+	Hostile   map[string]*HostileClass
+	Security  []*Scenario
+	Static    string
+	Errors    []string
+}
+
+// New starts a report.
+func New() *Report {
+	return &Report{Started: time.Now().UTC(), Hostile: map[string]*HostileClass{}}
+}
+
+// Scenario adds a scenario.
+func (r *Report) Scenario(name string) *Scenario {
+	s := &Scenario{Name: name}
+	r.mu.Lock()
+	r.Scenarios = append(r.Scenarios, s)
+	r.mu.Unlock()
+	return s
+}
+
+// SecurityCheck adds a security check.
+func (r *Report) SecurityCheck(name string) *Scenario {
+	s := &Scenario{Name: name}
+	r.mu.Lock()
+	r.Security = append(r.Security, s)
+	r.mu.Unlock()
+	return s
+}
+
+// HostileResult counts one hostile input of class; failure is empty when
+// the answer was as documented.
+func (r *Report) HostileResult(class string, status int, failure string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.Hostile[class]
+	if c == nil {
+		c = &HostileClass{Name: class}
+		r.Hostile[class] = c
+	}
+	c.Tried++
+	if status >= 500 {
+		c.FiveXX++
+	}
+	if failure != "" {
+		c.Unexpected++
+		if len(c.Failures) < 8 {
+			c.Failures = append(c.Failures, failure)
+		}
+	}
+}
+
+// Error records a problem that stopped part of the run.
+func (r *Report) Error(format string, args ...any) {
+	r.mu.Lock()
+	r.Errors = append(r.Errors, fmt.Sprintf(format, args...))
+	r.mu.Unlock()
+}
+
+// OK reports whether everything held.
+func (r *Report) OK() bool {
+	if len(r.Errors) > 0 {
+		return false
+	}
+	for _, s := range append(append([]*Scenario{}, r.Scenarios...), r.Security...) {
+		if !s.OK() {
+			return false
+		}
+	}
+	for _, c := range r.Hostile {
+		if c.FiveXX > 0 || c.Unexpected > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Failures lists every failed check, for the console.
+func (r *Report) Failures() []string {
+	var out []string
+	for _, e := range r.Errors {
+		out = append(out, Redact(e))
+	}
+	for _, s := range append(append([]*Scenario{}, r.Scenarios...), r.Security...) {
+		for _, c := range s.Checks {
+			if !c.OK {
+				out = append(out, Redact(fmt.Sprintf("%s: %s: %s", s.Name, c.Name, c.Detail)))
+			}
+		}
+	}
+	for _, c := range r.sortedHostile() {
+		for _, f := range c.Failures {
+			out = append(out, Redact(fmt.Sprintf("hostile %s: %s", c.Name, f)))
+		}
+	}
+	return out
+}
+
+func (r *Report) sortedHostile() []*HostileClass {
+	out := make([]*HostileClass, 0, len(r.Hostile))
+	for _, c := range r.Hostile {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func mark(ok bool) string {
+	if ok {
+		return "pass"
+	}
+	return "**FAIL**"
+}
+
+func cell(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " ")
+}
+
+// secretPattern matches API keys and access_key values, which error
+// messages may quote; the report never shows them.
+var secretPattern = regexp.MustCompile(`(access_key=)[^&\s"]+|\b(td[nm]_)[A-Za-z0-9]{8,}`)
+
+// Redact hides keys in s.
+func Redact(s string) string {
+	return secretPattern.ReplaceAllString(s, "${1}${2}REDACTED")
+}
+
+// Markdown renders RELIABILITY.md.
+func (r *Report) Markdown() string {
+	return Redact(r.markdown())
+}
+
+func (r *Report) markdown() string {
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	w("# Reliability and abuse report\n\n")
+	w("Generated by `make faults` (scripts/faults.sh, resilience/cmd/faults). Do not edit by hand: run `make faults` again.\n\n")
+	w("Run: %s, %s, overall: %s.\n\n", r.Started.Format(time.RFC3339), r.Elapsed.Round(time.Second), mark(r.OK()))
+	w("Every load is bounded: a fixed rate for a fixed time on loopback against the real binaries (child processes of the runner), ")
+	w("with the suite's own PostgreSQL and Redis, which it stops and starts. A request counts as *failed* when it breaks the scenario's expectation; ")
+	w("documented error answers during an outage (503 with the service's error body, within the configured timeout) are counted under outcomes, not as failures.\n\n")
+	for _, s := range r.Setup {
+		w("- %s\n", s)
+	}
+	if len(r.Setup) > 0 {
+		w("\n")
+	}
+	if len(r.Errors) > 0 {
+		w("## Errors\n\n")
+		for _, e := range r.Errors {
+			w("- %s\n", e)
+		}
+		w("\n")
+	}
+	w("## Fault scenarios\n\n")
+	w("| scenario | result | requests sent | failed | recovery time | outcomes |\n|---|---|---:|---:|---|---|\n")
+	for _, s := range r.Scenarios {
+		rec := s.Recovery
+		if rec == "" {
+			rec = "n/a"
+		}
+		w("| %s | %s | %d | %d | %s | %s |\n", cell(s.Name), mark(s.OK()), s.Sent, s.Failed, cell(rec), cell(s.Outcomes))
+	}
+	w("\n")
+	for _, s := range r.Scenarios {
+		writeChecks(&b, s)
+	}
+	w("## Hostile input\n\n")
+	w("Every input must get a documented 4xx (or the normal answer where the input is harmless), never a 5xx, and stored data must stay byte-exact.\n\n")
+	w("| class | tried | 5xx | other unexpected |\n|---|---:|---:|---:|\n")
+	tried, fivexx := 0, 0
+	for _, c := range r.sortedHostile() {
+		w("| %s | %d | %d | %d |\n", cell(c.Name), c.Tried, c.FiveXX, c.Unexpected)
+		tried += c.Tried
+		fivexx += c.FiveXX
+	}
+	w("| **total** | %d | %d | |\n\n", tried, fivexx)
+	for _, c := range r.sortedHostile() {
+		if len(c.Failures) == 0 {
+			continue
+		}
+		w("Unexpected answers in *%s*:\n\n", c.Name)
+		for _, f := range c.Failures {
+			w("- %s\n", f)
+		}
+		w("\n")
+	}
+	w("## Security checks\n\n")
+	w("| check | result | requests | failed |\n|---|---|---:|---:|\n")
+	for _, s := range r.Security {
+		w("| %s | %s | %d | %d |\n", cell(s.Name), mark(s.OK()), s.Sent, s.Failed)
+	}
+	w("\n")
+	for _, s := range r.Security {
+		writeChecks(&b, s)
+	}
+	if r.Static != "" {
+		w("## Static checks\n\n%s\n", r.Static)
+	}
+	return b.String()
+}
+
+func writeChecks(b *strings.Builder, s *Scenario) {
+	fmt.Fprintf(b, "### %s\n\n", s.Name)
+	for _, c := range s.Checks {
+		fmt.Fprintf(b, "- %s — %s: %s\n", mark(c.OK), c.Name, c.Detail)
+	}
+	for _, n := range s.Notes {
+		fmt.Fprintf(b, "- note: %s\n", n)
+	}
+	b.WriteString("\n")
+}
