@@ -14,6 +14,8 @@
 #   IMAGE_REPO          image name prefix (default tickerdesk)
 #   IMAGE_TAG           tag (default $VERSION); "latest" is tagged as well
 #   SERVICES            which services (default "notes-svc marketdata-svc")
+#   GO_IMAGE, DISTROLESS_IMAGE   base images of the build mode (defaults
+#                       golang:1.26-bookworm, gcr.io/distroless/static-debian12:nonroot)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,7 +27,7 @@ repo=${IMAGE_REPO:-tickerdesk}
 tag=${IMAGE_TAG:-$version}
 services=${SERVICES:-notes-svc marketdata-svc}
 go_version=${GO_VERSION:-1.26}
-builder_image="golang:${go_version}-bookworm"
+builder_image=${GO_IMAGE:-golang:${go_version}-bookworm}
 final_image=${DISTROLESS_IMAGE:-gcr.io/distroless/static-debian12:nonroot}
 ca_bundle=${CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}
 staging="$root/deploy/docker/staging"
@@ -58,7 +60,7 @@ stage_offline() {
 build_image() {
   local svc=$1 target=$2 image="$repo/$1:$tag" start=$SECONDS
   local args=(-f "deploy/docker/$svc.Dockerfile" --target "$target"
-    --build-arg "VERSION=$version" --build-arg "GO_VERSION=$go_version"
+    --build-arg "VERSION=$version" --build-arg "GO_IMAGE=$builder_image"
     --build-arg "DISTROLESS_IMAGE=$final_image"
     --label "org.opencontainers.image.title=$svc"
     --label "org.opencontainers.image.version=$version"

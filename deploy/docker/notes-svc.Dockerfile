@@ -18,6 +18,7 @@
 # stage up to the target, so offline must not depend on a pulled image.
 
 ARG GO_VERSION=1.26
+ARG GO_IMAGE=golang:${GO_VERSION}-bookworm
 ARG DISTROLESS_IMAGE=gcr.io/distroless/static-debian12:nonroot
 
 FROM scratch AS offline
@@ -28,7 +29,7 @@ EXPOSE 8080
 ENTRYPOINT ["/notes-svc"]
 CMD ["serve"]
 
-FROM golang:${GO_VERSION}-bookworm AS build
+FROM ${GO_IMAGE} AS build
 WORKDIR /src
 ENV GOWORK=off CGO_ENABLED=0 GOTOOLCHAIN=local
 # Module downloads first, so source edits reuse the cached layer.
