@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/yaml"
 )
 
 // repoRoot is the repository root, seen from deploy/k8s/validate.
@@ -243,5 +244,31 @@ func TestChecksCatchMistakes(t *testing.T) {
 				t.Fatalf("got %v, want an error containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestComposeEnv checks that every variable deploy/compose/compose.yaml
+// gives a service is one the service reads.
+func TestComposeEnv(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(repoRoot, "deploy", "compose", "compose.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	sources := loadSources(t)
+	blocks := map[string]string{"x-notes-env": "notes-svc", "x-marketdata-env": "marketdata-svc"}
+	for block, svc := range blocks {
+		env, ok := doc[block].(map[string]any)
+		if !ok || len(env) == 0 {
+			t.Fatalf("compose.yaml: no %s block", block)
+		}
+		for name := range env {
+			if !sources[svc].Env[name] {
+				t.Errorf("compose.yaml %s: %s is not read by %s", block, name, svc)
+			}
+		}
 	}
 }
