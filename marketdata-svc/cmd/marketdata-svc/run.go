@@ -18,6 +18,7 @@ commands:
   import     import prices, tickers, exchanges, splits or dividends from CSV
   demo       load the bundled demo dataset (idempotent)
   generate   generate a deterministic synthetic dataset
+  healthcheck  exit 0 when the server on MARKETDATA_HTTP_ADDR is ready
   version    print the version`
 
 // run is the whole program: it parses args, reads the configuration through
@@ -53,6 +54,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return demo(ctx, cfg, log, rest, stdout)
 	case "generate":
 		return generate(ctx, cfg, log, rest, stdout)
+	case "healthcheck":
+		return healthcheck(ctx, cfg.HTTPAddr, stdout)
 	default:
 		return fmt.Errorf("unknown command %q\n%s", cmd, usage)
 	}

@@ -33,6 +33,7 @@ commands:
          [--scopes notes:read,notes:write] [--expires-in DURATION]
   keys list [--account NAME]    list keys (never their secrets)
   keys revoke KEY_ID            revoke a key
+  healthcheck                   exit 0 when the server on NOTES_HTTP_ADDR is ready
   version, --version            print the version
 
 configuration comes from NOTES_* environment variables (see README.md)`
@@ -68,6 +69,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return migrate(ctx, cfg, stdout)
 	case "keys":
 		return keys(ctx, cfg, args, stdout)
+	case "healthcheck":
+		return healthcheck(ctx, cfg.HTTPAddr, stdout)
 	}
 	return fmt.Errorf("unknown command %q\n%s", cmd, usage)
 }
