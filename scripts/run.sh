@@ -86,7 +86,7 @@ fi
 if have marketdata-svc; then
   bin/marketdata-svc migrate >"$logs/marketdata-migrate.log"
   bin/marketdata-svc demo >"$logs/marketdata-demo.log"
-  market_key=$(bin/marketdata-svc keys create --account demo | tail -n 1)
+  market_key=$(bin/marketdata-svc keys create --account demo --rate-per-second 10 --monthly-quota 100000 | tail -n 1)
   port_free marketdata-svc "$market_port" MARKETDATA_PORT
   MARKETDATA_HTTP_ADDR=127.0.0.1:$market_port bin/marketdata-svc serve >"$logs/marketdata-svc.log" 2>&1 &
   market_pid=$!
