@@ -32,10 +32,9 @@ since against go came right used take three market price stock share trade note 
 month team report data chart close open high low volume review check follow update`)
 )
 
-// noteCSVColumns is the COPY column list matching writeNotes' records.
-const noteCSVColumns = "id,account_id,title,content,tags,created_at,updated_at,version"
-
-// writeNotes writes n notes spread round-robin over accounts. Ids have the
+// writeNotes writes n notes spread round-robin over accounts, with the
+// columns id, account_id, title, content, tags, created_at, updated_at,
+// version (the COPY column list the harness uses). Ids have the
 // service's shape: "note_" and a UUIDv7 in the 26-character ULID encoding,
 // with the note's creation time in the UUID's timestamp.
 func writeNotes(w *csv.Writer, accounts []string, n int, seed uint64) (int, error) {

@@ -80,6 +80,13 @@ func (b *bench) run(ctx context.Context) error {
 	if err := b.startCeiling(ctx); err != nil {
 		return err
 	}
+	// What the machine does without the benchmark's load: other work on a
+	// shared machine disturbs every figure.
+	idle := startSampler(0, b.roles(), 3*time.Second, b.cfg.Cores)
+	time.Sleep(3 * time.Second)
+	idle.finish()
+	b.res.Machine.BackgroundBusyCores = idle.MachBusy
+	b.logf("machine busy %.2f of %d cores before the workloads (load average %s)", idle.MachBusy, b.cfg.Cores, loadAvg())
 	if err := b.runWorkloads(ctx, caps); err != nil {
 		return err
 	}
@@ -134,9 +141,7 @@ func (b *bench) preflight(ctx context.Context) error {
 		fmt.Sscanf(strings.TrimPrefix(strings.SplitN(string(data), "\n", 2)[0], "MemTotal:"), "%d", &kb)
 		m.MemTotalMB = kb / 1024
 	}
-	if data, err := os.ReadFile("/proc/loadavg"); err == nil {
-		m.LoadAvgAtStart = strings.Join(strings.Fields(string(data))[:3], " ")
-	}
+	m.LoadAvgAtStart = loadAvg()
 	if out, err := b.r.output(ctx, cmdSpec{name: "uname", args: []string{"-sr"}, quiet: true}); err == nil {
 		m.Kernel = strings.TrimSpace(out)
 	}
@@ -164,6 +169,14 @@ func (b *bench) preflight(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+func loadAvg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return strings.Join(strings.Fields(string(data))[:3], " ")
 }
 
 // choosePairs picks the symbol pairs of the cache-miss workload (one per

@@ -61,11 +61,6 @@ func (p pg) exec(ctx context.Context, db, sql string) error {
 	return err
 }
 
-func (p pg) databaseExists(ctx context.Context, name string) (bool, error) {
-	v, err := p.value(ctx, "postgres", fmt.Sprintf("SELECT 1 FROM pg_database WHERE datname = %s", lit(name)))
-	return v == "1", err
-}
-
 // comment returns the comment of database name: the marker of the dataset
 // it holds.
 func (p pg) comment(ctx context.Context, name string) (string, error) {

@@ -68,7 +68,11 @@ func (b *bench) runImport(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("marketdata-svc import: %w: %s", err, lastLines(string(out), 6))
 	}
-	res.ImportOutput = strings.TrimSpace(lastLines(string(out), 2))
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.Contains(line, "rows/s") {
+			res.ImportOutput = strings.TrimSpace(line)
+		}
+	}
 	if ps := cmd.ProcessState; ps != nil {
 		res.ImportCPUSeconds = (ps.UserTime() + ps.SystemTime()).Seconds()
 		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {

@@ -108,28 +108,6 @@ func memStatus(pid int) (hwm, rss int64, err error) {
 	return hwm, rss, nil
 }
 
-// cpuTicks returns the user+system clock ticks used by pid so far.
-func cpuTicks(pid int) int64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// Fields after the parenthesised command name; utime and stime are
-	// fields 14 and 15 of the whole line.
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 13 {
-		return 0
-	}
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return u + st
-}
-
 // machineTicks returns busy and total clock ticks of all CPUs.
 func machineTicks() (busy, total int64) {
 	data, err := os.ReadFile("/proc/stat")
@@ -150,25 +128,86 @@ func machineTicks() (busy, total int64) {
 
 const ticksPerSecond = 100 // USER_HZ on Linux
 
-// sampler watches a process while a workload runs: its peak RSS and the
-// CPU it and the whole machine used.
+// procSnapshot is the CPU ticks of every process by pid, with its command
+// name.
+type procSnapshot map[int]procTicks
+
+type procTicks struct {
+	comm  string
+	ticks int64
+}
+
+func snapshotProcs() procSnapshot {
+	out := procSnapshot{}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return out
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(data)
+		i, j := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if i < 0 || j < i {
+			continue
+		}
+		f := strings.Fields(s[j+1:])
+		if len(f) < 13 {
+			continue
+		}
+		u, _ := strconv.ParseInt(f[11], 10, 64)
+		st, _ := strconv.ParseInt(f[12], 10, 64)
+		out[pid] = procTicks{comm: s[i+1 : j], ticks: u + st}
+	}
+	return out
+}
+
+// category names the part of the benchmark a process belongs to, or ""
+// for work that is not part of it. PostgreSQL backends count when they
+// serve a bench database (their process title names it).
+func category(pid int, comm string, roles map[int]string) string {
+	if r, ok := roles[pid]; ok {
+		return r
+	}
+	switch comm {
+	case "postgres":
+		title, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err == nil && strings.Contains(string(title), " bench_") {
+			return "postgres"
+		}
+	case "redis-server":
+		return "redis"
+	case "wrk", "pgbench":
+		return "loadgen"
+	}
+	return ""
+}
+
+// sampler watches a workload: the peak RSS of the measured process, and
+// between two snapshots taken while the load runs (1 s after the start and
+// 0.5 s before the end, so the load generator and its database sessions are
+// alive for both) the CPU of every part of the benchmark; the rest of the
+// machine's busy time is "other", work that is not part of the benchmark.
 type sampler struct {
 	pid                 int
+	roles               map[int]string
+	cores               int
 	stop                chan struct{}
 	wg                  sync.WaitGroup
 	maxRSS              int64
-	start               time.Time
-	cpu0, busy0, total0 int64
 	ProcCores, MachBusy float64
+	Cores               map[string]float64
 }
 
-func startSampler(pid int) *sampler {
-	s := &sampler{pid: pid, stop: make(chan struct{}), start: time.Now()}
-	if pid > 0 {
-		s.cpu0 = cpuTicks(pid)
-	}
-	s.busy0, s.total0 = machineTicks()
-	s.wg.Add(1)
+func startSampler(pid int, roles map[int]string, d time.Duration, cores int) *sampler {
+	s := &sampler{pid: pid, roles: roles, cores: cores, stop: make(chan struct{})}
+	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
 		t := time.NewTicker(250 * time.Millisecond)
@@ -186,20 +225,52 @@ func startSampler(pid int) *sampler {
 			}
 		}
 	}()
+	go func() {
+		defer s.wg.Done()
+		lead, tail := time.Second, 500*time.Millisecond
+		if d < 3*time.Second {
+			lead, tail = d/4, d/4
+		}
+		time.Sleep(lead)
+		t0 := time.Now()
+		snap0 := snapshotProcs()
+		busy0, total0 := machineTicks()
+		time.Sleep(d - lead - tail)
+		snap1 := snapshotProcs()
+		busy1, total1 := machineTicks()
+		s.account(time.Since(t0).Seconds(), snap0, snap1, busy1-busy0, total1-total0)
+	}()
 	return s
 }
 
-// finish ends sampling and computes the cores used by the process and the
-// machine's busy share (in cores) over the interval.
-func (s *sampler) finish(cores int) {
+func (s *sampler) account(secs float64, snap0, snap1 procSnapshot, busy, total int64) {
+	if secs <= 0 || total <= 0 {
+		return
+	}
+	s.MachBusy = float64(busy) / float64(total) * float64(s.cores)
+	s.Cores = map[string]float64{}
+	known := 0.0
+	for pid, p := range snap1 {
+		p0, ok := snap0[pid]
+		if !ok || p0.comm != p.comm {
+			continue
+		}
+		v := float64(p.ticks-p0.ticks) / ticksPerSecond / secs
+		if pid == s.pid {
+			s.ProcCores = v
+		}
+		c := category(pid, p.comm, s.roles)
+		if c == "" {
+			continue
+		}
+		s.Cores[c] += v
+		known += v
+	}
+	s.Cores["other"] = max(0, s.MachBusy-known)
+}
+
+// finish waits for the sampling to end; call it once the load is over.
+func (s *sampler) finish() {
 	close(s.stop)
 	s.wg.Wait()
-	secs := time.Since(s.start).Seconds()
-	if s.pid > 0 && secs > 0 {
-		s.ProcCores = float64(cpuTicks(s.pid)-s.cpu0) / ticksPerSecond / secs
-	}
-	busy, total := machineTicks()
-	if total > s.total0 {
-		s.MachBusy = float64(busy-s.busy0) / float64(total-s.total0) * float64(cores)
-	}
 }

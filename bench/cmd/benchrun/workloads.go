@@ -95,6 +95,10 @@ func (b *bench) probes() []probe {
 	}
 }
 
+// metricPrefixes are the marketdata-svc counters recorded per workload.
+var metricPrefixes = []string{"marketdata_cache_hits", "marketdata_cache_misses", "marketdata_cache_fallbacks",
+	"marketdata_cache_errors", "marketdata_ratelimit_errors"}
+
 const (
 	listTagQuery    = "tag=research&limit=20"
 	listSearchQuery = "q=dividend&limit=20"
@@ -191,13 +195,13 @@ func (b *bench) measureHTTP(ctx context.Context, w httpWorkload, pid int, what s
 	if _, _, err := b.wrkRun(ctx, b.cfg.Warmup, w.url, w.script, w.args(true), false); err != nil {
 		return Side{}, fmt.Errorf("warm-up: %w", err)
 	}
-	s := startSampler(pid)
+	s := startSampler(pid, b.roles(), b.cfg.Duration, b.cfg.Cores)
 	m, cmdline, err := b.wrkRun(ctx, b.cfg.Duration, w.url, w.script, w.args(false), true)
-	s.finish(b.cfg.Cores)
+	s.finish()
 	if err != nil {
 		return Side{}, err
 	}
-	return Side{Measurement: m, What: what, ProcessCores: s.ProcCores, MachineBusyCores: s.MachBusy,
+	return Side{Measurement: m, What: what, ProcessCores: s.ProcCores, MachineBusyCores: s.MachBusy, CPU: s.Cores,
 		Command: cmdline, MaxRSSMB: mb(s.maxRSS)}, nil
 }
 
@@ -205,13 +209,25 @@ func (b *bench) measurePgbench(ctx context.Context, name, db string, files []str
 	if _, _, err := b.pgbenchRun(ctx, name, db, files, defines, b.cfg.Warmup, false); err != nil {
 		return Side{}, fmt.Errorf("warm-up: %w", err)
 	}
-	s := startSampler(0)
+	s := startSampler(0, b.roles(), b.cfg.Duration, b.cfg.Cores)
 	m, cmdline, err := b.pgbenchRun(ctx, name, db, files, defines, b.cfg.Duration, true)
-	s.finish(b.cfg.Cores)
+	s.finish()
 	if err != nil {
 		return Side{}, err
 	}
-	return Side{Measurement: m, What: "pgbench -M prepared (the service's captured SQL)", MachineBusyCores: s.MachBusy, Command: cmdline}, nil
+	return Side{Measurement: m, What: "pgbench -M prepared (the service's captured SQL)", MachineBusyCores: s.MachBusy, CPU: s.Cores, Command: cmdline}, nil
+}
+
+// roles names the benchmark's own long-running processes for the CPU
+// breakdown.
+func (b *bench) roles() map[int]string {
+	r := map[int]string{}
+	for p, name := range map[*process]string{b.mdSvc: "marketdata-svc", b.notesSvc: "notes-svc", b.ceiling: "ceiling"} {
+		if p != nil {
+			r[p.pid()] = name
+		}
+	}
+	return r
 }
 
 func mb(bytes int64) float64 { return float64(bytes) / (1 << 20) }
@@ -287,9 +303,20 @@ func (b *bench) runWorkloads(ctx context.Context, caps map[string]captured) erro
 	for _, s := range specs {
 		b.logf("workload %s", s.id)
 		res := WorkloadResult{ID: s.id, Title: s.title, Target: s.target, Concurrency: b.cfg.Connections}
+		var before map[string]float64
+		if s.service == "marketdata-svc" {
+			before = scrapeCounters(b.mdURL("/metrics"), metricPrefixes...)
+		}
 		side, err := b.measureHTTP(ctx, s.http, pids[s.service].pid(), s.service)
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.id, err)
+		}
+		if before != nil {
+			after := scrapeCounters(b.mdURL("/metrics"), metricPrefixes...)
+			side.Metrics = map[string]float64{}
+			for k, v := range after {
+				side.Metrics[k] = v - before[k]
+			}
 		}
 		res.Service = side
 		if s.ceilingHTTP != nil {
@@ -393,11 +420,60 @@ func (b *bench) profile(ctx context.Context, id, service string, port int, w htt
 		return nil, err
 	}
 	b.r.commands = append(b.r.commands, fmt.Sprintf("curl -o %s '%s'  # while the workload runs", file, url))
-	top, err := b.r.output(ctx, cmdSpec{name: "go", args: []string{"tool", "pprof", "-top", "-nodecount=25", b.bin(service), file}})
+	top, err := b.r.output(ctx, cmdSpec{name: "go", args: []string{"tool", "pprof", "-top", "-nodecount=20", b.bin(service), file}})
 	if err != nil {
 		return nil, err
 	}
-	return &Profile{File: file, Top: strings.TrimSpace(top)}, nil
+	cum, err := b.r.output(ctx, cmdSpec{name: "go", args: []string{"tool", "pprof", "-top", "-cum", "-nodecount=45", b.bin(service), file}})
+	if err != nil {
+		return nil, err
+	}
+	return &Profile{File: file, Top: strings.TrimSpace(top), Cum: pprofBody(cum)}, nil
+}
+
+// pprofBody drops the header lines pprof repeats before the table.
+func pprofBody(out string) string {
+	if i := strings.Index(out, "      flat  flat%"); i >= 0 {
+		return strings.TrimSpace(out[i:])
+	}
+	return strings.TrimSpace(out)
+}
+
+// scrapeCounters sums the counters of the service's /metrics whose names
+// start with one of the prefixes, over all label sets.
+func scrapeCounters(url string, prefixes ...string) map[string]float64 {
+	resp, err := http.Get(url)
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil
+	}
+	out := map[string]float64{}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		for _, p := range prefixes {
+			if !strings.HasPrefix(line, p) {
+				continue
+			}
+			name, rest, _ := strings.Cut(line, " ")
+			if i := strings.IndexByte(name, '{'); i >= 0 {
+				name = name[:i]
+			}
+			fields := strings.Fields(rest)
+			if len(fields) == 0 {
+				continue
+			}
+			if v, err := strconv.ParseFloat(fields[len(fields)-1], 64); err == nil {
+				out[name] += v
+			}
+		}
+	}
+	return out
 }
 
 func readAllClose(resp *http.Response) ([]byte, error) {
