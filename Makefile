@@ -14,7 +14,7 @@ FUZZTIME ?= 8s
 export GOWORK := off
 export CGO_ENABLED ?= 0
 
-.PHONY: run up down test unit fuzz lint build tidy clean stack-up stack-down
+.PHONY: run up down test unit fuzz lint build tidy clean stack-up stack-down test-images images compose-smoke k8s-validate
 
 ## run: start PostgreSQL, Redis, both services and the demo data; print how to call them
 run: build
@@ -50,6 +50,22 @@ $(TOOLS)/staticcheck:
 ## tidy: go mod tidy in every module
 tidy:
 	@for m in $(MODULES); do echo "tidy $$m"; (cd $$m && go mod tidy) || exit 1; done
+
+## test-images: stand-in postgres:15 and redis:7 built from Debian packages (skipped when present)
+test-images:
+	@scripts/testimages.sh
+
+## images: both service images (IMAGE_MODE=auto|build|offline), each run once with --version
+images:
+	@VERSION=$(VERSION) scripts/images.sh
+
+## compose-smoke: the compose stack from local images, both APIs called, always torn down
+compose-smoke: test-images images
+	@scripts/compose-smoke.sh
+
+## k8s-validate: kustomize v5.8.2 build of every overlay, strict decoding, semantic checks
+k8s-validate:
+	@scripts/k8s-validate.sh
 
 stack-up:
 	@scripts/stack.sh up >/dev/null

@@ -34,6 +34,10 @@ docker_ready() {
   command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1 || return 1
   [ -x scripts/testimages.sh ] || return 1
   scripts/testimages.sh >&2 || return 1
+  # Ryuk off only when its image is absent; the host override only inside a
+  # container: testimages.sh prints just the lines that apply here.
+  eval "$(scripts/testimages.sh env)"
+  env | grep '^TESTCONTAINERS_' || true
 }
 
 choose_env() {
