@@ -52,6 +52,7 @@ type config struct {
 	MDRate      int
 	MDQuota     int64
 	ProfileSecs int
+	QuietWait   time.Duration
 	Cores       int
 	Ports       ports
 }
@@ -113,6 +114,13 @@ func loadConfig(args []string, getenv func(string) string) (config, error) {
 		ProfileSecs: num("BENCH_PROFILE_SECONDS", 6),
 		Cores:       runtime.NumCPU(),
 		Ports:       ports{Notes: 18080, Marketdata: 18081, Ceiling: 18090, NotesPprof: 18180, MarketdataPprof: 18181},
+	}
+	if v := getenv("BENCH_QUIET_WAIT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			errs = append(errs, fmt.Errorf("BENCH_QUIET_WAIT: want a duration"))
+		}
+		c.QuietWait = d
 	}
 	if c.Accounts < 1 || c.Accounts > 120 {
 		errs = append(errs, fmt.Errorf("BENCH_ACCOUNTS: 1..120 (pgbench runs one script per account)"))
