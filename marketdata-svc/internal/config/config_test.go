@@ -1,0 +1,81 @@
+package config
+
+import (
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestLoadDefaults(t *testing.T) {
+	c, err := Load(env(map[string]string{"MARKETDATA_DATABASE_URL": "postgres://u:p@db/marketdata"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.HTTPAddr != ":8081" || c.CacheTimeout != 50*time.Millisecond || c.KeyCacheTTL != 30*time.Second || c.TrustedProxies != nil {
+		t.Fatalf("defaults: %+v", c)
+	}
+}
+
+func TestLoadRejectsBadValues(t *testing.T) {
+	_, err := Load(env(map[string]string{
+		"MARKETDATA_KEY_CACHE_TTL":     "2m",
+		"MARKETDATA_CACHE_TTL":         "soon",
+		"MARKETDATA_DB_MAX_OPEN_CONNS": "many",
+		"MARKETDATA_LOG_LEVEL":         "loud",
+	}))
+	if err == nil {
+		t.Fatal("bad configuration accepted")
+	}
+	for _, name := range []string{"MARKETDATA_DATABASE_URL", "MARKETDATA_KEY_CACHE_TTL", "MARKETDATA_CACHE_TTL", "MARKETDATA_DB_MAX_OPEN_CONNS", "MARKETDATA_LOG_LEVEL"} {
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("error does not name %s: %v", name, err)
+		}
+	}
+}
+
+func TestLoadTrustedProxies(t *testing.T) {
+	c, err := Load(env(map[string]string{"MARKETDATA_DATABASE_URL": "postgres://db/m", "MARKETDATA_TRUSTED_PROXIES": " 10.0.0.0/8, 192.168.1.1 ,"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(c.TrustedProxies, "|") != "10.0.0.0/8|192.168.1.1" {
+		t.Fatalf("TrustedProxies = %q", c.TrustedProxies)
+	}
+}
+
+func TestLogValueMasksSecrets(t *testing.T) {
+	c, err := Load(env(map[string]string{
+		"MARKETDATA_DATABASE_URL": "postgres://app:db-s3cret@db:5432/marketdata?sslmode=require",
+		"MARKETDATA_REDIS_URL":    "redis://:redis-s3cret@cache:6379/0",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf strings.Builder
+	slog.New(slog.NewJSONHandler(&buf, nil)).Info("config", "config", c)
+	out := buf.String()
+	if strings.Contains(out, "s3cret") {
+		t.Fatalf("logged configuration holds a password: %s", out)
+	}
+	if !strings.Contains(out, "db:5432/marketdata") || !strings.Contains(out, `"shutdown_drain":"5s"`) {
+		t.Fatalf("logged configuration lost its content: %s", out)
+	}
+}
+
+func TestMaskURL(t *testing.T) {
+	cases := map[string]string{
+		"":                                     "",
+		"postgres://u:p@h/db":                  "postgres://u:%2A%2A%2A%2A@h/db",
+		"postgres://h/db?password=x&sslmode=1": "postgres://h/db?password=%2A%2A%2A%2A&sslmode=1",
+		"redis://h:6379":                       "redis://h:6379",
+		"::not a url":                          "****",
+	}
+	for in, want := range cases {
+		if got := MaskURL(in); got != want {
+			t.Errorf("MaskURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
