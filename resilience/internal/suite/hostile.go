@@ -369,7 +369,7 @@ func rawEscape(s string) string {
 
 // fast fails an answer that took long enough to suggest a pg_sleep ran.
 func fast(_ *Env, r Response) string {
-	if r.Dur > 2*time.Second {
+	if r.Dur >= 3*time.Second {
 		return fmt.Sprintf("took %s: an injected pg_sleep may have run", r.Dur.Round(time.Millisecond))
 	}
 	return ""
@@ -484,14 +484,24 @@ func runCase(e *Env, c Case) {
 	failure := ""
 	if !slices.Contains(c.Want, resp.Status) {
 		failure = fmt.Sprintf("%s: got %d, want %v: %.200s", label, resp.Status, c.Want, resp.Body)
-	} else if resp.Status >= 400 && !documentedError(serviceName(c.Svc), resp.Status, resp.Header, resp.Body) && resp.Status != 405 && c.Svc == "notes" {
+	} else if resp.Status >= 400 && !serverLevel(resp) && !documentedError(serviceName(c.Svc), resp.Status, resp.Header, resp.Body) {
 		failure = fmt.Sprintf("%s: %d without the documented error body: %.200s", label, resp.Status, resp.Body)
+	} else if resp.Status == 405 && resp.Header.Get("Allow") == "" {
+		failure = fmt.Sprintf("%s: 405 without an Allow header", label)
 	} else if c.Check != nil && resp.Status < 300 {
 		if f := c.Check(e, resp); f != "" {
 			failure = label + ": " + f
 		}
 	}
 	e.Report.HostileResult(c.Class, resp.Status, failure)
+}
+
+// serverLevel reports an answer Go's HTTP server gives before any handler
+// runs (an oversized header block, an unparsable request line): the
+// service cannot shape those.
+func serverLevel(r Response) bool {
+	return r.Status == 431 || r.Status == 414 ||
+		(r.Status == 400 && strings.HasPrefix(r.Header.Get("Content-Type"), "text/plain") && strings.HasPrefix(string(r.Body), "400 Bad Request"))
 }
 
 func serviceName(svc string) string {

@@ -243,6 +243,7 @@ func NoSecretsInLogs(e *Env) {
 	s := e.Report.SecurityCheck("No secrets in logs")
 	secrets := e.Secrets()
 	found := map[string]int{}
+	var where, oddLines []string
 	var lines, nonJSON, panics int
 	for _, svc := range []*harness.Service{e.Notes, e.Market} {
 		data, err := os.ReadFile(svc.LogPath)
@@ -250,28 +251,35 @@ func NoSecretsInLogs(e *Env) {
 			s.Check("read "+svc.Name+" log", false, "%v", err)
 			continue
 		}
-		text := string(data)
-		for line := range strings.SplitSeq(text, "\n") {
+		for n, line := range strings.Split(string(data), "\n") {
 			if line == "" {
 				continue
 			}
 			lines++
+			loc := fmt.Sprintf("%s log line %d", svc.Name, n+1)
 			if !json.Valid([]byte(line)) {
 				nonJSON++
+				if len(oddLines) < 3 {
+					oddLines = append(oddLines, fmt.Sprintf("%s: %.160q", loc, line))
+				}
 			}
 			if strings.Contains(line, "panic") || strings.HasPrefix(line, "goroutine ") {
 				panics++
 			}
-		}
-		for value, what := range secrets {
-			needles := []string{value}
-			// The secret part of a key, in case a log strips the prefix.
-			if _, rest, ok := strings.Cut(value, "_"); ok && len(rest) >= 20 {
-				needles = append(needles, rest)
-			}
-			for _, n := range needles {
-				if c := strings.Count(text, n); c > 0 {
-					found[svc.Name+": "+what] += c
+			for value, what := range secrets {
+				hit := strings.Contains(line, value)
+				// The secret part of a key, in case a log strips the prefix.
+				_, rest, ok := strings.Cut(value, "_")
+				if !ok || len(rest) < 20 {
+					rest = value
+				}
+				hit = hit || strings.Contains(line, rest)
+				if hit {
+					found[svc.Name+": "+what]++
+					if len(where) < 5 {
+						excerpt := strings.ReplaceAll(strings.ReplaceAll(line, value, "<"+what+">"), rest, "<"+what+">")
+						where = append(where, fmt.Sprintf("%s holds a %s: %.300s", loc, what, excerpt))
+					}
 				}
 			}
 		}
@@ -288,7 +296,7 @@ func NoSecretsInLogs(e *Env) {
 	s.Sent = len(secrets)
 	s.Failed = len(found)
 	s.Check("no key, access_key value or note content in the logs", len(found) == 0,
-		"searched %d log lines for %d values (%s): %s", lines, len(secrets), strings.Join(kindList, ", "), orDefault(fmt.Sprint(found), "none found"))
+		"searched %d log lines for %d values (%s): %s", lines, len(secrets), strings.Join(kindList, ", "), orDefault(strings.Join(where, "; "), "none found"))
 	s.Check("no panic in the logs", panics == 0, "%d lines mention a panic", panics)
-	s.Check("logs are JSON lines", nonJSON == 0, "%d of %d lines are not JSON", nonJSON, lines)
+	s.Check("logs are JSON lines", nonJSON == 0, "%d of %d lines are not JSON; %s", nonJSON, lines, strings.Join(oddLines, "; "))
 }
