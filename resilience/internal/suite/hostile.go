@@ -31,6 +31,9 @@ type Case struct {
 	// Check inspects an accepted answer (e.g. a byte-exact round trip);
 	// it returns a failure or "".
 	Check func(e *Env, r Response) string
+	// Fresh gives the case a new note of account A as {fresh} in Path, for
+	// writes that are meant to succeed without touching the target.
+	Fresh bool
 }
 
 // Statuses the table refers to.
@@ -193,8 +196,31 @@ func Cases(e *Env, id string) []Case {
 			add(Case{Class: "SQL and HTML metacharacters", Svc: "market", Method: "GET", Path: path, Want: []int{200, 400, 404, 422}, Check: fast})
 		}
 	}
-	// A PUT and PATCH that store metacharacters, then restore the target.
-	// (They run on their own note so the target stays untouched.)
+	// PUT and PATCH store them verbatim too, each on a fresh note.
+	for _, p := range payloads {
+		for _, field := range []string{"title", "content"} {
+			m := map[string]any{"title": "meta", "content": e.NoteContent("meta")}
+			m[field] = p
+			body, _ := json.Marshal(m)
+			add(Case{Class: "SQL and HTML metacharacters", Svc: "notes", Method: "PUT", Path: "/v1/notes/{fresh}", Body: body, Want: []int{200}, Fresh: true, Check: roundTrip(m)})
+			patch, _ := json.Marshal(map[string]any{field: p})
+			add(Case{Class: "SQL and HTML metacharacters", Svc: "notes", Method: "PATCH", Path: "/v1/notes/{fresh}", Body: patch, Want: []int{200}, Fresh: true,
+				Header: map[string]string{"Content-Type": "application/merge-patch+json"}, Check: patchedField(field, p)})
+		}
+	}
+
+	// Hostile X-Request-ID values: refused ones are replaced, never echoed.
+	for _, rid := range []string{"<script>alert(1)</script>", strings.Repeat("r", 129), strings.Repeat("r", 8<<10), "a\tb", "' OR 1=1 --", "é-unicode", "a b", "../../etc/passwd"} {
+		for _, c := range []Case{
+			{Class: "hostile X-Request-ID", Svc: "notes", Method: "GET", Path: "/v1/notes/{id}", Want: []int{200}},
+			{Class: "hostile X-Request-ID", Svc: "market", Method: "GET", Path: "/v1/eod?symbols=GOOG&limit=1", Want: []int{200}},
+			{Class: "hostile X-Request-ID", Svc: "notes", Method: "GET", Path: "/v1/notes/nope", Want: notFound},
+		} {
+			c.Header = map[string]string{"X-Request-ID": rid}
+			c.Check = requestIDHandled(rid)
+			add(c)
+		}
+	}
 
 	// 64 KiB query strings.
 	k64 := strings.Repeat("a", 64<<10)
@@ -367,6 +393,49 @@ func rawEscape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s)
 }
 
+// patchedField checks a merge patch stored field as sent.
+func patchedField(field, value string) func(e *Env, r Response) string {
+	return func(e *Env, r Response) string {
+		var n Note
+		if err := json.Unmarshal(r.Body, &n); err != nil {
+			return "patch answer: " + err.Error()
+		}
+		_, got, err := e.GetNote(e.NotesKeyA, n.ID)
+		if err != nil {
+			return err.Error()
+		}
+		stored, want := got.Content, value
+		if field == "title" {
+			stored, want = got.Title, strings.TrimSpace(value)
+		}
+		if stored != want {
+			return fmt.Sprintf("%s stored as %q, sent %q", field, stored, value)
+		}
+		return ""
+	}
+}
+
+// requestIDHandled checks an X-Request-ID is echoed only when it is the
+// documented 1..128 printable ASCII characters (space included).
+func requestIDHandled(sent string) func(e *Env, r Response) string {
+	return func(e *Env, r Response) string {
+		valid := len(sent) >= 1 && len(sent) <= 128
+		for _, c := range sent {
+			if c < 0x20 || c > 0x7e {
+				valid = false
+			}
+		}
+		got := r.Header.Get("X-Request-ID")
+		switch {
+		case got == "":
+			return "no X-Request-ID in the answer"
+		case !valid && got == sent:
+			return fmt.Sprintf("invalid X-Request-ID %.40q echoed", sent)
+		}
+		return ""
+	}
+}
+
 // fast fails an answer that took long enough to suggest a pg_sleep ran.
 func fast(_ *Env, r Response) string {
 	if r.Dur >= 3*time.Second {
@@ -459,6 +528,14 @@ func orDefault(s, d string) string {
 }
 
 func runCase(e *Env, c Case) {
+	if c.Fresh {
+		n, _, err := e.CreateNote(e.NotesKeyA, "fresh", e.NoteContent("fresh"), nil)
+		if err != nil {
+			e.Report.HostileResult(c.Class, 0, "create fresh note: "+err.Error())
+			return
+		}
+		c.Path = strings.ReplaceAll(c.Path, "{fresh}", n.ID)
+	}
 	var req *http.Request
 	if c.Svc == "notes" {
 		key := e.NotesKeyA
@@ -488,7 +565,7 @@ func runCase(e *Env, c Case) {
 		failure = fmt.Sprintf("%s: %d without the documented error body: %.200s", label, resp.Status, resp.Body)
 	} else if resp.Status == 405 && resp.Header.Get("Allow") == "" {
 		failure = fmt.Sprintf("%s: 405 without an Allow header", label)
-	} else if c.Check != nil && resp.Status < 300 {
+	} else if c.Check != nil && (resp.Status < 300 || c.Class == "hostile X-Request-ID") {
 		if f := c.Check(e, resp); f != "" {
 			failure = label + ": " + f
 		}

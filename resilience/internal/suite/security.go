@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -183,6 +184,12 @@ func AuthThrottle(ctx context.Context, e *Env) {
 		bad := append(ghosts, part.prefix+strings.Repeat("A", 49), "garbage-"+Marker("k"), part.prefix+Marker("x"))
 		for _, k := range bad {
 			e.Secret(k, "invalid key sent in the throttle check")
+		}
+		// SQL and HTML metacharacters as the key itself: still just a bad
+		// key. They are not secrets to search for: other requests send the
+		// same strings where logging them is fine.
+		for _, p := range payloads {
+			bad = append(bad, url.QueryEscape(p))
 		}
 		request := func(key string, hdr map[string]string) Response {
 			var req *http.Request
