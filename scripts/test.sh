@@ -55,12 +55,29 @@ choose_env() {
   esac
 }
 
+# run_tests runs each module's tests verbosely into a log and shows the
+# package results, where each suite got its servers (testenv lines), and
+# every failure in full.
 run_tests() {
-  local m
+  local m log status passed=0 failed=0
+  log=$(mktemp)
   for m in "${modules[@]}"; do
     echo "== test $m"
-    (cd "$m" && CGO_ENABLED=1 go test -race -count=1 -p 2 ./...)
+    status=0
+    (cd "$m" && CGO_ENABLED=1 go test -race -count=1 -p 2 -v ./...) >"$log" 2>&1 || status=$?
+    grep -E '^(ok|FAIL|\?|panic:)|^testenv: ' "$log" || true
+    passed=$((passed + $(grep -cE '^\s*--- PASS' "$log" || true)))
+    failed=$((failed + $(grep -cE '^\s*--- FAIL' "$log" || true)))
+    if [ "$status" -ne 0 ]; then
+      echo "-- failures in $m:"
+      grep -vE '^\s*(=== (RUN|PAUSE|CONT|NAME)|--- PASS)' "$log" | tail -n 300
+      rm -f "$log"
+      echo "tests: $passed passed, $((failed > 0 ? failed : 1)) failed"
+      exit 1
+    fi
   done
+  rm -f "$log"
+  echo "tests: $passed passed, $failed failed"
 }
 
 # run_fuzz runs each fuzz target alone: go test -fuzz takes one target at a
