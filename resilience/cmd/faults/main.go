@@ -120,8 +120,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	marketMiss := func(i int) (*http.Request, error) {
 		return env.MarketRequest(http.MethodGet, fmt.Sprintf("/v1/eod?symbols=GOOG,MSFT&limit=2&offset=%d", 5000+i), env.MarketKey), nil
 	}
-	marketMix := func(i int) (*http.Request, error) {
-		return env.MarketRequest(http.MethodGet, fmt.Sprintf("/v1/eod?symbols=GOOG,MSFT,GSPC.INDX&limit=5&offset=%d", i%50), env.MarketKey), nil
+	// Cache misses, so requests reach the database (locked during SIGTERM).
+	marketSig := func(i int) (*http.Request, error) {
+		return env.MarketRequest(http.MethodGet, fmt.Sprintf("/v1/eod?symbols=GOOG,MSFT,GSPC.INDX&limit=5&offset=%d", 9000+i), env.MarketKey), nil
 	}
 
 	step("hostile", func() {
@@ -146,8 +147,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	})
 	step("postgres", func() { suite.PostgresRestart(ctx, env, loadNote.ID) })
 	step("sigterm", func() {
-		suite.Sigterm(ctx, env, env.Notes, notesMix)
-		suite.Sigterm(ctx, env, env.Market, marketMix)
+		suite.Sigterm(ctx, env, env.Notes, env.NotesDB, "notes", notesMix)
+		suite.Sigterm(ctx, env, env.Market, env.MarketDB, "eod_bars", marketSig)
 	})
 	step("throttle", func() { suite.AuthThrottle(ctx, env) })
 

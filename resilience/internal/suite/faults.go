@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
@@ -260,7 +261,11 @@ func svcByName(e *Env, name string) *harness.Service {
 
 // Sigterm sends SIGTERM to svc under load and checks every request
 // accepted before the listener closed completed.
-func Sigterm(ctx context.Context, e *Env, svc *harness.Service, build func(i int) (*http.Request, error)) {
+//
+// Just before the signal, lockTable in db is locked for 1.8 s, so that
+// requests are still waiting on the database when the drain delay ends and
+// the server starts shutting down: those in-flight requests must complete.
+func Sigterm(ctx context.Context, e *Env, svc *harness.Service, db, lockTable string, build func(i int) (*http.Request, error)) {
 	s := e.Report.Scenario("SIGTERM mid-load (" + svc.Name + ")")
 	const rate, dur = 80, 5 * time.Second
 	// One connection per request: a refused connection was never
@@ -271,10 +276,17 @@ func Sigterm(ctx context.Context, e *Env, svc *harness.Service, build func(i int
 	var exitErr error
 	var exitAt time.Time
 	var wg sync.WaitGroup
+	var lockErr error
 	wg.Go(func() {
-		time.Sleep(1500 * time.Millisecond)
+		time.Sleep(1200 * time.Millisecond)
+		var lock *exec.Cmd
+		lock, lockErr = e.Stack.HoldPSQL(ctx, db, fmt.Sprintf("BEGIN; LOCK TABLE %s IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(1.8); COMMIT;", lockTable))
+		time.Sleep(300 * time.Millisecond)
 		sig = time.Now()
 		_ = svc.Signal(syscall.SIGTERM)
+		if lock != nil {
+			defer func() { _ = lock.Wait() }()
+		}
 		exited, exitErr, exitAt = svc.Wait(ShutdownDrain + ShutdownTimeout + 5*time.Second)
 	})
 	results := load.Run(ctx, load.Plan{Rate: rate, Duration: dur, Client: client, Build: build})
@@ -307,6 +319,18 @@ func Sigterm(ctx context.Context, e *Env, svc *harness.Service, build func(i int
 			notAccepted++
 		}
 	}
+	shutdownAt := sig.Add(ShutdownDrain)
+	inFlight, inFlightOK := 0, 0
+	for _, r := range results {
+		if r.Start.Before(shutdownAt) && r.End.After(shutdownAt) && !r.Refused() {
+			inFlight++
+			if r.Err == nil && r.Status < 300 {
+				inFlightOK++
+			}
+		}
+	}
+	s.Check("requests in flight when shutdown began completed", lockErr == nil && inFlight > 0 && inFlight == inFlightOK,
+		"%d requests were waiting on a locked %s table when the drain delay ended and the server began shutting down; %d completed 2xx (lock: %v)", inFlight, lockTable, inFlightOK, lockErr)
 	s.Failed = failed
 	s.Check("0 failed in-flight requests", failed == 0, "%d sent before SIGTERM, %d completed 2xx, %d sent after the drain delay and not accepted (listener closed), %d failed %s",
 		before, accepted, notAccepted, failed, example)
