@@ -251,11 +251,11 @@ func (s *sampler) account(secs float64, snap0, snap1 procSnapshot, busy, total i
 	s.Cores = map[string]float64{}
 	known := 0.0
 	for pid, p := range snap1 {
-		p0, ok := snap0[pid]
-		if !ok || p0.comm != p.comm {
-			continue
+		d := p.ticks // a process started during the window counts whole
+		if p0, ok := snap0[pid]; ok && p0.comm == p.comm {
+			d -= p0.ticks
 		}
-		v := float64(p.ticks-p0.ticks) / ticksPerSecond / secs
+		v := float64(d) / ticksPerSecond / secs
 		if pid == s.pid {
 			s.ProcCores = v
 		}

@@ -240,6 +240,11 @@ func renderMarkdown(r Results, root string) string {
 	for _, mem := range r.Memory {
 		w("| resident memory of %s under load | VmHWM %.1f MB | | | | | | | | < %.0f MB | %s |\n", mem.Service, mem.VmHWMMB, mem.TargetMB, statusText(mem.Status))
 	}
+	for _, x := range r.Workloads {
+		if x.Ceiling != nil && x.Ceiling.LatencyNote != "" {
+			w("\n%s ceiling: %s.\n", x.ID, x.Ceiling.LatencyNote)
+		}
+	}
 	w("\nErrors count socket errors and HTTP statuses ≥ 400 (wrk), or failed/aborted transactions (pgbench). Latencies: wrk's histogram; pgbench's per-transaction log (`--log`).\n\n")
 
 	w("### Where the CPU went\n\n")
@@ -275,7 +280,7 @@ func renderMarkdown(r Results, root string) string {
 		counters = append(counters, fmt.Sprintf("- %s: %s", x.ID, strings.Join(parts, ", ")))
 	}
 	if len(counters) > 0 {
-		w("Service counters during the measurement (from `/metrics`), to check that the cache-hit workload hits and nothing fell back:\n\n%s\n\n", strings.Join(counters, "\n"))
+		w("Counters over each service measurement: marketdata-svc's cache and limiter counters from `/metrics` (does the cache-hit workload hit, did anything fall back), and the database sessions the service opened while the load ran (`pg_stat_database.sessions`; a steady pool opens none):\n\n%s\n\n", strings.Join(counters, "\n"))
 	}
 	if im := r.Import; im != nil {
 		w("### Import\n\n%d rows (%.1f MB, %s): `COPY` %.2f s (%s rows/s); `marketdata-svc import` %.2f s (%s rows/s, %.2f s CPU in the importer, max RSS %.0f MB). Importer output: `%s`\n\n",

@@ -95,6 +95,16 @@ func (b *bench) probes() []probe {
 	}
 }
 
+// sessions is the number of sessions database db has had.
+func (b *bench) sessions(ctx context.Context, db string) float64 {
+	v, err := b.db.value(ctx, "postgres", fmt.Sprintf("SELECT sessions FROM pg_stat_database WHERE datname = %s", lit(db)))
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.ParseFloat(v, 64)
+	return n
+}
+
 // metricPrefixes are the marketdata-svc counters recorded per workload.
 var metricPrefixes = []string{"marketdata_cache_hits", "marketdata_cache_misses", "marketdata_cache_fallbacks",
 	"marketdata_cache_errors", "marketdata_ratelimit_errors"}
@@ -303,21 +313,28 @@ func (b *bench) runWorkloads(ctx context.Context, caps map[string]captured) erro
 	for _, s := range specs {
 		b.logf("workload %s", s.id)
 		res := WorkloadResult{ID: s.id, Title: s.title, Target: s.target, Concurrency: b.cfg.Connections}
+		svcDB := notesDB
 		var before map[string]float64
 		if s.service == "marketdata-svc" {
+			svcDB = marketdataDB
 			before = scrapeCounters(b.mdURL("/metrics"), metricPrefixes...)
 		}
+		sessions0 := b.sessions(ctx, svcDB)
 		side, err := b.measureHTTP(ctx, s.http, pids[s.service].pid(), s.service)
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.id, err)
 		}
+		side.Metrics = map[string]float64{}
 		if before != nil {
 			after := scrapeCounters(b.mdURL("/metrics"), metricPrefixes...)
-			side.Metrics = map[string]float64{}
 			for k, v := range after {
 				side.Metrics[k] = v - before[k]
 			}
 		}
+		// New database sessions while the load ran (the harness's own
+		// query adds one): a pool that closes and reopens connections
+		// under steady load shows here.
+		side.Metrics["db_sessions_opened"] = b.sessions(ctx, svcDB) - sessions0 - 1
 		res.Service = side
 		if s.ceilingHTTP != nil {
 			c, err := b.measureHTTP(ctx, *s.ceilingHTTP, b.ceiling.pid(), "bare Gin handler, same bytes")

@@ -30,6 +30,9 @@ type Measurement struct {
 	Errors     int64   `json:"errors"`
 	ErrorsNote string  `json:"errors_detail,omitempty"`
 	Bytes      int64   `json:"bytes,omitempty"`
+	// LatencyNote says how latencies were derived when not measured
+	// directly.
+	LatencyNote string `json:"latency_note,omitempty"`
 }
 
 type wrkSummary struct {
@@ -111,9 +114,13 @@ func ParsePgbench(stdout, logPrefix string) (Measurement, error) {
 			m.Errors = 1
 		}
 	}
-	lat, failed, err := readPgbenchLogs(logPrefix)
+	lat, failed, zeros, err := readPgbenchLogs(logPrefix)
 	if err != nil {
 		return m, err
+	}
+	if zeros > 0 {
+		m.LatencyNote = fmt.Sprintf("pgbench logged %d of %d transactions with 0 µs (its clock is read lazily); "+
+			"latencies are the intervals between a client's consecutive completions", zeros, len(lat))
 	}
 	if failed > m.Errors {
 		m.Errors = failed
@@ -140,26 +147,34 @@ func firstLineWith(s, sub string) string {
 	return ""
 }
 
-// readPgbenchLogs reads every prefix.* log: lines of
-// "client_id transaction_no time script_no time_epoch time_us", time being
-// the latency in microseconds, or "failed"/"skipped".
-func readPgbenchLogs(prefix string) (lat []int64, failed int64, err error) {
+// readPgbenchLogs reads every prefix.* log: lines of "client_id
+// transaction_no time script_no time_epoch time_us", time being the latency
+// in microseconds, or "failed"/"skipped", and time_epoch/time_us the
+// completion time. pgbench 15 reads its clock lazily, so a very short
+// transaction can be logged with 0 µs; when more than 1% are, the latencies
+// are taken as the intervals between a client's consecutive completions
+// instead (clients run back to back, with no think time or rate limit).
+func readPgbenchLogs(prefix string) (lat []int64, failed int64, zeros int, err error) {
 	files, err := filepath.Glob(prefix + ".*")
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	if len(files) == 0 {
-		return nil, 0, fmt.Errorf("no pgbench log files %s.*", prefix)
+		return nil, 0, 0, fmt.Errorf("no pgbench log files %s.*", prefix)
 	}
+	type txn struct {
+		client, no, lat, end int64
+	}
+	var txns []txn
 	for _, name := range files {
 		f, err := os.Open(name)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
 		sc := bufio.NewScanner(f)
 		for sc.Scan() {
 			fields := strings.Fields(sc.Text())
-			if len(fields) < 3 {
+			if len(fields) < 6 {
 				continue
 			}
 			v, err := strconv.ParseInt(fields[2], 10, 64)
@@ -167,14 +182,40 @@ func readPgbenchLogs(prefix string) (lat []int64, failed int64, err error) {
 				failed++
 				continue
 			}
-			lat = append(lat, v)
+			client, _ := strconv.ParseInt(fields[0], 10, 64)
+			no, _ := strconv.ParseInt(fields[1], 10, 64)
+			sec, _ := strconv.ParseInt(fields[4], 10, 64)
+			us, _ := strconv.ParseInt(fields[5], 10, 64)
+			txns = append(txns, txn{client: client, no: no, lat: v, end: sec*1_000_000 + us})
+			if v == 0 {
+				zeros++
+			}
 		}
 		f.Close()
 		if err := sc.Err(); err != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
 	}
-	return lat, failed, nil
+	if zeros*100 <= len(txns) {
+		for _, t := range txns {
+			lat = append(lat, t.lat)
+		}
+		return lat, failed, 0, nil
+	}
+	slices.SortFunc(txns, func(a, b txn) int {
+		if a.client != b.client {
+			return int(a.client - b.client)
+		}
+		return int(a.no - b.no)
+	})
+	for i, t := range txns {
+		if i > 0 && txns[i-1].client == t.client {
+			lat = append(lat, t.end-txns[i-1].end)
+		} else {
+			lat = append(lat, t.lat)
+		}
+	}
+	return lat, failed, zeros, nil
 }
 
 // percentile of sorted values, nearest rank.

@@ -51,6 +51,25 @@ tps = 1234.5 (without initial connection time)
 	}
 }
 
+func TestParsePgbenchZeroLatencies(t *testing.T) {
+	dir := t.TempDir()
+	prefix := filepath.Join(dir, "pgb")
+	// Client 0 completes every 300 µs, but pgbench logged most latencies
+	// as 0: the intervals between completions stand in.
+	body := "0 0 280 0 1700000000 1000\n0 1 0 0 1700000000 1300\n0 2 0 0 1700000000 1600\n0 3 0 0 1700000000 1900\n"
+	if err := os.WriteFile(prefix+".1", []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := "duration: 1 s\nnumber of transactions actually processed: 4\ntps = 4.0 (without initial connection time)\n"
+	m, err := ParsePgbench(out, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.P50Ms != 0.3 || m.P99Ms != 0.3 || m.LatencyNote == "" {
+		t.Fatalf("got %+v", m)
+	}
+}
+
 func TestPercentile(t *testing.T) {
 	v := make([]int64, 100)
 	for i := range v {
