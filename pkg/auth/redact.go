@@ -3,6 +3,7 @@ package auth
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -16,11 +17,12 @@ var credentialParams = map[string]bool{"access_key": true, "api_key": true, "api
 // credentialHeaders are headers whose values are secrets.
 var credentialHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "X-Api-Key"}
 
-// RedactQuery returns rawQuery with the values of credential parameters
-// replaced. It works on the raw text, so a malformed query that url.ParseQuery
-// would reject is still redacted, and names are matched after unescaping
-// (access%5Fkey is access_key).
-func RedactQuery(rawQuery string) string {
+// RedactQuery returns rawQuery with the values of credential parameters,
+// and of the extra parameters named (say, ones that quote private content),
+// replaced. It works on the raw text, so a malformed query that
+// url.ParseQuery would reject is still redacted, and names are matched
+// after unescaping (access%5Fkey is access_key).
+func RedactQuery(rawQuery string, extra ...string) string {
 	if rawQuery == "" {
 		return ""
 	}
@@ -32,7 +34,7 @@ func RedactQuery(rawQuery string) string {
 		if err != nil {
 			decoded = name
 		}
-		if credentialParams[strings.ToLower(strings.TrimSpace(decoded))] {
+		if lower := strings.ToLower(strings.TrimSpace(decoded)); credentialParams[lower] || slices.ContainsFunc(extra, func(e string) bool { return strings.EqualFold(e, lower) }) {
 			if hasValue {
 				parts[i] = name + "=" + Redacted
 			}
@@ -45,8 +47,9 @@ func RedactQuery(rawQuery string) string {
 	return strings.Join(parts, "&")
 }
 
-// RedactURL returns the path and redacted query of u, fit for a log line.
-func RedactURL(u *url.URL) string {
+// RedactURL returns the path and redacted query of u, fit for a log line;
+// extra names more parameters to mask, as RedactQuery does.
+func RedactURL(u *url.URL, extra ...string) string {
 	if u == nil {
 		return ""
 	}
@@ -54,7 +57,7 @@ func RedactURL(u *url.URL) string {
 	if u.RawQuery == "" {
 		return path
 	}
-	return path + "?" + RedactQuery(u.RawQuery)
+	return path + "?" + RedactQuery(u.RawQuery, extra...)
 }
 
 // RedactHeader returns a copy of h with credential headers masked.

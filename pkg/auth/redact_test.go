@@ -29,6 +29,17 @@ func TestRedactQuery(t *testing.T) {
 	}
 }
 
+func TestRedactQueryExtraNames(t *testing.T) {
+	got := RedactQuery("q=secret+plans&tag=hr&tag=x&limit=5&access_key=k", "q", "tag")
+	if want := "q=REDACTED&tag=REDACTED&tag=REDACTED&limit=5&access_key=REDACTED"; got != want {
+		t.Fatalf("RedactQuery = %q, want %q", got, want)
+	}
+	u, _ := url.Parse("/v1/notes?Q=secret")
+	if got := RedactURL(u, "q"); got != "/v1/notes?Q=REDACTED" {
+		t.Fatalf("RedactURL = %q", got)
+	}
+}
+
 func TestRedactHeader(t *testing.T) {
 	h := http.Header{}
 	h.Set("Authorization", "Bearer s3cret")

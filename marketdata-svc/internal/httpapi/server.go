@@ -95,6 +95,10 @@ func NewServer(o Options) (*Server, error) {
 	s.engine.HandleMethodNotAllowed = true
 	s.engine.RedirectTrailingSlash = false
 	s.engine.RedirectFixedPath = false
+	// Route on the escaped path so that %2F inside a symbol stays part of
+	// the symbol (and fails as one) instead of splitting it into segments.
+	s.engine.UseRawPath = true
+	s.engine.UnescapePathValues = true
 	s.engine.ContextWithFallback = true
 	if err := s.engine.SetTrustedProxies(o.TrustedProxies); err != nil {
 		return nil, fmt.Errorf("new server: trusted proxies: %w", err)

@@ -41,8 +41,11 @@ func (f *fakeStore) EOD(_ context.Context, q marketdata.EODQuery) (marketdata.EO
 }
 
 func (f *fakeStore) Ticker(_ context.Context, sym string) (marketdata.Ticker, error) {
-	if sym == "PANIC" {
+	switch sym {
+	case "PANIC":
 		panic("boom")
+	case "GOOG":
+		return marketdata.Ticker{Symbol: "GOOG", Name: "Alphabet", HasEOD: true}, nil
 	}
 	return marketdata.Ticker{}, marketdata.ErrNotFound
 }
@@ -129,6 +132,8 @@ func TestServerBehaviour(t *testing.T) {
 		{"unknown path", "/v1/intraday?access_key=" + key, nil, 404, "invalid_api_function"},
 		{"unknown ticker", "/v1/tickers/ZZZZ?access_key=" + key, nil, 404, "404_not_found"},
 		{"impossible symbol", "/v1/tickers/A%20B?access_key=" + key, nil, 404, "404_not_found"},
+		{"encoded slash in a path id", "/v1/tickers/GOOG%2Feod?access_key=" + key, nil, 404, "404_not_found"},
+		{"encoded slash before latest", "/v1/tickers/GOOG%2Feod%2Flatest?access_key=" + key, nil, 404, "404_not_found"},
 		{"no valid symbols", "/v1/eod?symbols=NONE&access_key=" + key, nil, 422, "no_valid_symbols_provided"},
 		{"store down", "/v1/eod?symbols=SLOW&access_key=" + key, nil, 503, "service_unavailable"},
 		{"unexpected error", "/v1/eod?symbols=DOWN&access_key=" + key, nil, 500, "internal_error"},

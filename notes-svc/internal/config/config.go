@@ -43,12 +43,12 @@ type Config struct {
 	DBConnMaxIdleTime  time.Duration
 	DBStatementTimeout time.Duration
 
-	KeyCacheTTL           time.Duration
-	KeyCacheSize          int
+	KeyCacheTTL  time.Duration
+	KeyCacheSize int
 	// AuthFailureLimit invalid keys from one client address within
 	// AuthFailureWindow block that address until the window ends.
-	AuthFailureLimit  int
-	AuthFailureWindow time.Duration
+	AuthFailureLimit      int
+	AuthFailureWindow     time.Duration
 	LastUsedFlushInterval time.Duration
 
 	// PprofAddr serves net/http/pprof when set; it must not be the API

@@ -164,9 +164,10 @@ func TestOperability(t *testing.T) {
 	}
 	// The access log has the request id and a redacted URL, never content.
 	e.create(e.alice, "t", "very secret content")
-	e.do(req{method: "GET", path: "/v1/notes?access_key=leaked&q=x", key: e.alice})
+	e.do(req{method: "GET", path: "/v1/notes?access_key=leaked&q=secret+content&tag=secrettag", key: e.alice})
 	logs := e.logs.String()
-	if !strings.Contains(logs, `"request_id":"trace-123"`) || strings.Contains(logs, "leaked") || strings.Contains(logs, "very secret content") {
+	if !strings.Contains(logs, `"request_id":"trace-123"`) || strings.Contains(logs, "leaked") || strings.Contains(logs, "secret") ||
+		!strings.Contains(logs, "q=REDACTED&tag=REDACTED") {
 		t.Errorf("access log: %s", logs)
 	}
 	// last_used_at is recorded in memory and written in a batch.

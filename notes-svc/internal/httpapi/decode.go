@@ -80,6 +80,13 @@ func decodeObject(body []byte, dst *noteFields) error {
 	if err := dec.Decode(dst); err != nil {
 		return decodeError(err)
 	}
+	// null decodes into a struct as a no-op; as a merge patch it would
+	// mean "replace the note with null", which a note cannot be.
+	if bytes.HasPrefix(bytes.TrimSpace(body), []byte("null")) {
+		var verr notes.ValidationError
+		verr.Add("body", "must be a JSON object")
+		return &verr
+	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return &requestError{status: http.StatusBadRequest, field: "body", detail: "the body must hold a single JSON object with nothing after it"}
 	}

@@ -42,7 +42,7 @@ func TestDecodeDraft(t *testing.T) {
 		{"trailing garbage", `{"title":"t","content":""}x`, 400, []string{"body"}},
 		{"array body", `[]`, 422, []string{"body"}},
 		{"string body", `"x"`, 422, []string{"body"}},
-		{"null body", `null`, 422, []string{"title", "content"}},
+		{"null body", `null`, 422, []string{"body"}},
 		{"missing both", `{}`, 422, []string{"title", "content"}},
 		{"title null", `{"title":null,"content":""}`, 422, []string{"title"}},
 		{"title number", `{"title":5,"content":""}`, 422, []string{"title"}},
@@ -76,6 +76,22 @@ func TestDecodePatch(t *testing.T) {
 	if _, err := decodePatch([]byte(`{"content":null}`)); !slices.Equal(second(classify(err)), []string{"content"}) {
 		t.Errorf("content null: %v", err)
 	}
+	// RFC 7396: a non-object patch replaces the whole target, which a note
+	// cannot become; null must not pass as "no change".
+	for _, body := range []string{`null`, ` null `, `[]`, `"x"`, `1`} {
+		if status, fields := classify(mustFail(t, body)); status != 422 || !slices.Equal(fields, []string{"body"}) {
+			t.Errorf("patch %q = %d %v, want 422 [body]", body, status, fields)
+		}
+	}
+}
+
+func mustFail(t *testing.T, body string) error {
+	t.Helper()
+	_, err := decodePatch([]byte(body))
+	if err == nil {
+		t.Fatalf("patch %q accepted", body)
+	}
+	return err
 }
 
 func second(_ int, f []string) []string { return f }

@@ -61,7 +61,8 @@ func (s *Server) accessLog() gin.HandlerFunc {
 			"request_id", requestID(c),
 			"method", c.Request.Method,
 			"route", routeOf(c),
-			"path", auth.RedactURL(c.Request.URL),
+			// q and tag quote note content, which never goes into logs.
+			"path", auth.RedactURL(c.Request.URL, "q", "tag"),
 			"status", c.Writer.Status(),
 			"bytes", c.Writer.Size(),
 			"duration_ms", float64(time.Since(start).Microseconds()) / 1000,

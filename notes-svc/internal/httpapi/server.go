@@ -82,6 +82,10 @@ func NewServer(o Options) (*Server, error) {
 	// clients to retry writes at another path.
 	e.RedirectTrailingSlash = false
 	e.RedirectFixedPath = false
+	// Route on the escaped path so that %2F inside an id stays part of the
+	// id (which then matches no note) instead of reaching another route.
+	e.UseRawPath = true
+	e.UnescapePathValues = true
 	e.ContextWithFallback = true
 	s.engine = e
 	s.routes()
