@@ -14,6 +14,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/cache"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
@@ -55,6 +56,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, args []stri
 	var cached *cache.Store
 	var limiter httpapi.Limiter
 	if cfg.RedisURL != "" {
+		// go-redis offers only a process-wide logger.
+		redis.SetLogger(cache.RedisLogger{Log: log})
 		rdb, err := cache.NewRedisClient(cfg.RedisURL, cfg.CacheTimeout)
 		if err != nil {
 			return fmt.Errorf("serve: %w", err)
