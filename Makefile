@@ -14,7 +14,7 @@ FUZZTIME ?= 8s
 export GOWORK := off
 export CGO_ENABLED ?= 0
 
-.PHONY: run up down test unit fuzz lint build tidy clean stack-up stack-down test-images images compose-smoke k8s-validate
+.PHONY: run up down test unit fuzz lint build tidy clean stack-up stack-down test-images images compose-smoke k8s-validate faults security
 
 ## run: start PostgreSQL, Redis, both services and the demo data; print how to call them
 run: build
@@ -66,6 +66,14 @@ compose-smoke: test-images images
 ## k8s-validate: kustomize v5.8.2 build of every overlay, strict decoding, semantic checks
 k8s-validate:
 	@scripts/k8s-validate.sh
+
+## faults: fault-injection, hostile-input and security suites on their own PostgreSQL and Redis; writes RELIABILITY.md
+faults:
+	@scripts/faults.sh
+
+## security: gosec (findings fixed or justified), staticcheck, govulncheck when its database answers
+security:
+	@scripts/security.sh
 
 stack-up:
 	@scripts/stack.sh up >/dev/null
