@@ -135,6 +135,15 @@ func loadConfig(args []string, getenv func(string) string) (config, error) {
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	// "benchrun report [ROOT]" re-renders BENCHMARKS.md from
+	// bench/results.json, e.g. after editing bench/analysis.md.
+	if len(args) > 0 && args[0] == "report" {
+		cfg, err := loadConfig(args[1:], getenv)
+		if err != nil {
+			return err
+		}
+		return rerender(cfg.Root, stdout)
+	}
 	cfg, err := loadConfig(args, getenv)
 	if err != nil {
 		return err

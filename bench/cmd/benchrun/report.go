@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -175,6 +176,23 @@ func (b *bench) writeReports() error {
 		return err
 	}
 	b.logf("wrote bench/results.json and BENCHMARKS.md in %.0fs total", b.res.TotalSeconds)
+	return nil
+}
+
+// rerender writes BENCHMARKS.md again from bench/results.json.
+func rerender(root string, stdout io.Writer) error {
+	data, err := os.ReadFile(filepath.Join(root, "bench", "results.json"))
+	if err != nil {
+		return err
+	}
+	var r Results
+	if err := json.Unmarshal(data, &r); err != nil {
+		return fmt.Errorf("read results.json: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "BENCHMARKS.md"), []byte(renderMarkdown(r, root)), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "bench: wrote BENCHMARKS.md from bench/results.json")
 	return nil
 }
 
