@@ -73,7 +73,6 @@ func Load(getenv func(string) string) (Config, error) {
 		ShutdownDrain:         r.duration("SHUTDOWN_DRAIN", 5*time.Second),
 		ShutdownTimeout:       r.duration("SHUTDOWN_TIMEOUT", 20*time.Second),
 		DBMaxOpenConns:        r.integer("DB_MAX_OPEN_CONNS", 20),
-		DBMaxIdleConns:        r.integer("DB_MAX_IDLE_CONNS", 10),
 		DBConnMaxLifetime:     r.duration("DB_CONN_MAX_LIFETIME", 30*time.Minute),
 		DBConnMaxIdleTime:     r.duration("DB_CONN_MAX_IDLE_TIME", 5*time.Minute),
 		DBStatementTimeout:    r.duration("DB_STATEMENT_TIMEOUT", 5*time.Second),
@@ -84,6 +83,10 @@ func Load(getenv func(string) string) (Config, error) {
 		LastUsedFlushInterval: r.duration("LAST_USED_FLUSH_INTERVAL", 30*time.Second),
 		PprofAddr:             r.str("PPROF_ADDR", ""),
 	}
+	// Idle connections below the open limit make a busy pool close and
+	// reopen PostgreSQL sessions under steady load, so by default every
+	// open connection may stay idle.
+	c.DBMaxIdleConns = r.integer("DB_MAX_IDLE_CONNS", c.DBMaxOpenConns)
 	switch lvl := strings.ToLower(r.str("LOG_LEVEL", "info")); lvl {
 	case "debug":
 		c.LogLevel = slog.LevelDebug
