@@ -2,6 +2,8 @@
 # ./... does not span a workspace and each module must stand alone.
 
 MODULES  := pkg notes-svc marketdata-svc
+# Tool modules outside go.work: linted with the rest, tested by their targets.
+TOOL_MODULES := bench resilience deploy/k8s/validate
 SERVICES := notes-svc marketdata-svc
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 BIN      := $(CURDIR)/bin
@@ -14,7 +16,7 @@ FUZZTIME ?= 8s
 export GOWORK := off
 export CGO_ENABLED ?= 0
 
-.PHONY: run up down test unit fuzz lint build tidy clean stack-up stack-down test-images images compose-smoke k8s-validate faults security
+.PHONY: run up down test unit fuzz lint build tidy clean stack-up stack-down test-images images compose-smoke k8s-validate faults security bench bench-go
 
 ## run: start PostgreSQL, Redis, both services and the demo data; print how to call them
 run: build
@@ -39,9 +41,9 @@ build:
 
 ## lint: gofmt, go vet and staticcheck in every module
 lint: $(TOOLS)/staticcheck
-	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
-	@for m in $(MODULES); do echo "vet $$m"; (cd $$m && go vet ./...) || exit 1; done
-	@for m in $(MODULES); do echo "staticcheck $$m"; (cd $$m && $(TOOLS)/staticcheck ./...) || exit 1; done
+	@out=$$(gofmt -l $(MODULES) $(TOOL_MODULES)); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	@for m in $(MODULES) $(TOOL_MODULES); do echo "vet $$m"; (cd $$m && go vet ./...) || exit 1; done
+	@for m in $(MODULES) $(TOOL_MODULES); do echo "staticcheck $$m"; (cd $$m && $(TOOLS)/staticcheck ./...) || exit 1; done
 
 $(TOOLS)/staticcheck:
 	@mkdir -p $(TOOLS)
@@ -66,6 +68,14 @@ compose-smoke: test-images images
 ## k8s-validate: kustomize v5.8.2 build of every overlay, strict decoding, semantic checks
 k8s-validate:
 	@scripts/k8s-validate.sh
+
+## bench: both services under load against the machine's ceilings; writes BENCHMARKS.md and bench/results.json
+bench:
+	@scripts/bench.sh
+
+## bench-go: the Go benchmarks (testing.B, -benchmem) of every module
+bench-go:
+	@scripts/test.sh --bench
 
 ## faults: fault-injection, hostile-input and security suites on their own PostgreSQL and Redis; writes RELIABILITY.md
 faults:

@@ -16,8 +16,7 @@ cd "$(dirname "$0")/.."
 export GOWORK=off
 modules=(pkg notes-svc marketdata-svc)
 fuzztime=${FUZZTIME:-8s}
-fuzz_only=false
-[ "${1:-}" = "--fuzz-only" ] && fuzz_only=true
+mode=${1:-all}   # all | --fuzz-only | --bench
 
 started_stack=false
 cleanup() { if $started_stack; then scripts/stack.sh down; fi; }
@@ -98,9 +97,18 @@ run_fuzz() {
   rm -f /tmp/fuzz.$$.log
 }
 
-if ! $fuzz_only; then
-  choose_env
-  run_tests
-fi
-run_fuzz
-echo "all tests passed"
+# run_benchmarks runs every module's Go benchmarks with -benchmem; the
+# store benchmarks need the same servers as the tests.
+run_benchmarks() {
+  local m
+  for m in "${modules[@]}"; do
+    echo "== bench $m"
+    (cd "$m" && go test -run '^$' -bench . -benchmem -count=1 ./... | grep -E '^(Benchmark|ok|FAIL|goos|cpu)|^testenv: ')
+  done
+}
+
+case "$mode" in
+  --fuzz-only) run_fuzz ;;
+  --bench) choose_env; run_benchmarks ;;
+  *) choose_env; run_tests; run_fuzz; echo "all tests passed" ;;
+esac

@@ -189,20 +189,20 @@ func (s *Service) Signal(sig os.Signal) error {
 
 // Wait waits up to timeout for the process to exit and returns its exit
 // error; exited is false on timeout.
-func (s *Service) Wait(timeout time.Duration) (exited bool, exitErr error, at time.Time) {
+func (s *Service) Wait(timeout time.Duration) (exited bool, at time.Time, exitErr error) {
 	s.mu.Lock()
 	done := s.done
 	s.mu.Unlock()
 	if done == nil {
-		return true, nil, time.Now()
+		return true, time.Now(), nil
 	}
 	select {
 	case <-done:
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		return true, s.exitErr, s.exitedAt
+		return true, s.exitedAt, s.exitErr
 	case <-time.After(timeout):
-		return false, nil, time.Time{}
+		return false, time.Time{}, nil
 	}
 }
 
@@ -213,7 +213,7 @@ func (s *Service) Stop(grace time.Duration) error {
 		return nil
 	}
 	_ = s.Signal(syscall.SIGTERM)
-	if exited, err, _ := s.Wait(grace); exited {
+	if exited, _, err := s.Wait(grace); exited {
 		return err
 	}
 	s.mu.Lock()

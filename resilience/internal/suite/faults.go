@@ -287,7 +287,7 @@ func Sigterm(ctx context.Context, e *Env, svc *harness.Service, db, lockTable st
 		if lock != nil {
 			defer func() { _ = lock.Wait() }()
 		}
-		exited, exitErr, exitAt = svc.Wait(ShutdownDrain + ShutdownTimeout + 5*time.Second)
+		exited, exitAt, exitErr = svc.Wait(ShutdownDrain + ShutdownTimeout + 5*time.Second)
 	})
 	results := load.Run(ctx, load.Plan{Rate: rate, Duration: dur, Client: client, Build: build})
 	wg.Wait()
