@@ -153,7 +153,7 @@ func translate(err error) error {
 	var netErr net.Error
 	var connErr *pgconn.ConnectError
 	switch {
-	case errors.Is(err, gorm.ErrRecordNotFound), errors.Is(err, sql.ErrNoRows):
+	case errors.Is(err, gorm.ErrRecordNotFound), errors.Is(err, sql.ErrNoRows), errors.Is(err, pgx.ErrNoRows):
 		return notes.ErrNotFound
 	case errors.As(err, &pgErr):
 		switch {

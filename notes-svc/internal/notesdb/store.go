@@ -2,11 +2,15 @@ package notesdb
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
@@ -66,7 +70,11 @@ type noteSnapshot struct {
 // CreateNote implements notes.Store.
 func (s *Store) CreateNote(ctx context.Context, n notes.Note, idem *notes.IdempotencyRecord) (notes.Note, bool, error) {
 	if idem == nil {
-		if err := s.db.WithContext(ctx).Create(new(rowOf(n))).Error; err != nil {
+		err := s.withConn(ctx, func(c *pgx.Conn) error {
+			_, err := c.Exec(ctx, insertNoteSQL, n.ID, n.AccountID, n.Title, n.Content, tagsOf(n.Tags), n.CreatedAt, n.UpdatedAt, n.Version)
+			return err
+		})
+		if err != nil {
 			return notes.Note{}, false, translate(err)
 		}
 		return n, false, nil
@@ -134,14 +142,56 @@ func (s *Store) CreateNote(ctx context.Context, n notes.Note, idem *notes.Idempo
 	return out, replayed, nil
 }
 
+// The hottest statements are written by hand and run on the pgx connection
+// under database/sql: no GORM statement building or reflection, no
+// database/sql value conversion, and pgx's per-connection statement cache
+// prepares each once. Tenancy scoping is the same as everywhere else.
+const (
+	selectNoteSQL = `SELECT id, account_id, title, content, tags, created_at, updated_at, version
+		FROM notes WHERE account_id = $1 AND id = $2`
+	insertNoteSQL = `INSERT INTO notes (id, account_id, title, content, tags, created_at, updated_at, version)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`
+)
+
+// tagsOf never sends NULL for the NOT NULL tags column.
+func tagsOf(tags []string) []string {
+	if tags == nil {
+		return []string{}
+	}
+	return tags
+}
+
+// withConn runs f on a pgx connection of the pool. database/sql still
+// owns the connection: it comes back to the pool afterwards, and a
+// connection f left broken is discarded there (stdlib.Conn reports it
+// invalid).
+func (s *Store) withConn(ctx context.Context, f func(*pgx.Conn) error) error {
+	conn, err := s.sql.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	err = conn.Raw(func(dc any) error { return f(dc.(*stdlib.Conn).Conn()) })
+	if cerr := conn.Close(); err == nil && !errors.Is(cerr, sql.ErrConnDone) {
+		err = cerr
+	}
+	return err
+}
+
 // GetNote implements notes.Store.
 func (s *Store) GetNote(ctx context.Context, accountID, id string) (notes.Note, error) {
-	var r noteRow
-	err := s.db.WithContext(ctx).Select(noteColumns).Where("account_id = ? AND id = ?", accountID, id).Take(&r).Error
+	var n notes.Note
+	err := s.withConn(ctx, func(c *pgx.Conn) error {
+		return c.QueryRow(ctx, selectNoteSQL, accountID, id).
+			Scan(&n.ID, &n.AccountID, &n.Title, &n.Content, &n.Tags, &n.CreatedAt, &n.UpdatedAt, &n.Version)
+	})
 	if err != nil {
 		return notes.Note{}, translate(err)
 	}
-	return r.note(), nil
+	if n.Tags == nil {
+		n.Tags = []string{}
+	}
+	n.CreatedAt, n.UpdatedAt = n.CreatedAt.UTC(), n.UpdatedAt.UTC()
+	return n, nil
 }
 
 // UpdateNote implements notes.Store.

@@ -375,6 +375,65 @@ func TestStatementTimeoutIsErrTimeout(t *testing.T) {
 	}
 }
 
+// TestHandWrittenStatementsTimeOut covers the statements that run on the
+// pgx connection directly: a statement timeout and a cancelled context are
+// both ErrTimeout, and the pool stays usable afterwards.
+func TestHandWrittenStatementsTimeOut(t *testing.T) {
+	url := testenv.DatabaseURL(t)
+	fast, err := notesdb.Open(url, notesdb.PoolOptions{MaxOpenConns: 2, MaxIdleConns: 2, StatementTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fast.Close()
+	store, err := notesdb.New(fast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	acct, err := store.EnsureAccount(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := notes.NewService(store, nil)
+	n, _, err := svc.Create(ctx, acct, notes.Draft{Title: "t", Content: "c"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder, err := notesdb.Open(url, notesdb.PoolOptions{MaxOpenConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	tx, err := holder.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, "LOCK TABLE notes IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Get(ctx, acct, n.ID); !errors.Is(err, notes.ErrTimeout) {
+		t.Errorf("get under a table lock: %v, want ErrTimeout", err)
+	}
+	if _, _, err := svc.Create(ctx, acct, notes.Draft{Title: "t2", Content: "c"}, ""); !errors.Is(err, notes.ErrTimeout) {
+		t.Errorf("create under a table lock: %v, want ErrTimeout", err)
+	}
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	_, err = svc.Get(short, acct, n.ID)
+	cancel()
+	if !errors.Is(err, notes.ErrTimeout) {
+		t.Errorf("get past its context deadline: %v, want ErrTimeout", err)
+	}
+	_ = tx.Rollback()
+	for i := 0; i < 3; i++ { // more than the pool holds: every connection is reused
+		if got, err := svc.Get(ctx, acct, n.ID); err != nil || got.Title != "t" {
+			t.Fatalf("get after the lock is released: %+v, %v", got, err)
+		}
+		if _, _, err := svc.Create(ctx, acct, notes.Draft{Title: "t3", Content: "c"}, ""); err != nil {
+			t.Fatalf("create after the lock is released: %v", err)
+		}
+	}
+}
+
 func TestUnreachableDatabaseIsErrUnavailable(t *testing.T) {
 	db, err := notesdb.Open("postgres://postgres@127.0.0.1:1/none?sslmode=disable&connect_timeout=2", notesdb.PoolOptions{})
 	if err != nil {
