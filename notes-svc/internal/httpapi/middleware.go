@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"runtime/debug"
 	"strconv"
@@ -57,21 +58,27 @@ func (s *Server) accessLog() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
 		c.Next()
-		attrs := []any{
-			"request_id", requestID(c),
-			"method", c.Request.Method,
-			"route", routeOf(c),
+		ctx := c.Request.Context()
+		if !s.log.Enabled(ctx, slog.LevelInfo) {
+			return
+		}
+		// Typed attributes in a fixed array: no boxing, no slice growth.
+		var attrs [10]slog.Attr
+		a := append(attrs[:0],
+			slog.String("request_id", requestID(c)),
+			slog.String("method", c.Request.Method),
+			slog.String("route", routeOf(c)),
 			// q and tag quote note content, which never goes into logs.
-			"path", auth.RedactURL(c.Request.URL, "q", "tag"),
-			"status", c.Writer.Status(),
-			"bytes", c.Writer.Size(),
-			"duration_ms", float64(time.Since(start).Microseconds()) / 1000,
-			"client_ip", c.ClientIP(),
+			slog.String("path", auth.RedactURL(c.Request.URL, "q", "tag")),
+			slog.Int("status", c.Writer.Status()),
+			slog.Int("bytes", c.Writer.Size()),
+			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
+			slog.String("client_ip", c.ClientIP()),
+		)
+		if p, ok := auth.PrincipalFrom(ctx); ok {
+			a = append(a, slog.String("account_id", p.AccountID), slog.String("key_id", p.KeyID))
 		}
-		if p, ok := auth.PrincipalFrom(c.Request.Context()); ok {
-			attrs = append(attrs, "account_id", p.AccountID, "key_id", p.KeyID)
-		}
-		s.log.Info("request", attrs...)
+		s.log.LogAttrs(ctx, slog.LevelInfo, "request", a...)
 	}
 }
 
@@ -109,9 +116,39 @@ func (s *Server) instrument() gin.HandlerFunc {
 		defer s.metrics.inFlight.Dec()
 		c.Next()
 		route := routeOf(c)
-		s.metrics.requests.WithLabelValues(c.Request.Method, route, strconv.Itoa(c.Writer.Status())).Inc()
+		s.metrics.requests.WithLabelValues(c.Request.Method, route, statusLabel(c.Writer.Status())).Inc()
 		s.metrics.duration.WithLabelValues(c.Request.Method, route).Observe(time.Since(start).Seconds())
 	}
+}
+
+// statusLabel is strconv.Itoa(code) without an allocation for the
+// statuses this API answers most.
+func statusLabel(code int) string {
+	switch code {
+	case http.StatusOK:
+		return "200"
+	case http.StatusCreated:
+		return "201"
+	case http.StatusNotModified:
+		return "304"
+	case http.StatusBadRequest:
+		return "400"
+	case http.StatusUnauthorized:
+		return "401"
+	case http.StatusNotFound:
+		return "404"
+	case http.StatusPreconditionFailed:
+		return "412"
+	case http.StatusUnprocessableEntity:
+		return "422"
+	case http.StatusTooManyRequests:
+		return "429"
+	case http.StatusInternalServerError:
+		return "500"
+	case http.StatusServiceUnavailable:
+		return "503"
+	}
+	return strconv.Itoa(code)
 }
 
 // recoverPanic turns a panic into a logged 500 problem without a stack

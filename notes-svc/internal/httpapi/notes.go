@@ -59,11 +59,17 @@ func writeJSON(c *gin.Context, status int, v any) {
 }
 
 func (s *Server) writeNote(c *gin.Context, status int, n notes.Note) {
-	c.Header("ETag", etag(n))
+	body := appendNoteJSON(make([]byte, 0, noteJSONSize(n)), n)
+	// Header keys in canonical form skip the canonicalization of Set.
+	h := c.Writer.Header()
+	h["Etag"] = []string{etag(n)}
 	if status == http.StatusCreated {
-		c.Header("Location", "/v1/notes/"+n.ID)
+		h["Location"] = []string{"/v1/notes/" + n.ID}
 	}
-	writeJSON(c, status, render(n))
+	h["Content-Type"] = []string{"application/json"}
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	c.Status(status)
+	_, _ = c.Writer.Write(body) // a write error means the client left
 }
 
 func (s *Server) createNote(c *gin.Context) {
