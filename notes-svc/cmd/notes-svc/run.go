@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"runtime/debug"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -60,6 +61,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	case "serve":
 		if len(args) > 0 {
 			return fmt.Errorf("serve takes no arguments\n%s", usage)
+		}
+		if getenv("GOGC") == "" {
+			// The live heap of a serving process is a few MB: at the default
+			// 100% the collector runs every few thousand requests and costs
+			// about a tenth of the CPU under load (bench/analysis.md).
+			debug.SetGCPercent(cfg.GCPercent)
 		}
 		return serve(ctx, cfg, stdout)
 	case "migrate":

@@ -54,6 +54,10 @@ type Config struct {
 	// PprofAddr serves net/http/pprof when set; it must not be the API
 	// address.
 	PprofAddr string
+	// GCPercent is the garbage collector's target (runtime/debug
+	// SetGCPercent) while serving. It applies only when the standard GOGC
+	// variable is not set, which always wins.
+	GCPercent int
 }
 
 // Load reads the configuration through getenv and validates it. Every
@@ -82,6 +86,7 @@ func Load(getenv func(string) string) (Config, error) {
 		AuthFailureWindow:     r.duration("AUTH_FAILURE_WINDOW", time.Minute),
 		LastUsedFlushInterval: r.duration("LAST_USED_FLUSH_INTERVAL", 30*time.Second),
 		PprofAddr:             r.str("PPROF_ADDR", ""),
+		GCPercent:             r.integer("GC_PERCENT", 400),
 	}
 	// Idle connections below the open limit make a busy pool close and
 	// reopen PostgreSQL sessions under steady load, so by default every
@@ -112,6 +117,9 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if c.HTTPMaxHeaderBytes < 1024 {
 		r.fail("HTTP_MAX_HEADER_BYTES", "must be at least 1024")
+	}
+	if c.GCPercent < 25 {
+		r.fail("GC_PERCENT", "must be at least 25")
 	}
 	if c.DBMaxOpenConns < 1 {
 		r.fail("DB_MAX_OPEN_CONNS", "must be at least 1")
@@ -186,6 +194,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("auth_failure_window", c.AuthFailureWindow.String()),
 		slog.String("last_used_flush_interval", c.LastUsedFlushInterval.String()),
 		slog.String("pprof_addr", c.PprofAddr),
+		slog.Int("gc_percent", c.GCPercent),
 	)
 }
 
