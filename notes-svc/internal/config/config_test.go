@@ -17,6 +17,9 @@ func TestDefaults(t *testing.T) {
 	if c.HTTPAddr != ":8080" || c.ShutdownDrain != 5*time.Second || c.TrustedProxies != nil || c.KeyCacheTTL != 30*time.Second || c.LogLevel != slog.LevelInfo {
 		t.Errorf("defaults = %+v", c)
 	}
+	if c.DBMaxIdleConns != c.DBMaxOpenConns || c.GCPercent != 400 {
+		t.Errorf("idle conns %d of %d open, gc percent %d", c.DBMaxIdleConns, c.DBMaxOpenConns, c.GCPercent)
+	}
 	if c.RequireDatabase() == nil {
 		t.Error("RequireDatabase accepted an empty URL")
 	}
@@ -25,12 +28,12 @@ func TestDefaults(t *testing.T) {
 func TestOverridesAndErrors(t *testing.T) {
 	c, err := Load(env(map[string]string{
 		"NOTES_DATABASE_URL": "postgres://u:secret@db/notes", "NOTES_HTTP_ADDR": ":9000", "NOTES_TRUSTED_PROXIES": "10.0.0.0/8, 127.0.0.1",
-		"NOTES_SHUTDOWN_DRAIN": "0s", "NOTES_LOG_LEVEL": "DEBUG",
+		"NOTES_SHUTDOWN_DRAIN": "0s", "NOTES_LOG_LEVEL": "DEBUG", "NOTES_DB_MAX_OPEN_CONNS": "8",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.HTTPAddr != ":9000" || len(c.TrustedProxies) != 2 || c.ShutdownDrain != 0 || c.LogLevel != slog.LevelDebug {
+	if c.HTTPAddr != ":9000" || len(c.TrustedProxies) != 2 || c.ShutdownDrain != 0 || c.LogLevel != slog.LevelDebug || c.DBMaxIdleConns != 8 {
 		t.Errorf("config = %+v", c)
 	}
 	var b strings.Builder
@@ -41,8 +44,9 @@ func TestOverridesAndErrors(t *testing.T) {
 	_, err = Load(env(map[string]string{
 		"NOTES_KEY_CACHE_TTL": "2m", "NOTES_REQUEST_TIMEOUT": "soon", "NOTES_TRUSTED_PROXIES": "nope",
 		"NOTES_DATABASE_URL": "mysql://x", "NOTES_LOG_LEVEL": "loud", "NOTES_DB_MAX_OPEN_CONNS": "0",
+		"NOTES_GC_PERCENT": "5",
 	}))
-	for _, name := range []string{"KEY_CACHE_TTL", "REQUEST_TIMEOUT", "TRUSTED_PROXIES", "DATABASE_URL", "LOG_LEVEL", "DB_MAX_OPEN_CONNS"} {
+	for _, name := range []string{"KEY_CACHE_TTL", "REQUEST_TIMEOUT", "TRUSTED_PROXIES", "DATABASE_URL", "LOG_LEVEL", "DB_MAX_OPEN_CONNS", "GC_PERCENT"} {
 		if err == nil || !strings.Contains(err.Error(), "NOTES_"+name) {
 			t.Errorf("error %v does not name NOTES_%s", err, name)
 		}
