@@ -139,3 +139,12 @@ func TestFingerprintIgnoresFormatting(t *testing.T) {
 		t.Error("fingerprint must not be ambiguous across fields")
 	}
 }
+
+func BenchmarkNewID(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := NewID(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -24,7 +24,7 @@ type fixture struct {
 	url   string
 }
 
-func newFixture(t *testing.T) fixture {
+func newFixture(t testing.TB) fixture {
 	t.Helper()
 	url := testenv.DatabaseURL(t)
 	db, err := notesdb.Open(url, notesdb.PoolOptions{MaxOpenConns: 10, MaxIdleConns: 10})
@@ -48,7 +48,7 @@ func newFixture(t *testing.T) fixture {
 	return fixture{store: store, svc: notes.NewService(store, nil), a: a, b: b, url: url}
 }
 
-func (f fixture) create(t *testing.T, account string, d notes.Draft) notes.Note {
+func (f fixture) create(t testing.TB, account string, d notes.Draft) notes.Note {
 	t.Helper()
 	n, _, err := f.svc.Create(context.Background(), account, d, "")
 	if err != nil {
