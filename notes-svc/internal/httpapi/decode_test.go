@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
@@ -150,6 +151,7 @@ func FuzzDecodeNote(f *testing.F) {
 		`{"title":"t","content":"c","tags":["a"]}`,
 		`{"title":" Émoji 🎉 ","content":"مرحبا 中文","tags":["Work","WORK"," x "]}`,
 		`{"title":"t","content":"\u0000"}`,
+		`{"title":"a\"b\u00e9","content":"x\\y","tags":["T\n"]}`,
 		"{\"title\":\"\xff\",\"content\":\"\"}",
 		`{"title":null}`, `[]`, `{"tags":null}`, `{}`, ``, `{"title":"t","content":""} x`,
 		`{"title":"` + strings.Repeat("a", 201) + `","content":""}`,
@@ -159,6 +161,14 @@ func FuzzDecodeNote(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		d, err := decodeDraft(body)
+		var ref struct {
+			Title, Content string
+			Tags           []string
+		}
+		if err == nil && json.Unmarshal(body, &ref) == nil &&
+			(d.Title != ref.Title || d.Content != ref.Content || !slices.Equal(d.Tags, ref.Tags)) {
+			t.Fatalf("decodeDraft(%q) = %q, encoding/json decodes %q", body, d, ref)
+		}
 		if err != nil {
 			if s := problemFor(err).Status; s != 400 && s != 422 {
 				t.Fatalf("decodeDraft(%q) error %v maps to %d", body, err, s)

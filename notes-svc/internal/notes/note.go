@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -152,12 +153,25 @@ func checkContent(content string, verr *ValidationError) {
 	}
 }
 
-var tagFolder = cases.Fold()
-
 // NormalizeTag returns the canonical form of one tag: trimmed, NFC and
 // case-folded, so that "Work", " work" and "WORK" are the same tag.
 func NormalizeTag(tag string) string {
-	return norm.NFC.String(tagFolder.String(norm.NFC.String(strings.TrimSpace(tag))))
+	tag = strings.TrimSpace(tag)
+	if isASCII(tag) {
+		// ASCII is already NFC and folds to lower case.
+		return strings.ToLower(tag)
+	}
+	// A Caser keeps state and must not be shared between goroutines.
+	return norm.NFC.String(cases.Fold().String(norm.NFC.String(tag)))
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // NormalizeTags validates and normalizes a tag list; field names the list
@@ -170,22 +184,23 @@ func NormalizeTags(tags []string, field string, verr *ValidationError) []string 
 	}
 	out := make([]string, 0, len(tags))
 	for i, raw := range tags {
-		name := fmt.Sprintf("%s[%d]", field, i)
+		// The name is only made for an error report.
+		name := func() string { return field + "[" + strconv.Itoa(i) + "]" }
 		if !utf8.ValidString(raw) {
-			verr.Add(name, "must be valid UTF-8")
+			verr.Add(name(), "must be valid UTF-8")
 			continue
 		}
 		t := NormalizeTag(raw)
 		n := utf8.RuneCountInString(t)
 		switch {
 		case n == 0:
-			verr.Add(name, "must not be empty")
+			verr.Add(name(), "must not be empty")
 			continue
 		case n > MaxTagChars:
-			verr.Add(name, fmt.Sprintf("must be at most %d characters", MaxTagChars))
+			verr.Add(name(), fmt.Sprintf("must be at most %d characters", MaxTagChars))
 			continue
 		case strings.IndexFunc(t, unicode.IsControl) >= 0:
-			verr.Add(name, "must not contain control characters")
+			verr.Add(name(), "must not contain control characters")
 			continue
 		}
 		if !slices.Contains(out, t) {

@@ -6,6 +6,9 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
 )
 
 func fieldsOf(err error) []string {
@@ -147,4 +150,19 @@ func BenchmarkNewID(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// FuzzNormalizeTag checks the ASCII fast path against the full Unicode
+// normalization: trimmed, NFC, case-folded, NFC again.
+func FuzzNormalizeTag(f *testing.F) {
+	for _, seed := range []string{"Work", " WORK ", "q3 Review", "Éclair", "straße", "K", "\u212a", "a\tb", ""} {
+		f.Add(seed)
+	}
+	fold := cases.Fold()
+	f.Fuzz(func(t *testing.T, tag string) {
+		want := norm.NFC.String(fold.String(norm.NFC.String(strings.TrimSpace(tag))))
+		if got := NormalizeTag(tag); got != want {
+			t.Fatalf("NormalizeTag(%q) = %q, want %q", tag, got, want)
+		}
+	})
 }
