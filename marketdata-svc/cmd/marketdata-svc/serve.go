@@ -64,7 +64,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, args []stri
 		}
 		defer rdb.Close()
 		cached = cache.NewRedis(store, rdb, cacheOpts)
-		limiter = ratelimit.NewRedis(rdb, ratelimit.RedisOptions{Timeout: cfg.CacheTimeout, Logger: log, Registry: reg})
+		limiter = ratelimit.NewRedis(rdb, ratelimit.RedisOptions{Timeout: cfg.CacheTimeout, VersionKey: cache.VersionKey, Logger: log, Registry: reg})
 		// Redis being down at start is no reason not to serve: the cache
 		// and the limiter degrade and resume by themselves.
 		log.Info("redis cache and rate limits", "status", cached.Status(ctx))

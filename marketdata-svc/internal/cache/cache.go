@@ -42,11 +42,20 @@ type backend interface {
 	status(ctx context.Context) string
 }
 
+// entryGetter reads an entry at a version already known.
+type entryGetter interface {
+	get(ctx context.Context, version int64, key string) (entry []byte, ok bool, err error)
+}
+
 // Store caches EOD queries of an inner store; every other method is the
 // inner store's.
 type Store struct {
 	marketdata.Store
 	backend backend
+	// entries and l1 are set when the backend can be asked for an entry at
+	// a known version (Redis): the in-process layer in front of it.
+	entries entryGetter
+	l1      *l1
 	timeout time.Duration
 	group   singleflight.Group
 	log     *slog.Logger
@@ -89,8 +98,13 @@ func (s *Store) EOD(ctx context.Context, q marketdata.EODQuery) (marketdata.EODP
 }
 
 // EncodedEOD returns the encoded page of q from the cache, or from the
-// inner store on a miss or a cache failure.
+// inner store on a miss or a cache failure. When ctx carries the data
+// version (marketdata.WithDataVersion), the in-process layer is tried
+// first and Redis is asked for the entry alone.
 func (s *Store) EncodedEOD(ctx context.Context, q marketdata.EODQuery) (marketdata.EncodedEOD, error) {
+	if v, ok := marketdata.DataVersionFrom(ctx); ok && s.l1 != nil {
+		return s.encodedAt(ctx, q, v)
+	}
 	key := q.CacheKey()
 	version := int64(-1)
 	if s.now().UnixNano() < s.bypassUntil.Load() {
@@ -105,6 +119,7 @@ func (s *Store) EncodedEOD(ctx context.Context, q marketdata.EODQuery) (marketda
 		case ok:
 			if enc, err := decodeEntry(entry); err == nil {
 				s.metrics.hits.Inc()
+				s.remember(v, q, enc)
 				return enc, nil
 			}
 			// A corrupt entry is a miss; the fresh one overwrites it.
@@ -113,6 +128,44 @@ func (s *Store) EncodedEOD(ctx context.Context, q marketdata.EODQuery) (marketda
 			version = v
 		}
 	}
+	return s.fill(ctx, q, key, version)
+}
+
+// encodedAt is EncodedEOD at a data version already read from Redis.
+func (s *Store) encodedAt(ctx context.Context, q marketdata.EODQuery, v int64) (marketdata.EncodedEOD, error) {
+	l1Key := l1EODKey(v, q)
+	if val, ok := s.l1.get(l1Key); ok {
+		s.metrics.hits.Inc()
+		return val.(marketdata.EncodedEOD), nil
+	}
+	key := q.CacheKey()
+	version := int64(-1)
+	if s.now().UnixNano() < s.bypassUntil.Load() {
+		s.metrics.fallbacks.Inc()
+	} else {
+		cctx, cancel := context.WithTimeout(ctx, s.timeout)
+		entry, ok, err := s.entries.get(cctx, v, key)
+		cancel()
+		switch {
+		case err != nil:
+			s.failed("lookup", err)
+		case ok:
+			if enc, err := decodeEntry(entry); err == nil {
+				s.metrics.hits.Inc()
+				s.l1.put(l1Key, enc, len(enc.Data))
+				return enc, nil
+			}
+			version = v
+		default:
+			version = v
+		}
+	}
+	return s.fill(ctx, q, key, version)
+}
+
+// fill answers a miss from the inner store and caches the page at
+// version (not at all when the version is unknown).
+func (s *Store) fill(ctx context.Context, q marketdata.EODQuery, key string, version int64) (marketdata.EncodedEOD, error) {
 	s.metrics.misses.Inc()
 	// Misses of the same key at the same version share one store query.
 	// Callers at an unknown version (cache down) share it too.
@@ -128,6 +181,7 @@ func (s *Store) EncodedEOD(ctx context.Context, q marketdata.EODQuery) (marketda
 				s.failed("store", err)
 			}
 			cancel()
+			s.remember(version, q, enc)
 		}
 		return enc, nil
 	})
@@ -135,6 +189,47 @@ func (s *Store) EncodedEOD(ctx context.Context, q marketdata.EODQuery) (marketda
 		return marketdata.EncodedEOD{}, err
 	}
 	return res.(marketdata.EncodedEOD), nil
+}
+
+// remember keeps a page in the in-process layer, when there is one.
+func (s *Store) remember(version int64, q marketdata.EODQuery, enc marketdata.EncodedEOD) {
+	if s.l1 != nil && version >= 0 {
+		s.l1.put(l1EODKey(version, q), enc, len(enc.Data))
+	}
+}
+
+func l1EODKey(version int64, q marketdata.EODQuery) string {
+	return strconv.FormatInt(version, 10) + "|" + q.CanonicalKey()
+}
+
+// Tickers answers from the in-process layer when ctx carries the data
+// version (ticker metadata changes only with an import, like prices), else
+// from the inner store.
+func (s *Store) Tickers(ctx context.Context, q marketdata.TickerQuery) (marketdata.TickerPage, error) {
+	v, ok := marketdata.DataVersionFrom(ctx)
+	if !ok || s.l1 == nil {
+		return s.Store.Tickers(ctx, q)
+	}
+	key := strconv.FormatInt(v, 10) + "|" + q.CanonicalKey()
+	if val, ok := s.l1.get(key); ok {
+		return val.(marketdata.TickerPage), nil
+	}
+	res, err, _ := s.group.Do(key, func() (any, error) {
+		page, err := s.Store.Tickers(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		size := 64
+		for _, t := range page.Tickers {
+			size += 96 + len(t.Name) + len(t.Symbol)
+		}
+		s.l1.put(key, page, size)
+		return page, nil
+	})
+	if err != nil {
+		return marketdata.TickerPage{}, err
+	}
+	return res.(marketdata.TickerPage), nil
 }
 
 // failed records a cache failure: the request goes on to the store, the

@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -21,9 +22,10 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // answers a page that names the data version it was built at.
 type countingStore struct {
 	marketdata.Store
-	calls   atomic.Int64
-	version atomic.Int64
-	gate    chan struct{} // when set, EOD waits for it
+	calls       atomic.Int64
+	tickerCalls atomic.Int64
+	version     atomic.Int64
+	gate        chan struct{} // when set, EOD waits for it
 }
 
 func (s *countingStore) EOD(ctx context.Context, q marketdata.EODQuery) (marketdata.EODPage, error) {
@@ -36,6 +38,11 @@ func (s *countingStore) EOD(ctx context.Context, q marketdata.EODQuery) (marketd
 	}
 	v := s.version.Load()
 	return marketdata.EODPage{Total: 10 + v, Bars: []marketdata.Bar{{Symbol: q.Symbols[0], Close: float64(v), Date: time.Date(2008, 10, 14, 0, 0, 0, 0, time.UTC)}}}, nil
+}
+
+func (s *countingStore) Tickers(_ context.Context, q marketdata.TickerQuery) (marketdata.TickerPage, error) {
+	s.tickerCalls.Add(1)
+	return marketdata.TickerPage{Total: 1, Tickers: []marketdata.Ticker{{Symbol: q.Symbols[0], Name: "v" + strconv.FormatInt(s.version.Load(), 10)}}}, nil
 }
 
 func (s *countingStore) DataVersion(context.Context) (int64, error) { return s.version.Load(), nil }
@@ -220,5 +227,49 @@ func TestLocalCache(t *testing.T) {
 	}
 	if c.Status(context.Background()) != "in-process" {
 		t.Error("status")
+	}
+}
+
+// TestKnownVersionLayer covers requests whose data version came with their
+// rate limits: a hot page is served from process memory, an import (a
+// greater version) is seen at once, and ticker pages are kept likewise.
+func TestKnownVersionLayer(t *testing.T) {
+	url := testenv.Redis(t)
+	inner := &countingStore{}
+	inner.version.Store(3)
+	c := newRedisCache(t, url, inner, time.Second)
+	at := func(v int64) context.Context { return marketdata.WithDataVersion(context.Background(), v) }
+
+	for i := range 3 {
+		p, err := c.EOD(at(3), query("MSFT"))
+		if err != nil || p.Total != 13 || inner.calls.Load() != 1 {
+			t.Fatalf("request %d at v3: %+v %v, %d calls", i, p, err, inner.calls.Load())
+		}
+	}
+	// Another instance, with an empty process layer, finds the entry in
+	// Redis.
+	other := newRedisCache(t, url, inner, time.Second)
+	if p, err := other.EOD(at(3), query("MSFT")); err != nil || p.Total != 13 || inner.calls.Load() != 1 {
+		t.Fatalf("other instance: %+v %v, %d calls", p, err, inner.calls.Load())
+	}
+	// An import: the next request carries version 4 and gets fresh data.
+	inner.version.Store(4)
+	if p, err := c.EOD(at(4), query("MSFT")); err != nil || p.Total != 14 || inner.calls.Load() != 2 {
+		t.Fatalf("after import: %+v %v, %d calls", p, err, inner.calls.Load())
+	}
+
+	tq := marketdata.TickerQuery{Symbols: []string{"MSFT"}, Limit: 10}
+	for range 2 {
+		if p, err := c.Tickers(at(4), tq); err != nil || len(p.Tickers) != 1 || p.Tickers[0].Name != "v4" || inner.tickerCalls.Load() != 1 {
+			t.Fatalf("tickers at v4: %+v %v, %d calls", p, err, inner.tickerCalls.Load())
+		}
+	}
+	inner.version.Store(5)
+	if p, err := c.Tickers(at(5), tq); err != nil || p.Tickers[0].Name != "v5" || inner.tickerCalls.Load() != 2 {
+		t.Fatalf("tickers at v5: %+v %v", p, err)
+	}
+	// Without a version the store is asked every time.
+	if p, err := c.Tickers(context.Background(), tq); err != nil || p.Tickers[0].Name != "v5" || inner.tickerCalls.Load() != 3 {
+		t.Fatalf("tickers without version: %+v %v", p, err)
 	}
 }

@@ -46,7 +46,26 @@ func NewRedis(inner marketdata.Store, rdb redis.UniversalClient, o Options) *Sto
 	if o.TTL <= 0 {
 		o.TTL = 5 * time.Minute
 	}
-	return newStore(inner, &redisBackend{rdb: rdb, ttl: o.TTL, version: inner.DataVersion}, "redis", o)
+	b := &redisBackend{rdb: rdb, ttl: o.TTL, version: inner.DataVersion}
+	s := newStore(inner, b, "redis", o)
+	s.entries = b
+	s.l1 = newL1(L1MaxItems, L1MaxBytes, o.TTL)
+	return s
+}
+
+// L1MaxItems bounds the entry count of the in-process layer in front of
+// Redis.
+const L1MaxItems = 4096
+
+func (b *redisBackend) get(ctx context.Context, version int64, key string) ([]byte, bool, error) {
+	entry, err := b.rdb.Get(ctx, entryPrefix+strconv.FormatInt(version, 10)+":"+key).Bytes()
+	if err == redis.Nil {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("cache get: %w", err)
+	}
+	return entry, true, nil
 }
 
 // NewRedisClient parses a redis:// URL into a client whose calls end at

@@ -6,6 +6,7 @@ package marketdata
 import (
 	"context"
 	"errors"
+	"strconv"
 	"time"
 )
 
@@ -180,4 +181,43 @@ type Store interface {
 	// DataVersion is bumped by every import that changes data; caches put
 	// it in their keys so that no entry outlives the data it was built from.
 	DataVersion(ctx context.Context) (int64, error)
+}
+
+type dataVersionKey struct{}
+
+// WithDataVersion returns ctx carrying the data version in force when the
+// request arrived, as read in the same round trip as its rate limits, so a
+// cache need not read it again.
+func WithDataVersion(ctx context.Context, v int64) context.Context {
+	return context.WithValue(ctx, dataVersionKey{}, v)
+}
+
+// DataVersionFrom returns the data version WithDataVersion put in ctx.
+func DataVersionFrom(ctx context.Context) (int64, bool) {
+	v, ok := ctx.Value(dataVersionKey{}).(int64)
+	return v, ok && v >= 0
+}
+
+// CanonicalKey is the normalised text of a ticker query, as
+// EODQuery.CanonicalKey is of an EOD query.
+func (q TickerQuery) CanonicalKey() string {
+	b := make([]byte, 0, 48+len(q.Search)+len(q.Symbols)*8)
+	b = append(b, "tickers|s="...)
+	for i, s := range q.Symbols {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, s...)
+	}
+	b = append(b, "|x="...)
+	b = append(b, q.Exchange...)
+	b = append(b, "|limit="...)
+	b = strconv.AppendInt(b, int64(q.Limit), 10)
+	b = append(b, "|offset="...)
+	b = strconv.AppendInt(b, int64(q.Offset), 10)
+	// Last, so that whatever the search holds cannot be read as another
+	// field.
+	b = append(b, "|q="...)
+	b = append(b, q.Search...)
+	return string(b)
 }

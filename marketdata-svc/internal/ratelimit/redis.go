@@ -2,49 +2,88 @@ package ratelimit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync/atomic"
 	"time"
 
-	"github.com/go-redis/redis_rate/v10"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
 )
 
-// usageScript counts a request against the month unless the quota is
-// already used up, in one atomic step: concurrent requests can neither
-// overshoot the quota nor be counted twice.
-var usageScript = redis.NewScript(`
-local n = tonumber(redis.call('GET', KEYS[1]) or '0')
-if n >= tonumber(ARGV[1]) then return {0, n} end
-n = redis.call('INCR', KEYS[1])
-if n == 1 then redis.call('EXPIRE', KEYS[1], ARGV[2]) end
-return {1, n}
+// limitScript applies the GCRA rate limit (the algorithm and key layout of
+// go-redis/redis_rate, whose "rate:" prefix it keeps) and the monthly usage
+// counter in one atomic step, and reads the data version: one round trip
+// per request instead of one per limit. Concurrent requests can neither
+// overshoot the quota nor be counted twice, and a request refused by either
+// limit consumes neither.
+//
+// KEYS: rate key, usage key, data version key. ARGV: rate per second (0:
+// none), monthly quota (0: none), usage counter TTL in seconds.
+// Reply: {outcome (1 allowed, 0 rate refused, 2 quota refused), remaining,
+// retry_after seconds, reset_after seconds, used, data version or nil}.
+var limitScript = redis.NewScript(`
+local rate = tonumber(ARGV[1])
+local quota = tonumber(ARGV[2])
+local version = redis.call('GET', KEYS[3])
+local remaining, reset, new_tat = 0, 0, nil
+if rate > 0 then
+  local t = redis.call('TIME')
+  local now = (t[1] - 1483228800) + (t[2] / 1000000)
+  local emission = 1 / rate
+  local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+  if tat < now then tat = now end
+  new_tat = tat + emission
+  local diff = now - (new_tat - emission * rate)
+  remaining = diff / emission
+  if remaining < 0 then
+    return {0, 0, tostring(-diff), tostring(tat - now), 0, version}
+  end
+  reset = new_tat - now
+end
+local used = 0
+if quota > 0 then
+  used = tonumber(redis.call('GET', KEYS[2]) or '0')
+  if used >= quota then
+    return {2, remaining, '-1', tostring(reset), used, version}
+  end
+  used = redis.call('INCR', KEYS[2])
+  if used == 1 then redis.call('EXPIRE', KEYS[2], ARGV[3]) end
+end
+if new_tat and reset > 0 then
+  redis.call('SET', KEYS[1], new_tat, 'EX', math.ceil(reset))
+end
+return {1, remaining, '-1', tostring(reset), used, version}
 `)
 
-// Redis limits requests with GCRA (go-redis/redis_rate) and counts monthly
-// usage under "usage:{keyID}:{YYYY-MM}".
+// Redis limits requests with GCRA and counts monthly usage under
+// "usage:{keyID}:{YYYY-MM}", both in one script call per request.
 type Redis struct {
-	rdb     redis.UniversalClient
-	limiter *redis_rate.Limiter
-	timeout time.Duration
-	log     *slog.Logger
-	now     func() time.Time
-	metrics *metrics
-	lastLog atomic.Int64
+	rdb        redis.UniversalClient
+	timeout    time.Duration
+	versionKey string
+	log        *slog.Logger
+	now        func() time.Time
+	metrics    *metrics
+	lastLog    atomic.Int64
 }
 
 // RedisOptions configure NewRedis.
 type RedisOptions struct {
 	// Timeout bounds each Redis round trip; past it the request is let
 	// through (fail open).
-	Timeout  time.Duration
-	Logger   *slog.Logger
-	Registry prometheus.Registerer
-	Now      func() time.Time
+	Timeout time.Duration
+	// VersionKey, when set, is the Redis key of the data version, read in
+	// the same round trip as the limits and reported in
+	// Decision.DataVersion, so the cache needs no round trip for it.
+	VersionKey string
+	Logger     *slog.Logger
+	Registry   prometheus.Registerer
+	Now        func() time.Time
 }
 
 // NewRedis returns a limiter on rdb.
@@ -56,7 +95,12 @@ func NewRedis(rdb redis.UniversalClient, o RedisOptions) *Redis {
 	if o.Timeout <= 0 {
 		o.Timeout = 50 * time.Millisecond
 	}
-	return &Redis{rdb: rdb, limiter: redis_rate.NewLimiter(rdb), timeout: o.Timeout, log: o.Logger, now: now, metrics: newMetrics(o.Registry, "redis")}
+	versionKey := o.VersionKey
+	if versionKey == "" {
+		// An absent key reads as nil: no version is reported.
+		versionKey = "ratelimit:no-version"
+	}
+	return &Redis{rdb: rdb, timeout: o.Timeout, versionKey: versionKey, log: o.Logger, now: now, metrics: newMetrics(o.Registry, "redis")}
 }
 
 // Allow checks and counts one request of p. When Redis fails or is slow,
@@ -65,41 +109,58 @@ func NewRedis(rdb redis.UniversalClient, o RedisOptions) *Redis {
 // once per 10 s) and counted in ratelimit_errors_total.
 func (l *Redis) Allow(ctx context.Context, p auth.Principal) Decision {
 	now := l.now()
-	d := Decision{Rate: p.RatePerSecond, Quota: p.MonthlyQuota}
+	d := Decision{Rate: p.RatePerSecond, Quota: p.MonthlyQuota, DataVersion: -1}
 	month, reset, window := monthWindow(now)
 	d.QuotaResetAfter, d.QuotaWindow = reset, window
-	if p.RatePerSecond > 0 {
-		cctx, cancel := context.WithTimeout(ctx, l.timeout)
-		res, err := l.limiter.Allow(cctx, "rate:"+p.KeyID, redis_rate.PerSecond(p.RatePerSecond))
-		cancel()
-		if err != nil {
-			return l.degraded(d, fmt.Errorf("rate limit: %w", err))
-		}
-		d.Remaining, d.ResetAfter = res.Remaining, res.ResetAfter
-		if res.Allowed == 0 {
-			d.Err, d.RetryAfter = ErrRateLimited, res.RetryAfter
-			l.metrics.refused.WithLabelValues("rate").Inc()
-			return d
+	if p.RatePerSecond <= 0 && p.MonthlyQuota <= 0 {
+		return d
+	}
+	cctx, cancel := context.WithTimeout(ctx, l.timeout)
+	// The counter outlives its month by a week so a late request near
+	// midnight still finds it, then expires by itself.
+	ttl := int64((reset + 7*24*time.Hour).Seconds())
+	keys := []string{"rate:rate:" + p.KeyID, "usage:" + p.KeyID + ":" + month, l.versionKey}
+	res, err := limitScript.Run(cctx, l.rdb, keys, max(p.RatePerSecond, 0), max(p.MonthlyQuota, 0), ttl).Slice()
+	cancel()
+	if err == nil && len(res) != 6 {
+		err = errors.New("unexpected reply")
+	}
+	if err != nil {
+		return l.degraded(d, fmt.Errorf("limits: %w", err))
+	}
+	outcome, _ := res[0].(int64)
+	remaining, _ := res[1].(int64)
+	retryAfter, _ := res[2].(string)
+	resetAfter, _ := res[3].(string)
+	used, _ := res[4].(int64)
+	if vs, ok := res[5].(string); ok {
+		if v, err := strconv.ParseInt(vs, 10, 64); err == nil {
+			d.DataVersion = v
 		}
 	}
-	if p.MonthlyQuota > 0 {
-		cctx, cancel := context.WithTimeout(ctx, l.timeout)
-		// The counter outlives its month by a week so a late request near
-		// midnight still finds it, then expires by itself.
-		ttl := int64((reset + 7*24*time.Hour).Seconds())
-		vals, err := usageScript.Run(cctx, l.rdb, []string{"usage:" + p.KeyID + ":" + month}, p.MonthlyQuota, ttl).Int64Slice()
-		cancel()
-		if err != nil {
-			return l.degraded(d, fmt.Errorf("usage counter: %w", err))
-		}
-		d.Used = vals[1]
-		if vals[0] == 0 {
-			d.Err, d.RetryAfter = ErrUsageLimited, reset
-			l.metrics.refused.WithLabelValues("usage").Inc()
-			return d
-		}
+	if p.RatePerSecond > 0 {
+		d.Remaining, d.ResetAfter = int(remaining), seconds(resetAfter)
+	}
+	d.Used = used
+	switch outcome {
+	case 0:
+		d.Err, d.RetryAfter, d.Used = ErrRateLimited, seconds(retryAfter), 0
+		l.metrics.refused.WithLabelValues("rate").Inc()
+	case 2:
+		d.Err, d.RetryAfter = ErrUsageLimited, reset
+		l.metrics.refused.WithLabelValues("usage").Inc()
 	}
 	return d
+}
+
+// seconds reads a script's decimal seconds; as redis_rate does, a negative
+// value means none.
+func seconds(s string) time.Duration {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f <= 0 {
+		return 0
+	}
+	return time.Duration(f * float64(time.Second))
 }
 
 // Usage returns the requests counted for keyID in the month of now.

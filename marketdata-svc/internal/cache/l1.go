@@ -1,0 +1,76 @@
+package cache
+
+import (
+	"container/list"
+	"sync"
+	"time"
+)
+
+// l1 is a small in-process LRU in front of Redis, of values that are
+// immutable once stored (encoded EOD pages, ticker pages). Its keys begin
+// with the data version, which the request already read from Redis in the
+// same round trip as its rate limits: an import makes every older entry
+// unreachable exactly as it does in Redis, and a hot page costs neither a
+// cache round trip nor the transfer of its bytes.
+type l1 struct {
+	mu       sync.Mutex
+	maxItems int
+	maxBytes int
+	bytes    int
+	ttl      time.Duration
+	order    *list.List // front = most recently used
+	items    map[string]*list.Element
+	now      func() time.Time
+}
+
+type l1Entry struct {
+	key     string
+	value   any
+	size    int
+	expires time.Time
+}
+
+// L1MaxBytes bounds the in-process layer in front of Redis.
+const L1MaxBytes = 16 << 20
+
+func newL1(maxItems, maxBytes int, ttl time.Duration) *l1 {
+	return &l1{maxItems: max(maxItems, 1), maxBytes: maxBytes, ttl: ttl, order: list.New(), items: map[string]*list.Element{}, now: time.Now}
+}
+
+func (c *l1) get(key string) (any, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.items[key]
+	if !ok {
+		return nil, false
+	}
+	e := el.Value.(*l1Entry)
+	if !c.now().Before(e.expires) {
+		c.remove(el)
+		return nil, false
+	}
+	c.order.MoveToFront(el)
+	return e.value, true
+}
+
+func (c *l1) put(key string, value any, size int) {
+	if size > c.maxBytes/8 {
+		return // one value may not evict most of the layer
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.items[key]; ok {
+		c.remove(el)
+	}
+	c.items[key] = c.order.PushFront(&l1Entry{key: key, value: value, size: size, expires: c.now().Add(c.ttl)})
+	c.bytes += size
+	for c.order.Len() > c.maxItems || c.bytes > c.maxBytes {
+		c.remove(c.order.Back())
+	}
+}
+
+func (c *l1) remove(el *list.Element) {
+	e := c.order.Remove(el).(*l1Entry)
+	delete(c.items, e.key)
+	c.bytes -= e.size
+}
