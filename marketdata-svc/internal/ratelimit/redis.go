@@ -70,6 +70,7 @@ type Redis struct {
 	now        func() time.Time
 	metrics    *metrics
 	lastLog    atomic.Int64
+	batch      *batcher
 }
 
 // RedisOptions configure NewRedis.
@@ -100,7 +101,8 @@ func NewRedis(rdb redis.UniversalClient, o RedisOptions) *Redis {
 		// An absent key reads as nil: no version is reported.
 		versionKey = "ratelimit:no-version"
 	}
-	return &Redis{rdb: rdb, timeout: o.Timeout, versionKey: versionKey, log: o.Logger, now: now, metrics: newMetrics(o.Registry, "redis")}
+	return &Redis{rdb: rdb, timeout: o.Timeout, versionKey: versionKey, log: o.Logger, now: now, metrics: newMetrics(o.Registry, "redis"),
+		batch: &batcher{rdb: rdb, timeout: o.Timeout, maxInFlight: 2}}
 }
 
 // Allow checks and counts one request of p. When Redis fails or is slow,
@@ -120,7 +122,7 @@ func (l *Redis) Allow(ctx context.Context, p auth.Principal) Decision {
 	// midnight still finds it, then expires by itself.
 	ttl := int64((reset + 7*24*time.Hour).Seconds())
 	keys := []string{"rate:rate:" + p.KeyID, "usage:" + p.KeyID + ":" + month, l.versionKey}
-	res, err := limitScript.Run(cctx, l.rdb, keys, max(p.RatePerSecond, 0), max(p.MonthlyQuota, 0), ttl).Slice()
+	res, err := l.batch.run(cctx, keys, []any{max(p.RatePerSecond, 0), max(p.MonthlyQuota, 0), ttl})
 	cancel()
 	if err == nil && len(res) != 6 {
 		err = errors.New("unexpected reply")
