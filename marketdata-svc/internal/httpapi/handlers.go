@@ -35,12 +35,24 @@ func (s *Server) sendEOD(c *gin.Context, q marketdata.EODQuery) {
 		s.writeError(c, err)
 		return
 	}
-	b := make([]byte, 0, len(enc.Data)+96)
-	b = appendPagination(b, q.Limit, q.Offset, enc.Count, enc.Total)
+	buf, _ := s.bodies.Get().(*[]byte)
+	if buf == nil {
+		buf = new([]byte)
+	}
+	b := appendPagination((*buf)[:0], q.Limit, q.Offset, enc.Count, enc.Total)
 	b = append(b, enc.Data...)
 	b = append(b, '}')
 	sendJSON(c, b, cacheMarketData)
+	// The writer has copied the body: the buffer serves the next answer,
+	// unless it grew past what is worth keeping.
+	if cap(b) <= maxPooledBody {
+		*buf = b
+		s.bodies.Put(buf)
+	}
 }
+
+// maxPooledBody bounds the response buffers kept for reuse.
+const maxPooledBody = 1 << 20
 
 // eodList serves /v1/eod and /v1/eod/latest.
 func (s *Server) eodList(latest bool) gin.HandlerFunc {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -60,6 +61,9 @@ type Server struct {
 	engine         *gin.Engine
 	shuttingDown   atomic.Bool
 	openapi        []byte
+	// bodies holds EOD response buffers (*[]byte): a cache hit then
+	// allocates no buffer of the page's size per request.
+	bodies sync.Pool
 }
 
 // encodedEODSource is what a cache offers: EOD pages already encoded.

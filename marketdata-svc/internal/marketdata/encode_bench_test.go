@@ -1,0 +1,60 @@
+package marketdata_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
+)
+
+// benchPage is an EOD page of 100 records over 2 symbols, as the
+// benchmark's cache-hit workload asks for.
+func benchPage() marketdata.EODPage {
+	p := marketdata.EODPage{Total: 12_000}
+	day := time.Date(2025, 12, 31, 0, 0, 0, 0, time.UTC)
+	for i := range 100 {
+		sym, name := "SYN000001", "Synthetic One Inc."
+		if i%2 == 1 {
+			sym, name = "SYN000002", "Synthetic Two & Sons"
+		}
+		f := 100 + float64(i)*0.37
+		p.Bars = append(p.Bars, marketdata.Bar{Symbol: sym, Date: day.AddDate(0, 0, -i/2), Open: f, High: f + 1.25, Low: f - 0.5, Close: f + 0.12,
+			Volume: 1_234_567, AdjOpen: f, AdjHigh: f + 1.25, AdjLow: f - 0.5, AdjClose: f + 0.12, AdjVolume: 1_234_567, SplitFactor: 1,
+			Name: name, ExchangeCode: "NASDAQ", Exchange: "XNAS", AssetType: "Stock", PriceCurrency: "USD"})
+	}
+	return p
+}
+
+func BenchmarkEncodeEOD(b *testing.B) {
+	p := benchPage()
+	b.ReportAllocs()
+	var n int
+	for b.Loop() {
+		n = len(marketdata.EncodeEOD(p).Data)
+	}
+	b.SetBytes(int64(n))
+}
+
+// BenchmarkQueryKey is the per-request work before a cache lookup: parse
+// and normalise the query string, then build the canonical and cache keys.
+func BenchmarkQueryKey(b *testing.B) {
+	const raw = "access_key=tdm_x&symbols=syn000001,%20SYN000002,syn000001&date_from=2025-01-01&limit=100"
+	b.ReportAllocs()
+	for b.Loop() {
+		q, err := marketdata.ParseRawQuery(raw).EODQuery(false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(q.CacheKey()) != 32 {
+			b.Fatal("bad key")
+		}
+	}
+}
+
+func BenchmarkCanonicalKey(b *testing.B) {
+	q := marketdata.EODQuery{Symbols: []string{"SYN000001", "SYN000002"}, Sort: marketdata.SortDesc, Limit: 100}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = q.CanonicalKey()
+	}
+}
