@@ -119,8 +119,7 @@ func (s *Store) EncodedEOD(ctx context.Context, q marketdata.EODQuery) (marketda
 		case ok:
 			if enc, err := decodeEntry(entry); err == nil {
 				s.metrics.hits.Inc()
-				s.remember(v, q, enc)
-				return enc, nil
+				return s.remember(v, q, enc), nil
 			}
 			// A corrupt entry is a miss; the fresh one overwrites it.
 			version = v
@@ -152,6 +151,7 @@ func (s *Store) encodedAt(ctx context.Context, q marketdata.EODQuery, v int64) (
 		case ok:
 			if enc, err := decodeEntry(entry); err == nil {
 				s.metrics.hits.Inc()
+				enc = enc.Memoized()
 				s.l1.put(l1Key, enc, len(enc.Data))
 				return enc, nil
 			}
@@ -181,7 +181,7 @@ func (s *Store) fill(ctx context.Context, q marketdata.EODQuery, key string, ver
 				s.failed("store", err)
 			}
 			cancel()
-			s.remember(version, q, enc)
+			enc = s.remember(version, q, enc)
 		}
 		return enc, nil
 	})
@@ -192,10 +192,12 @@ func (s *Store) fill(ctx context.Context, q marketdata.EODQuery, key string, ver
 }
 
 // remember keeps a page in the in-process layer, when there is one.
-func (s *Store) remember(version int64, q marketdata.EODQuery, enc marketdata.EncodedEOD) {
+func (s *Store) remember(version int64, q marketdata.EODQuery, enc marketdata.EncodedEOD) marketdata.EncodedEOD {
 	if s.l1 != nil && version >= 0 {
+		enc = enc.Memoized()
 		s.l1.put(l1EODKey(version, q), enc, len(enc.Data))
 	}
+	return enc
 }
 
 func l1EODKey(version int64, q marketdata.EODQuery) string {

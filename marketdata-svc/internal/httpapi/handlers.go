@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -42,13 +43,26 @@ func (s *Server) sendEOD(c *gin.Context, q marketdata.EODQuery) {
 	b := appendPagination((*buf)[:0], q.Limit, q.Offset, enc.Count, enc.Total)
 	b = append(b, enc.Data...)
 	b = append(b, '}')
-	sendJSON(c, b, cacheMarketData)
+	// The body is the page plus limit and offset: a cached page keeps its
+	// tag, and hits do not hash tens of kilobytes each.
+	etag := enc.Derived(envelopeKey(q.Limit, q.Offset), func() string { return etagOf(b) })
+	sendTaggedJSON(c, b, etag, cacheMarketData)
 	// The writer has copied the body: the buffer serves the next answer,
 	// unless it grew past what is worth keeping.
 	if cap(b) <= maxPooledBody {
 		*buf = b
 		s.bodies.Put(buf)
 	}
+}
+
+// envelopeKey names what an EOD body adds to its page.
+func envelopeKey(limit, offset int) string {
+	b := make([]byte, 0, 32)
+	b = append(b, "eod:"...)
+	b = strconv.AppendInt(b, int64(limit), 10)
+	b = append(b, ':')
+	b = strconv.AppendInt(b, int64(offset), 10)
+	return string(b)
 }
 
 // maxPooledBody bounds the response buffers kept for reuse.

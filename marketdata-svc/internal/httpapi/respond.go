@@ -22,6 +22,11 @@ const (
 // exact bytes, so equal bytes give equal tags across instances) and
 // cacheControl, or 304 when If-None-Match already names the tag.
 func sendJSON(c *gin.Context, body []byte, cacheControl string) {
+	sendTaggedJSON(c, body, etagOf(body), cacheControl)
+}
+
+// etagOf is the strong ETag of body.
+func etagOf(body []byte) string {
 	var tag [18]byte
 	tag[0], tag[17] = '"', '"'
 	sum := xxhash.Sum64(body)
@@ -29,7 +34,11 @@ func sendJSON(c *gin.Context, body []byte, cacheControl string) {
 		tag[i] = hexDigit[sum&0xf]
 		sum >>= 4
 	}
-	etag := string(tag[:])
+	return string(tag[:])
+}
+
+// sendTaggedJSON is sendJSON with body's ETag already known.
+func sendTaggedJSON(c *gin.Context, body []byte, etag, cacheControl string) {
 	h := c.Writer.Header()
 	h.Set("ETag", etag)
 	h.Set("Cache-Control", cacheControl)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 )
@@ -16,6 +17,36 @@ type EncodedEOD struct {
 	Data  []byte // JSON array of records
 	Count int
 	Total int64
+	// derived, shared by copies of a cached page, keeps one value the HTTP
+	// layer derives from the page (its ETag), so repeated hits of the same
+	// page need not recompute it.
+	derived *atomic.Pointer[derivedValue]
+}
+
+type derivedValue struct{ key, value string }
+
+// Memoized returns e able to keep a derived value (see Derived); caches
+// call it on the pages they keep.
+func (e EncodedEOD) Memoized() EncodedEOD {
+	if e.derived == nil {
+		e.derived = new(atomic.Pointer[derivedValue])
+	}
+	return e
+}
+
+// Derived returns compute's result for key, computing it once per page
+// when the page is Memoized. key must name everything besides the page
+// that the value depends on.
+func (e EncodedEOD) Derived(key string, compute func() string) string {
+	if e.derived == nil {
+		return compute()
+	}
+	if d := e.derived.Load(); d != nil && d.key == key {
+		return d.value
+	}
+	v := compute()
+	e.derived.Store(&derivedValue{key: key, value: v})
+	return v
 }
 
 // EncodeEOD encodes a page.
