@@ -26,6 +26,7 @@ type RowErrors struct {
 	More int      // bad rows not listed
 }
 
+// Error lists the bad rows, one a line.
 func (e *RowErrors) Error() string {
 	msg := strings.Join(e.Rows, "\n")
 	if e.More > 0 {

@@ -104,6 +104,7 @@ type DuplicateBar struct {
 // DuplicateBarsError reports bars given more than once in one load.
 type DuplicateBarsError struct{ Duplicates []DuplicateBar }
 
+// Error names each duplicated bar with the lines it came from.
 func (e *DuplicateBarsError) Error() string {
 	var b strings.Builder
 	for i, d := range e.Duplicates {
