@@ -305,68 +305,55 @@ func actionSymbol(t *table, rec []string, opts Options) string {
 }
 
 func readSplits(path string, opts Options) ([]marketdata.Split, error) {
-	t, err := readTable(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := errors.Join(t.require("date", "exdate"), t.require("factor", "ratio", "split", "stocksplits", "splitfactor")); err != nil {
-		return nil, err
-	}
-	if opts.Symbol == "" && t.cols.find("symbol", "ticker") < 0 {
-		return nil, fmt.Errorf("%s: %w", path, errNoSymbol)
-	}
-	var out []marketdata.Split
-	var errs RowErrors
-	var dates dateParser
-	for i, rec := range t.rows {
-		s := marketdata.Split{Symbol: actionSymbol(t, rec, opts)}
-		if s.Symbol == "" {
-			errs.add(path, t.line[i], "empty symbol")
-			continue
-		}
-		if s.Date, err = dates.parse(t.field(rec, "date", "exdate")); err != nil {
-			errs.add(path, t.line[i], "%v", err)
-			continue
-		}
-		if s.Factor, err = parseRatio(t.field(rec, "factor", "ratio", "split", "stocksplits", "splitfactor")); err != nil {
-			errs.add(path, t.line[i], "%v", err)
-			continue
-		}
-		out = append(out, s)
-	}
-	return out, errs.err()
+	return readActions(path, opts, []string{"factor", "ratio", "split", "stocksplits", "splitfactor"}, parseRatio,
+		func(symbol string, date time.Time, factor float64) marketdata.Split {
+			return marketdata.Split{Symbol: symbol, Date: date, Factor: factor}
+		})
 }
 
 func readDividends(path string, opts Options) ([]marketdata.Dividend, error) {
+	return readActions(path, opts, []string{"amount", "dividend", "dividends", "divcash", "cash"},
+		func(s string) (float64, error) { return parseNumber("amount", s) },
+		func(symbol string, date time.Time, amount float64) marketdata.Dividend {
+			return marketdata.Dividend{Symbol: symbol, Date: date, Amount: amount}
+		})
+}
+
+// readActions reads a corporate-action file, splits or dividends: per row a
+// symbol (a column, or opts.Symbol), an ex-date, and one value found under
+// any of valueCols and read by parseValue.
+func readActions[T any](path string, opts Options, valueCols []string, parseValue func(string) (float64, error),
+	build func(symbol string, date time.Time, value float64) T) ([]T, error) {
 	t, err := readTable(path)
 	if err != nil {
 		return nil, err
 	}
-	amount := []string{"amount", "dividend", "dividends", "divcash", "cash"}
-	if err := errors.Join(t.require("date", "exdate"), t.require(amount...)); err != nil {
+	if err := errors.Join(t.require("date", "exdate"), t.require(valueCols...)); err != nil {
 		return nil, err
 	}
 	if opts.Symbol == "" && t.cols.find("symbol", "ticker") < 0 {
 		return nil, fmt.Errorf("%s: %w", path, errNoSymbol)
 	}
-	var out []marketdata.Dividend
+	var out []T
 	var errs RowErrors
 	var dates dateParser
 	for i, rec := range t.rows {
-		d := marketdata.Dividend{Symbol: actionSymbol(t, rec, opts)}
-		if d.Symbol == "" {
+		symbol := actionSymbol(t, rec, opts)
+		if symbol == "" {
 			errs.add(path, t.line[i], "empty symbol")
 			continue
 		}
-		if d.Date, err = dates.parse(t.field(rec, "date", "exdate")); err != nil {
+		date, err := dates.parse(t.field(rec, "date", "exdate"))
+		if err != nil {
 			errs.add(path, t.line[i], "%v", err)
 			continue
 		}
-		if d.Amount, err = parseNumber("amount", t.field(rec, amount...)); err != nil {
+		value, err := parseValue(t.field(rec, valueCols...))
+		if err != nil {
 			errs.add(path, t.line[i], "%v", err)
 			continue
 		}
-		out = append(out, d)
+		out = append(out, build(symbol, date, value))
 	}
 	return out, errs.err()
 }
