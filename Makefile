@@ -53,11 +53,11 @@ $(TOOLS)/staticcheck:
 tidy:
 	@for m in $(MODULES); do echo "tidy $$m"; (cd $$m && go mod tidy) || exit 1; done
 
-## test-images: stand-in postgres:15 and redis:7 built from Debian packages (skipped when present)
+## test-images: tickerdesk/test-postgres:15 and tickerdesk/test-redis:7 from Debian packages (skipped when present)
 test-images:
 	@scripts/testimages.sh
 
-## images: both service images (IMAGE_MODE=auto|build|offline), each run once with --version
+## images: both service images (static binary FROM scratch), each run once with --version
 images:
 	@VERSION=$(VERSION) scripts/images.sh
 

@@ -4,7 +4,8 @@
 # and always tears everything down again (containers, network, volume).
 #
 # Needs: tickerdesk/notes-svc and tickerdesk/marketdata-svc (make images),
-# postgres:15 and redis:7 (official, or make test-images), curl, and jq or
+# tickerdesk/test-postgres:15 and tickerdesk/test-redis:7 (make test-images;
+# TICKERDESK_POSTGRES_IMAGE / TICKERDESK_REDIS_IMAGE name others), curl, and jq or
 # python3. Works with `docker compose` (v2) and `docker-compose` (v1).
 #
 #   TICKERDESK_IMAGE_TAG    service image tag (default latest)
@@ -16,6 +17,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 file="$root/deploy/compose/compose.yaml"
 export COMPOSE_PROJECT_NAME=${COMPOSE_PROJECT_NAME:-tickerdesk-smoke-$$}
 export TICKERDESK_IMAGE_TAG=${TICKERDESK_IMAGE_TAG:-latest}
+# The stand-ins from `make test-images` unless official images are named.
+export TICKERDESK_POSTGRES_IMAGE=${TICKERDESK_POSTGRES_IMAGE:-${TICKERDESK_TEST_POSTGRES_IMAGE:-tickerdesk/test-postgres:15}}
+export TICKERDESK_REDIS_IMAGE=${TICKERDESK_REDIS_IMAGE:-${TICKERDESK_TEST_REDIS_IMAGE:-tickerdesk/test-redis:7}}
 export NOTES_PORT=${NOTES_PORT:-0} MARKETDATA_PORT=${MARKETDATA_PORT:-0}
 timeout=${SMOKE_TIMEOUT:-180}
 
@@ -44,7 +48,7 @@ print(v if not isinstance(v,bool) else str(v).lower())' "$1"
 }
 
 for image in "tickerdesk/notes-svc:$TICKERDESK_IMAGE_TAG" "tickerdesk/marketdata-svc:$TICKERDESK_IMAGE_TAG" \
-  "${TICKERDESK_POSTGRES_IMAGE:-postgres:15}" "${TICKERDESK_REDIS_IMAGE:-redis:7}"; do
+  "$TICKERDESK_POSTGRES_IMAGE" "$TICKERDESK_REDIS_IMAGE"; do
   docker image inspect "$image" >/dev/null 2>&1 || fail "image $image missing: run make images and make test-images"
 done
 

@@ -15,23 +15,31 @@
 #   scripts/testimages.sh env      print the testcontainers environment for this
 #                                  engine: eval "$(scripts/testimages.sh env)"
 #
-# Tags come from TICKERDESK_TEST_POSTGRES_IMAGE (default postgres:15) and
-# TICKERDESK_TEST_REDIS_IMAGE (default redis:7). A tag that already exists,
-# whether a stand-in or a real pulled image, is left alone.
+# Tags come from TICKERDESK_TEST_POSTGRES_IMAGE (default
+# tickerdesk/test-postgres:15) and TICKERDESK_TEST_REDIS_IMAGE (default
+# tickerdesk/test-redis:7). The stand-ins have names of their own so that they
+# never shadow the official postgres and redis images on a developer's
+# machine; point both variables at official tags to test against those. A tag
+# that already exists is left alone.
+#
+# The Debian mirror is the one this machine's apt is configured with (the
+# first deb source of the suite in /etc/apt/sources.list.d/*.sources or
+# /etc/apt/sources.list), or TESTIMAGES_MIRROR. The project names no mirror
+# of its own.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache="$root/.cache/testimages"
 suite=${TESTIMAGES_SUITE:-bookworm}
-mirror=${TESTIMAGES_MIRROR:-http://deb.debian.org/debian}
+mirror=${TESTIMAGES_MIRROR:-}
 packages=postgresql-15,redis-server
 # Bump rootfs_rev when build_rootfs changes, so caches and the base image are
 # rebuilt.
 rootfs_rev=2
 rootfs_tar="$cache/rootfs-$suite-r$rootfs_rev.tar"
 base_image="tickerdesk/testimages-rootfs:$suite-r$rootfs_rev"
-pg_image=${TICKERDESK_TEST_POSTGRES_IMAGE:-postgres:15}
-redis_image=${TICKERDESK_TEST_REDIS_IMAGE:-redis:7}
+pg_image=${TICKERDESK_TEST_POSTGRES_IMAGE:-tickerdesk/test-postgres:15}
+redis_image=${TICKERDESK_TEST_REDIS_IMAGE:-tickerdesk/test-redis:7}
 
 log() { printf 'testimages: %s\n' "$*" >&2; }
 have_image() { docker image inspect "$1" >/dev/null 2>&1; }
@@ -57,6 +65,34 @@ tc_env() {
   fi
 }
 
+# apt_mirror prints the URI of the first "deb" source that carries $suite in
+# the machine's apt configuration: deb822 files (*.sources) first, then the
+# one-line format. Security and updates suites are not a base suite, so only
+# an exact suite match counts.
+apt_mirror() {
+  local f
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [ -r "$f" ] || continue
+    awk -v suite="$suite" '
+      function flush() {
+        if (deb && uri != "" && has) { print uri; found = 1; exit }
+        deb = 0; uri = ""; has = 0
+      }
+      /^[ \t]*$/ { flush(); next }
+      /^[ \t]*#/ { next }
+      tolower($1) == "types:" { for (i = 2; i <= NF; i++) if ($i == "deb") deb = 1 }
+      tolower($1) == "uris:" { uri = $2 }
+      tolower($1) == "suites:" { for (i = 2; i <= NF; i++) if ($i == suite) has = 1 }
+      END { if (!found) flush() }' "$f"
+  done | head -n 1 | grep . && return
+  cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+    awk -v suite="$suite" '
+      $1 == "deb" {
+        i = 2; if ($i ~ /^\[/) { while (i <= NF && $i !~ /\]$/) i++; i++ }
+        if ($(i + 1) == suite) { print $i; exit }
+      }' | grep .
+}
+
 build_rootfs() {
   if [ -s "$rootfs_tar" ]; then
     log "rootfs cached: ${rootfs_tar#"$root"/}"
@@ -74,6 +110,10 @@ build_rootfs() {
   fi
   if [ "$(id -u)" != 0 ]; then
     log "debootstrap needs root"
+    exit 1
+  fi
+  if [ -z "$mirror" ] && ! mirror=$(apt_mirror); then
+    log "no Debian mirror for $suite in /etc/apt/sources.list or /etc/apt/sources.list.d/: configure apt, or set TESTIMAGES_MIRROR"
     exit 1
   fi
   mkdir -p "$cache"

@@ -6,7 +6,8 @@
 //     database) and MARKETDATA_TEST_REDIS_URL, when set;
 //  2. else, when a Docker engine answers, containers started with
 //     testcontainers-go from TICKERDESK_TEST_POSTGRES_IMAGE (default
-//     postgres:15) and TICKERDESK_TEST_REDIS_IMAGE (default redis:7), one of
+//     tickerdesk/test-postgres:15) and TICKERDESK_TEST_REDIS_IMAGE (default
+//     tickerdesk/test-redis:7, both from `make test-images`), one of
 //     each per test binary, terminated by Main;
 //  3. else the test fails, telling how to provide the servers.
 //
@@ -119,7 +120,7 @@ func dockerAvailable(ctx context.Context) (ok bool) {
 
 func startContainers(ctx context.Context) error {
 	if env.adminURL == "" {
-		pg, err := tcpostgres.Run(ctx, imageFromEnv(PostgresImageEnv, "postgres:15"),
+		pg, err := tcpostgres.Run(ctx, imageFromEnv(PostgresImageEnv, "tickerdesk/test-postgres:15"),
 			tcpostgres.WithDatabase("postgres"),
 			tcpostgres.WithUsername("postgres"),
 			tcpostgres.WithPassword("postgres"),
@@ -136,7 +137,7 @@ func startContainers(ctx context.Context) error {
 		}
 	}
 	if env.redisURL == "" {
-		rc, err := tcredis.Run(ctx, imageFromEnv(RedisImageEnv, "redis:7"))
+		rc, err := tcredis.Run(ctx, imageFromEnv(RedisImageEnv, "tickerdesk/test-redis:7"))
 		if rc != nil {
 			env.containers = append(env.containers, rc)
 		}

@@ -64,7 +64,7 @@ func server(ctx context.Context) (adminURL, source string, stop func(), err erro
 	}
 	image := os.Getenv("TICKERDESK_TEST_POSTGRES_IMAGE")
 	if image == "" {
-		image = "postgres:15"
+		image = "tickerdesk/test-postgres:15"
 	}
 	ctr, err := tcpostgres.Run(ctx, image,
 		tcpostgres.WithDatabase("postgres"), tcpostgres.WithUsername("postgres"), tcpostgres.WithPassword("postgres"),
