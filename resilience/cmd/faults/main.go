@@ -35,7 +35,7 @@ func main() {
 }
 
 // steps in the order they run; -only selects some by name.
-var steps = []string{"hostile", "isolation", "writers", "redis", "slowdb", "postgres", "sigterm", "throttle"}
+var steps = []string{"hostile", "isolation", "writers", "redis", "slowdb", "postgres", "sigterm", "throttle", "audit"}
 
 func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("faults", flag.ContinueOnError)
@@ -151,6 +151,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		suite.Sigterm(ctx, env, env.Market, env.MarketDB, "eod_bars", marketSig)
 	})
 	step("throttle", func() { suite.AuthThrottle(ctx, env) })
+	step("audit", func() { suite.Audit(ctx, env) })
 
 	env.StopAll()
 	suite.NoSecretsInLogs(env)
