@@ -1,0 +1,3 @@
+module github.com/tickerdesk/tickerdesk/tools/fuzzrun
+
+go 1.26.0
