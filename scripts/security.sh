@@ -5,6 +5,9 @@
 #   gosec        every finding is either fixed or justified, one line each,
 #                in resilience/gosec-justified.txt (resilience/cmd/gosecgate)
 #   staticcheck  the project's pinned version, all default checks
+#   hygiene      no registry host names in any file, and every locally built
+#                image has a tickerdesk/ name (scripts/hygiene.sh, with its
+#                self-test first)
 #   govulncheck  needs https://vuln.go.dev; when that cannot be reached (no
 #                network besides the Go module proxy here), it is reported as
 #                SKIPPED with the reason, the only check allowed to skip
@@ -78,6 +81,18 @@ for m in "${modules[@]}"; do
   fi
 done
 [ $sc_fail = 0 ] || status=1
+say ""
+
+# Repository hygiene: registry host names and image names.
+say "### Repository hygiene"
+say ""
+if out=$(scripts/hygiene.sh --self-test 2>&1) && out2=$(scripts/hygiene.sh 2>&1); then
+  say "- $out"
+  say "- $out2"
+else
+  status=1
+  say '```'; say "$out"; say "${out2:-}"; say '```'
+fi
 say ""
 
 # govulncheck: only when its database answers.

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# hygiene.sh checks two properties of the repository that no compiler sees:
+#
+#   1. No file names a package or image registry host. Package sources come
+#      from the machine's own configuration (apt's sources, GOPROXY), images
+#      are built locally, and a registry for published images is the
+#      operator's choice (<your-registry> in the docs).
+#   2. Every image the project builds for itself has a tickerdesk/ name, so a
+#      stand-in can never shadow an official image (postgres:15, redis:7) on a
+#      developer's machine: the default tags in the scripts, compose and the
+#      test environments must all be tickerdesk/....
+#
+# Run by scripts/security.sh (make security, make faults); exits non-zero
+# with the offending lines. `scripts/hygiene.sh --self-test` shows that each
+# check catches a planted offender.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+# Registry hosts: container registries, language package registries and
+# Debian/Ubuntu mirrors, plus any host whose first label is "registry".
+registry_re='(^|[^A-Za-z0-9.-])((deb|ftp[0-9]*|security|snapshot|archive|httpredir|cdn-fastly)\.debian\.org|([a-z]+\.)?archive\.ubuntu\.com|proxy\.golang\.org|sum\.golang\.org|goproxy\.(io|cn)|(registry-1\.|index\.|hub\.)?docker\.(io|com)|([a-z0-9-]+\.)?gcr\.io|ghcr\.io|quay\.io|mcr\.microsoft\.com|public\.ecr\.aws|[a-z0-9.-]*\.?pkg\.dev|registry\.[a-z0-9-]+(\.[a-z0-9-]+)+|(registry\.)?npmjs\.(org|com)|pypi\.org|files\.pythonhosted\.org|crates\.io|rubygems\.org|repo[0-9]?\.maven\.org|repo\.maven\.apache\.org)($|[^A-Za-z0-9-])'
+
+check_hosts() { # files...
+  grep -nIHE "$registry_re" "$@" 2>/dev/null || true
+}
+
+# Default image names the project's own builds and tests use: the value after
+# ":-" in TICKERDESK_*IMAGE defaults of the scripts, and the quoted defaults
+# of the Go test environments.
+check_image_names() { # files...
+  {
+    grep -nIHoE 'TICKERDESK_TEST_(POSTGRES|REDIS)_IMAGE:-[^}]+' "$@" 2>/dev/null | sed -E 's/:-/ /'
+    grep -nIHoE 'imageFromEnv\([A-Za-z]+, "[^"]+"\)|image = "[^"]+"' "$@" 2>/dev/null | sed -E 's/.*"([^"]+)".*/& \1/'
+  } | awk '{ if ($NF !~ /^tickerdesk\//) print }' || true
+}
+
+files() {
+  git ls-files -z --cached --others --exclude-standard |
+    xargs -0 -I{} sh -c '[ -f "{}" ] && printf "%s\n" "{}"' |
+    grep -vE '(^|/)go\.sum$|^scripts/hygiene\.sh$'
+}
+
+self_test() {
+  local dir
+  dir=$(mktemp -d)
+  trap 'rm -rf "$dir"' RETURN
+  printf 'mirror=http://deb.debian.org/debian\n' >"$dir/a.sh"
+  printf 'FROM gcr.io/distroless/static\n' >"$dir/b.Dockerfile"
+  printf 'newName: registry.example.com/x\n' >"$dir/c.yaml"
+  printf 'image: ghcr.io/x/y:1\n' >"$dir/d.yaml"
+  printf 'GOPROXY=https://proxy.golang.org\n' >"$dir/e.env"
+  printf 'module github.com/tickerdesk/x\n# see https://vuln.go.dev\n' >"$dir/ok.txt"
+  printf 'pg_image=${TICKERDESK_TEST_POSTGRES_IMAGE:-postgres:15}\n' >"$dir/f.sh"
+  printf '\t\timage = "redis:7"\n' >"$dir/g.go"
+  printf 'x=${TICKERDESK_TEST_REDIS_IMAGE:-tickerdesk/test-redis:7}\n' >"$dir/ok.sh"
+  local hosts names
+  hosts=$(check_hosts "$dir"/*)
+  names=$(check_image_names "$dir"/*)
+  local want
+  for want in a.sh b.Dockerfile c.yaml d.yaml e.env; do
+    grep -q "/$want:" <<<"$hosts" || { echo "hygiene self-test: $want not caught"; return 1; }
+  done
+  for want in f.sh g.go; do
+    grep -q "/$want:" <<<"$names" || { echo "hygiene self-test: $want not caught"; return 1; }
+  done
+  if grep -q '/ok\.' <<<"$hosts$names"; then echo "hygiene self-test: false positive: $hosts$names"; return 1; fi
+  echo "hygiene self-test: every planted offender caught, no false positive"
+}
+
+if [ "${1:-}" = "--self-test" ]; then self_test; exit; fi
+
+mapfile -t list < <(files)
+status=0
+hosts=$(check_hosts "${list[@]}")
+if [ -n "$hosts" ]; then
+  echo "hygiene: registry host names in the project (take sources from the machine's configuration):"
+  echo "$hosts"
+  status=1
+fi
+names=$(check_image_names "${list[@]}")
+if [ -n "$names" ]; then
+  echo "hygiene: locally built images must have tickerdesk/ names, not an official image's:"
+  echo "$names"
+  status=1
+fi
+[ $status = 0 ] && echo "hygiene: no registry host names in ${#list[@]} files; every locally built image has a tickerdesk/ name"
+exit $status
