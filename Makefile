@@ -50,9 +50,9 @@ $(TOOLS)/staticcheck:
 	@mkdir -p $(TOOLS)
 	GOBIN=$(TOOLS) go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
-## tidy: go mod tidy in every module
+## tidy: go mod tidy in every module, the tool modules included
 tidy:
-	@for m in $(MODULES); do echo "tidy $$m"; (cd $$m && go mod tidy) || exit 1; done
+	@for m in $(MODULES) $(TOOL_MODULES); do echo "tidy $$m"; (cd $$m && go mod tidy) || exit 1; done
 
 ## test-images: tickerdesk/test-postgres:15 and tickerdesk/test-redis:7 from Debian packages (skipped when present)
 test-images:
