@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/config"
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/httpapi"
@@ -126,6 +127,8 @@ func serve(ctx context.Context, cfg config.Config, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	store.SetListBatch(notesdb.ListBatch{Rows: cfg.ListBatchSize})
+	listings := notes.NewListLimiter(cfg.ListMaxPerAccount, cfg.ListMaxConcurrent, cfg.ListWait)
 
 	// Background work ends with bg, after the HTTP server has drained.
 	bg, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
@@ -148,12 +151,13 @@ func serve(ctx context.Context, cfg config.Config, stdout io.Writer) error {
 	})
 	gin.SetMode(gin.ReleaseMode)
 	api, err := httpapi.NewServer(httpapi.Options{
-		Notes: notes.NewService(store, nil), Auth: authn, Ping: store.Ping, DB: db, Log: log,
+		Notes: notes.NewService(store, nil).WithListLimiter(listings), Auth: authn, Ping: store.Ping, DB: db, Log: log,
 		RequestTimeout: cfg.RequestTimeout, TrustedProxies: cfg.TrustedProxies, Version: version,
 	})
 	if err != nil {
 		return err
 	}
+	registerListingMetrics(api.Registry(), listings)
 	srv := &http.Server{
 		Addr:              cfg.HTTPAddr,
 		Handler:           api,
@@ -209,6 +213,21 @@ func serve(ctx context.Context, cfg config.Config, stdout io.Writer) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// registerListingMetrics exports the listing limiter's slots in use and
+// its refusals by cause.
+func registerListingMetrics(reg prometheus.Registerer, l *notes.ListLimiter) {
+	reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "notes_listings_in_progress",
+			Help: "Unpaged listings holding a slot of the listing limiter."}, func() float64 { return float64(l.InProgress()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "notes_listings_refused_total", ConstLabels: prometheus.Labels{"reason": "account"},
+			Help: "Unpaged listings refused: 429 over the account's bound, 503 when no process slot came free."},
+			func() float64 { a, _ := l.Refused(); return float64(a) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "notes_listings_refused_total", ConstLabels: prometheus.Labels{"reason": "busy"},
+			Help: "Unpaged listings refused: 429 over the account's bound, 503 when no process slot came free."},
+			func() float64 { _, b := l.Refused(); return float64(b) }),
+	)
 }
 
 // expireIdempotencyKeys deletes expired Idempotency-Key records hourly, in

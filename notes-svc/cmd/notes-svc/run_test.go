@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -110,6 +111,30 @@ func TestMigrateKeysServe(t *testing.T) {
 		t.Fatalf("create via served API: %v %v", resp, err)
 	}
 	resp.Body.Close()
+	// The unpaged listing goes through the wired limiter, whose metrics
+	// are exported.
+	req, _ = http.NewRequest("GET", "http://"+addr+"/v1/notes?sort=title", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(listed), `"title":"hi"`) {
+		t.Errorf("list via served API: %d %s", resp.StatusCode, listed)
+	}
+	resp, err = http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{"notes_listings_in_progress 0", `notes_listings_refused_total{reason="account"} 0`, `notes_listings_refused_total{reason="busy"} 0`} {
+		if !strings.Contains(string(metrics), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("serve returned %v", err)

@@ -43,6 +43,15 @@ type Config struct {
 	DBConnMaxIdleTime  time.Duration
 	DBStatementTimeout time.Duration
 
+	// ListMaxConcurrent bounds the unpaged listings (no limit) in progress
+	// in the process, ListMaxPerAccount those of one account; ListWait is
+	// how long one over the process bound waits for a slot before 503.
+	ListMaxConcurrent int
+	ListMaxPerAccount int
+	ListWait          time.Duration
+	// ListBatchSize is the most notes one statement of a listing reads.
+	ListBatchSize int
+
 	KeyCacheTTL  time.Duration
 	KeyCacheSize int
 	// AuthFailureLimit invalid keys from one client address within
@@ -92,6 +101,14 @@ func Load(getenv func(string) string) (Config, error) {
 	// reopen PostgreSQL sessions under steady load, so by default every
 	// open connection may stay idle.
 	c.DBMaxIdleConns = r.integer("DB_MAX_IDLE_CONNS", c.DBMaxOpenConns)
+	// A listing holds no connection while its client reads, but each one
+	// in progress still costs a batch of memory and database time: a
+	// quarter of the pool by default, and half of that for one account,
+	// so that one account never holds every slot.
+	c.ListMaxConcurrent = r.integer("LIST_MAX_CONCURRENT", min(max(c.DBMaxOpenConns, 1), max(2, c.DBMaxOpenConns/4)))
+	c.ListMaxPerAccount = r.integer("LIST_MAX_PER_ACCOUNT", max(1, min(2, c.ListMaxConcurrent/2)))
+	c.ListWait = r.duration("LIST_WAIT", time.Second)
+	c.ListBatchSize = r.integer("LIST_BATCH_SIZE", 500)
 	switch lvl := strings.ToLower(r.str("LOG_LEVEL", "info")); lvl {
 	case "debug":
 		c.LogLevel = slog.LevelDebug
@@ -126,6 +143,18 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if c.DBMaxIdleConns < 0 || c.DBMaxIdleConns > c.DBMaxOpenConns {
 		r.fail("DB_MAX_IDLE_CONNS", "must be between 0 and DB_MAX_OPEN_CONNS")
+	}
+	if c.ListMaxConcurrent < 1 {
+		r.fail("LIST_MAX_CONCURRENT", "must be at least 1")
+	}
+	if c.ListMaxPerAccount < 1 || c.ListMaxPerAccount > max(c.ListMaxConcurrent, 1) {
+		r.fail("LIST_MAX_PER_ACCOUNT", "must be between 1 and LIST_MAX_CONCURRENT")
+	}
+	if c.ListWait < 0 || c.ListWait >= c.RequestTimeout {
+		r.fail("LIST_WAIT", "must be at least 0 and below REQUEST_TIMEOUT")
+	}
+	if c.ListBatchSize < 1 || c.ListBatchSize > 10000 {
+		r.fail("LIST_BATCH_SIZE", "must be between 1 and 10000")
 	}
 	if c.KeyCacheTTL <= 0 || c.KeyCacheTTL > 60*time.Second {
 		r.fail("KEY_CACHE_TTL", "must be between 1ms and 60s: it bounds how long a revoked key keeps working")
@@ -188,6 +217,10 @@ func (c Config) LogValue() slog.Value {
 		slog.String("db_conn_max_lifetime", c.DBConnMaxLifetime.String()),
 		slog.String("db_conn_max_idle_time", c.DBConnMaxIdleTime.String()),
 		slog.String("db_statement_timeout", c.DBStatementTimeout.String()),
+		slog.Int("list_max_concurrent", c.ListMaxConcurrent),
+		slog.Int("list_max_per_account", c.ListMaxPerAccount),
+		slog.String("list_wait", c.ListWait.String()),
+		slog.Int("list_batch_size", c.ListBatchSize),
 		slog.String("key_cache_ttl", c.KeyCacheTTL.String()),
 		slog.Int("key_cache_size", c.KeyCacheSize),
 		slog.Int("auth_failure_limit", c.AuthFailureLimit),

@@ -65,3 +65,42 @@ func TestMaskURL(t *testing.T) {
 		}
 	}
 }
+
+func TestListingBounds(t *testing.T) {
+	c, err := Load(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Defaults: a quarter of the 20-connection pool, two of them per
+	// account, one second's wait, batches of 500.
+	if c.ListMaxConcurrent != 5 || c.ListMaxPerAccount != 2 || c.ListWait != time.Second || c.ListBatchSize != 500 {
+		t.Errorf("listing defaults = %d total, %d per account, wait %s, batch %d", c.ListMaxConcurrent, c.ListMaxPerAccount, c.ListWait, c.ListBatchSize)
+	}
+	// They follow the pool, and one account never gets every slot.
+	for pool, want := range map[string][2]int{"1": {1, 1}, "5": {2, 1}, "8": {2, 1}, "12": {3, 1}, "16": {4, 2}, "100": {25, 2}} {
+		c, err := Load(env(map[string]string{"NOTES_DB_MAX_OPEN_CONNS": pool}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := [2]int{c.ListMaxConcurrent, c.ListMaxPerAccount}; got != want {
+			t.Errorf("pool %s: listing bounds %v, want %v", pool, got, want)
+		}
+	}
+	c, err = Load(env(map[string]string{"NOTES_LIST_MAX_CONCURRENT": "3", "NOTES_LIST_MAX_PER_ACCOUNT": "3", "NOTES_LIST_WAIT": "0s", "NOTES_LIST_BATCH_SIZE": "50"}))
+	if err != nil || c.ListMaxConcurrent != 3 || c.ListMaxPerAccount != 3 || c.ListWait != 0 || c.ListBatchSize != 50 {
+		t.Errorf("overrides: %+v, %v", c, err)
+	}
+	for name, vars := range map[string]map[string]string{
+		"LIST_MAX_CONCURRENT":  {"NOTES_LIST_MAX_CONCURRENT": "0"},
+		"LIST_MAX_PER_ACCOUNT": {"NOTES_LIST_MAX_CONCURRENT": "2", "NOTES_LIST_MAX_PER_ACCOUNT": "3"},
+		"LIST_WAIT":            {"NOTES_LIST_WAIT": "10s"},
+		"LIST_BATCH_SIZE":      {"NOTES_LIST_BATCH_SIZE": "0"},
+	} {
+		if _, err := Load(env(vars)); err == nil || !strings.Contains(err.Error(), "NOTES_"+name) {
+			t.Errorf("%v: error %v does not name NOTES_%s", vars, err, name)
+		}
+	}
+	if _, err := Load(env(map[string]string{"NOTES_LIST_MAX_PER_ACCOUNT": "-1"})); err == nil {
+		t.Error("a negative per-account bound was accepted")
+	}
+}

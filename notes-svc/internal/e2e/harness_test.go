@@ -83,6 +83,8 @@ type env struct {
 	bob     string // read-write key of account bob
 	reader  string // read-only key of account alice
 	aliceID string // account id
+	// listings bounds the unpaged listings of the server.
+	listings *notes.ListLimiter
 }
 
 type syncBuffer struct {
@@ -104,6 +106,15 @@ func (s *syncBuffer) String() string {
 
 type envOptions struct {
 	statementTimeout time.Duration
+	// poolSize is the connection pool's size; zero means 30.
+	poolSize int
+	// requestTimeout bounds each API request; zero means 10s.
+	requestTimeout time.Duration
+	// listPerAccount and listTotal bound unpaged listings; zero means the
+	// service's defaults for the pool (2, and a quarter of the pool).
+	listPerAccount, listTotal int
+	// listWait is how long a listing waits for a process slot.
+	listWait time.Duration
 }
 
 func newEnv(t *testing.T, opts ...envOptions) *env {
@@ -112,13 +123,25 @@ func newEnv(t *testing.T, opts ...envOptions) *env {
 	if len(opts) > 0 {
 		o = opts[0]
 	}
+	if o.poolSize == 0 {
+		o.poolSize = 30
+	}
+	if o.requestTimeout == 0 {
+		o.requestTimeout = 10 * time.Second
+	}
+	if o.listTotal == 0 {
+		o.listTotal = max(2, o.poolSize/4)
+	}
+	if o.listPerAccount == 0 {
+		o.listPerAccount = 2
+	}
 	url := testenv.DatabaseURL(t)
-	db, err := notesdb.Open(url, notesdb.PoolOptions{MaxOpenConns: 30, MaxIdleConns: 30, StatementTimeout: o.statementTimeout})
+	db, err := notesdb.Open(url, notesdb.PoolOptions{MaxOpenConns: o.poolSize, MaxIdleConns: o.poolSize, StatementTimeout: o.statementTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
-	e := &env{t: t, db: db, url: url, logs: &syncBuffer{}}
+	e := &env{t: t, db: db, url: url, logs: &syncBuffer{}, listings: notes.NewListLimiter(o.listPerAccount, o.listTotal, o.listWait)}
 	e.store, err = notesdb.New(db)
 	if err != nil {
 		t.Fatal(err)
@@ -140,8 +163,8 @@ func newEnv(t *testing.T, opts ...envOptions) *env {
 	// No key cache, so that revocation shows at once.
 	authn := auth.NewAuthenticator(auth.Options{Prefix: auth.NotesPrefix, Store: e.store, CacheTTL: -1, OnVerified: e.tracker.Record})
 	e.api, err = httpapi.NewServer(httpapi.Options{
-		Notes: notes.NewService(e.store, nil), Auth: authn, Ping: e.store.Ping, DB: db,
-		Log: slog.New(slog.NewJSONHandler(e.logs, nil)), RequestTimeout: 10 * time.Second, Version: "test",
+		Notes: notes.NewService(e.store, nil).WithListLimiter(e.listings), Auth: authn, Ping: e.store.Ping, DB: db,
+		Log: slog.New(slog.NewJSONHandler(e.logs, nil)), RequestTimeout: o.requestTimeout, Version: "test",
 	})
 	if err != nil {
 		t.Fatal(err)

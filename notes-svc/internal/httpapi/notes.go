@@ -284,8 +284,12 @@ func listQuery(c *gin.Context) (notes.ListQuery, pagination.Page, error) {
 }
 
 // listNotes answers a JSON array. Without limit it holds every note of the
-// account, streamed from the database row by row; with limit or offset it
-// is one page, described by X-Total-Count and Link.
+// account; with limit or offset it is described by X-Total-Count and Link.
+// Notes come from the store in batches read with no connection held while
+// they are written, so a client that reads slowly only holds its own
+// request, and that only until the request's deadline. An unbounded
+// listing needs a slot of the listing limiter first: 429 when the account
+// has too many in progress, 503 when the process has.
 func (s *Server) listNotes(c *gin.Context) {
 	ctx := c.Request.Context()
 	account := accountOf(c)
@@ -294,23 +298,35 @@ func (s *Server) listNotes(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	// A blocked write ignores the request's context: without a deadline a
+	// client that stops reading would keep the handler, its memory and its
+	// listing slot until the server's write timeout. net/http clears the
+	// deadline once the response is finished.
+	if dl, ok := ctx.Deadline(); ok {
+		_ = http.NewResponseController(c.Writer).SetWriteDeadline(dl)
+	}
 	q := c.Request.URL.Query()
+	var total, links string
 	if q.Has("limit") || q.Has("offset") {
-		total, err := s.notes.Count(ctx, account, lq)
+		n, err := s.notes.Count(ctx, account, lq)
 		if err != nil {
 			s.fail(c, err)
 			return
 		}
-		c.Header("X-Total-Count", strconv.FormatInt(total, 10))
-		if links := pagination.Links(c.Request.URL, page, total); links != "" {
-			c.Writer.Header().Add("Link", links)
-		}
+		total, links = strconv.FormatInt(n, 10), pagination.Links(c.Request.URL, page, n)
 	}
 	out := bufio.NewWriterSize(c.Writer, 32<<10)
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
 	started := false
+	// The paging headers go out with the array only, never on a refusal.
 	start := func() {
+		if total != "" {
+			c.Header("X-Total-Count", total)
+		}
+		if links != "" {
+			c.Writer.Header().Add("Link", links)
+		}
 		c.Header("Content-Type", "application/json")
 		c.Status(http.StatusOK)
 		_ = out.WriteByte('[')
@@ -326,6 +342,9 @@ func (s *Server) listNotes(c *gin.Context) {
 	})
 	if err != nil {
 		if !started {
+			if errors.Is(err, notes.ErrTooManyListings) {
+				c.Header("Retry-After", "1")
+			}
 			s.fail(c, err)
 			return
 		}

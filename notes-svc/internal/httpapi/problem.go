@@ -116,6 +116,10 @@ func problemFor(err error) problem {
 		out := p(http.StatusUnprocessableEntity, "idempotency-key-reused", "Idempotency key reused", "This Idempotency-Key was used with a different request body.")
 		out.Errors = []fieldError{{Field: "Idempotency-Key", Detail: "was already used with a different request body"}}
 		return out
+	case errors.Is(err, notes.ErrTooManyListings):
+		return p(http.StatusTooManyRequests, "too-many-listings", "Too many listings", "Your account already has as many unpaged listings in progress as it may; retry when one has finished, after the time in Retry-After, or page with limit.")
+	case errors.Is(err, notes.ErrListingsBusy):
+		return p(http.StatusServiceUnavailable, "listings-busy", "Service busy", "The server has as many unpaged listings in progress as it may; retry after the time in Retry-After, or page with limit.")
 	case errors.Is(err, notes.ErrConflict):
 		return p(http.StatusConflict, "conflict", "Conflict", "A concurrent write got in the way; retry the request.")
 	case errors.Is(err, notes.ErrTimeout), errors.Is(err, context.DeadlineExceeded):

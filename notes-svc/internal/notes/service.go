@@ -30,8 +30,12 @@ type Store interface {
 	ModifyNote(ctx context.Context, accountID, id string, change func(Note) (Update, error)) (Note, error)
 	// DeleteNote removes the note, under the same versions rule.
 	DeleteNote(ctx context.Context, accountID, id string, versions []int64) error
-	// ListNotes calls each for every note q selects, in q's order, while
-	// reading them from the database, so memory stays flat.
+	// ListNotes calls each for every note q selects, in q's order. It
+	// reads them in bounded batches and never holds a database connection
+	// while each runs, since each may wait on a slow client: memory stays
+	// flat and the pool is not the client's to hold. Each batch is its own
+	// statement, so an unbounded listing is not one snapshot (see
+	// docs/API.md for what it guarantees).
 	ListNotes(ctx context.Context, accountID string, q ListQuery, each func(Note) error) error
 	// CountNotes counts the notes q selects, ignoring limit and offset.
 	CountNotes(ctx context.Context, accountID string, q ListQuery) (int64, error)
@@ -62,8 +66,9 @@ func (r IdempotencyRecord) LockID(accountID string) int64 {
 
 // Service applies the notes rules on top of a Store.
 type Service struct {
-	store Store
-	now   func() time.Time
+	store    Store
+	now      func() time.Time
+	listings *ListLimiter
 }
 
 // NewService returns a Service on store. now is the clock; nil means
@@ -73,6 +78,13 @@ func NewService(store Store, now func() time.Time) *Service {
 		now = time.Now
 	}
 	return &Service{store: store, now: now}
+}
+
+// WithListLimiter makes every unbounded listing take a slot of l first;
+// without one they are not bounded. Call it before the Service is used.
+func (s *Service) WithListLimiter(l *ListLimiter) *Service {
+	s.listings = l
+	return s
 }
 
 // Create validates d and stores it as a new note of accountID. With a
@@ -201,11 +213,20 @@ func (s *Service) Delete(ctx context.Context, accountID, id string, cond Conditi
 	return nil
 }
 
-// List calls each for every note of accountID that q selects.
+// List calls each for every note of accountID that q selects. An
+// unbounded listing (no Limit) first takes a slot of the ListLimiter, or
+// fails with ErrTooManyListings or ErrListingsBusy before reading a note.
 func (s *Service) List(ctx context.Context, accountID string, q ListQuery, each func(Note) error) error {
 	q, err := q.Validate()
 	if err != nil {
 		return err
+	}
+	if q.Limit == 0 && s.listings != nil {
+		release, err := s.listings.Acquire(ctx, accountID)
+		if err != nil {
+			return fmt.Errorf("list notes: %w", err)
+		}
+		defer release()
 	}
 	if err := s.store.ListNotes(ctx, accountID, q, each); err != nil {
 		return fmt.Errorf("list notes: %w", err)

@@ -113,8 +113,9 @@ func Migrate(ctx context.Context, db *sql.DB, log *slog.Logger) error {
 
 // Store implements notes.Store and auth.KeyStore on PostgreSQL.
 type Store struct {
-	db  *gorm.DB
-	sql *sql.DB
+	db    *gorm.DB
+	sql   *sql.DB
+	batch ListBatch
 }
 
 // New returns a Store on db, which the caller keeps and closes.
@@ -132,7 +133,7 @@ func New(db *sql.DB) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open gorm: %w", err)
 	}
-	return &Store{db: g, sql: db}, nil
+	return &Store{db: g, sql: db, batch: DefaultListBatch}, nil
 }
 
 // Ping checks that the database answers.

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -305,45 +307,182 @@ func (s *Store) filtered(ctx context.Context, accountID string, q notes.ListQuer
 	return db
 }
 
-// orderBy is the whitelist of sort clauses; id breaks ties so that paging
-// is stable.
-var orderBy = map[notes.Sort]string{
-	notes.SortCreatedAsc:  "created_at, id",
-	notes.SortCreatedDesc: "created_at DESC, id DESC",
-	notes.SortUpdatedAsc:  "updated_at, id",
-	notes.SortUpdatedDesc: "updated_at DESC, id DESC",
-	notes.SortTitle:       "title, id",
+// listSort is one whitelisted listing order: its sort key, direction, and
+// the key of a note for the keyset condition of the next batch. id breaks
+// ties, so that (key, id) is unique and batches and pages are stable.
+type listSort struct {
+	column string
+	desc   bool
+	key    func(notes.Note) any
 }
 
-// ListNotes implements notes.Store. Rows are decoded one at a time as the
-// driver reads them from the connection.
+var listSorts = map[notes.Sort]listSort{
+	notes.SortCreatedAsc:  {column: "created_at", key: func(n notes.Note) any { return n.CreatedAt }},
+	notes.SortCreatedDesc: {column: "created_at", desc: true, key: func(n notes.Note) any { return n.CreatedAt }},
+	notes.SortUpdatedAsc:  {column: "updated_at", key: func(n notes.Note) any { return n.UpdatedAt }},
+	notes.SortUpdatedDesc: {column: "updated_at", desc: true, key: func(n notes.Note) any { return n.UpdatedAt }},
+	notes.SortTitle:       {column: "title", key: func(n notes.Note) any { return n.Title }},
+}
+
+// ListBatch bounds each statement of a listing.
+type ListBatch struct {
+	// Rows is the most notes one statement reads.
+	Rows int
+	// Bytes ends a batch early once the notes read reach about this many
+	// bytes, so that a batch of large notes stays small in memory.
+	Bytes int
+}
+
+// DefaultListBatch reads 500 notes at a time, or 1 MiB of them.
+var DefaultListBatch = ListBatch{Rows: 500, Bytes: 1 << 20}
+
+// SetListBatch sets the batches of ListNotes; a zero field keeps its
+// default. Call it before the Store is used.
+func (s *Store) SetListBatch(b ListBatch) {
+	s.batch = DefaultListBatch
+	if b.Rows > 0 {
+		s.batch.Rows = b.Rows
+	}
+	if b.Bytes > 0 {
+		s.batch.Bytes = b.Bytes
+	}
+}
+
+// ListNotes implements notes.Store. Notes are read in batches of at most
+// ListBatch each, one statement per batch: the first starts at q.Offset,
+// each next one after the (sort key, id) of the last note read, and the
+// connection goes back to the pool before each runs on the batch, so a
+// client that reads slowly holds no connection however long it takes.
 func (s *Store) ListNotes(ctx context.Context, accountID string, q notes.ListQuery, each func(notes.Note) error) error {
-	order, ok := orderBy[q.Sort]
+	srt, ok := listSorts[q.Sort]
 	if !ok {
-		order = orderBy[notes.SortCreatedAsc]
+		srt = listSorts[notes.SortCreatedAsc]
 	}
-	db := s.filtered(ctx, accountID, q).Select(noteColumns).Order(order)
-	if q.Limit > 0 {
-		db = db.Limit(q.Limit)
-	}
-	if q.Offset > 0 {
-		db = db.Offset(q.Offset)
-	}
-	rows, err := db.Rows()
-	if err != nil {
-		return translate(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var r noteRow
-		if err := rows.Scan(&r.ID, &r.AccountID, &r.Title, &r.Content, &r.Tags, &r.CreatedAt, &r.UpdatedAt, &r.Version); err != nil {
+	remaining := q.Limit // zero: every note
+	rows := s.batch.Rows
+	var after *notes.Note
+	var batch []notes.Note
+	for {
+		limit := rows
+		if q.Limit > 0 {
+			limit = min(limit, remaining)
+		}
+		offset := 0
+		if after == nil {
+			offset = q.Offset
+		}
+		var more, early bool
+		var err error
+		batch, more, early, err = s.listBatch(ctx, accountID, q, srt, after, offset, limit, batch[:0])
+		if err != nil {
 			return translate(err)
 		}
-		if err := each(r.note()); err != nil {
+		// A batch cut short by the byte bound sets the size of the next,
+		// so that large notes are not read and dropped again; smaller
+		// notes grow it back.
+		if early {
+			rows = max(len(batch), 1)
+		} else {
+			rows = min(rows*2, s.batch.Rows)
+		}
+		for _, n := range batch {
+			if err := each(n); err != nil {
+				return err
+			}
+		}
+		if q.Limit > 0 {
+			remaining -= len(batch)
+		}
+		if !more || len(batch) == 0 || (q.Limit > 0 && remaining <= 0) {
+			return nil
+		}
+		last := batch[len(batch)-1]
+		after = &last
+		clear(batch) // the notes sent are garbage now
+	}
+}
+
+// listBatch appends up to limit notes of q to buf: from offset when after
+// is nil, else those after it in srt's order. more reports that notes may
+// follow: the batch is full, or it ended early at the byte bound, which
+// early reports.
+func (s *Store) listBatch(ctx context.Context, accountID string, q notes.ListQuery, srt listSort, after *notes.Note,
+	offset, limit int, buf []notes.Note) (_ []notes.Note, more, early bool, _ error) {
+	query, args := listSQL(accountID, q, srt, after, offset, limit)
+	err := s.withConn(ctx, func(c *pgx.Conn) error {
+		rows, err := c.Query(ctx, query, args...)
+		if err != nil {
 			return err
 		}
+		defer rows.Close()
+		size := 0
+		for rows.Next() {
+			var n notes.Note
+			if err := rows.Scan(&n.ID, &n.AccountID, &n.Title, &n.Content, &n.Tags, &n.CreatedAt, &n.UpdatedAt, &n.Version); err != nil {
+				return err
+			}
+			if n.Tags == nil {
+				n.Tags = []string{}
+			}
+			n.CreatedAt, n.UpdatedAt = n.CreatedAt.UTC(), n.UpdatedAt.UTC()
+			buf = append(buf, n)
+			size += noteSize(n)
+			if size >= s.batch.Bytes && len(buf) < limit {
+				// Close reads and drops the rest of the result on the
+				// server's side, not at the client's pace.
+				more, early = true, true
+				rows.Close()
+				return rows.Err()
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		more = len(buf) == limit
+		return nil
+	})
+	return buf, more, early, err
+}
+
+// listSQL builds a batch's statement from whitelisted parts only; every
+// value is a parameter.
+func listSQL(accountID string, q notes.ListQuery, srt listSort, after *notes.Note, offset, limit int) (string, []any) {
+	var b strings.Builder
+	args := []any{accountID}
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
 	}
-	return translate(rows.Err())
+	b.WriteString(`SELECT id, account_id, title, content, tags, created_at, updated_at, version FROM notes WHERE account_id = $1`)
+	if len(q.Tags) > 0 {
+		b.WriteString(" AND tags @> " + arg(q.Tags))
+	}
+	if q.Search != "" {
+		b.WriteString(" AND search @@ websearch_to_tsquery('english', " + arg(q.Search) + ")")
+	}
+	dir, cmp := "", ">"
+	if srt.desc {
+		dir, cmp = " DESC", "<"
+	}
+	if after != nil {
+		// A row comparison follows the index on (account_id, key, id) and
+		// the ORDER BY below, collation included.
+		b.WriteString(" AND (" + srt.column + ", id) " + cmp + " (" + arg(srt.key(*after)) + ", " + arg(after.ID) + ")")
+	}
+	b.WriteString(" ORDER BY " + srt.column + dir + ", id" + dir + " LIMIT " + arg(limit))
+	if offset > 0 {
+		b.WriteString(" OFFSET " + arg(offset))
+	}
+	return b.String(), args
+}
+
+// noteSize approximates the memory a note read takes.
+func noteSize(n notes.Note) int {
+	size := 64 + len(n.ID) + len(n.AccountID) + len(n.Title) + len(n.Content)
+	for _, t := range n.Tags {
+		size += 16 + len(t)
+	}
+	return size
 }
 
 // CountNotes implements notes.Store.

@@ -2,6 +2,7 @@ package notesdb_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"slices"
@@ -22,6 +23,7 @@ type fixture struct {
 	svc   *notes.Service
 	a, b  string // account ids
 	url   string
+	db    *sql.DB
 }
 
 func newFixture(t testing.TB) fixture {
@@ -45,7 +47,7 @@ func newFixture(t testing.TB) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fixture{store: store, svc: notes.NewService(store, nil), a: a, b: b, url: url}
+	return fixture{store: store, svc: notes.NewService(store, nil), a: a, b: b, url: url, db: db}
 }
 
 func (f fixture) create(t testing.TB, account string, d notes.Draft) notes.Note {
