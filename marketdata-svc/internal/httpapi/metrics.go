@@ -2,10 +2,11 @@ package httpapi
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tickerdesk/tickerdesk/pkg/httpmetrics"
 )
 
 type httpMetrics struct {
@@ -31,7 +32,10 @@ func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
 	return m, nil
 }
 
-func (m *httpMetrics) observe(route, method string, status int, elapsed time.Duration) {
-	m.requests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
+// observe counts a request. Every label goes through httpmetrics, which maps
+// it to a closed set: a client must not be able to add series.
+func (m *httpMetrics) observe(routeTemplate, method string, status int, elapsed time.Duration) {
+	route := httpmetrics.Route(routeTemplate)
+	m.requests.WithLabelValues(route, httpmetrics.Method(method), httpmetrics.Status(status)).Inc()
 	m.latency.WithLabelValues(route).Observe(elapsed.Seconds())
 }

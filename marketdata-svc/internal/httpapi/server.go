@@ -21,6 +21,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/ratelimit"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
+	"github.com/tickerdesk/tickerdesk/pkg/httpmetrics"
 )
 
 // Limiter checks and counts a request against its key's limits.
@@ -160,15 +161,12 @@ func (s *Server) requestContext(c *gin.Context) {
 	}
 	c.Next()
 	status := c.Writer.Status()
-	route := c.FullPath()
-	if route == "" {
-		route = "unmatched"
-	}
+	route := httpmetrics.Route(c.FullPath())
 	elapsed := time.Since(start)
 	s.metrics.observe(route, c.Request.Method, status, elapsed)
 	attrs := []slog.Attr{
 		slog.String("request_id", id),
-		slog.String("method", c.Request.Method),
+		slog.String("method", httpmetrics.Method(c.Request.Method)),
 		slog.String("path", auth.RedactURL(c.Request.URL)),
 		slog.String("route", route),
 		slog.Int("status", status),

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
-	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -14,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
+	"github.com/tickerdesk/tickerdesk/pkg/httpmetrics"
 )
 
 const (
@@ -66,8 +66,8 @@ func (s *Server) accessLog() gin.HandlerFunc {
 		var attrs [10]slog.Attr
 		a := append(attrs[:0],
 			slog.String("request_id", requestID(c)),
-			slog.String("method", c.Request.Method),
-			slog.String("route", routeOf(c)),
+			slog.String("method", httpmetrics.Method(c.Request.Method)),
+			slog.String("route", httpmetrics.Route(c.FullPath())),
 			// q and tag quote note content, which never goes into logs.
 			slog.String("path", auth.RedactURL(c.Request.URL, "q", "tag")),
 			slog.Int("status", c.Writer.Status()),
@@ -80,13 +80,6 @@ func (s *Server) accessLog() gin.HandlerFunc {
 		}
 		s.log.LogAttrs(ctx, slog.LevelInfo, "request", a...)
 	}
-}
-
-func routeOf(c *gin.Context) string {
-	if r := c.FullPath(); r != "" {
-		return r
-	}
-	return "unmatched"
 }
 
 type httpMetrics struct {
@@ -107,48 +100,19 @@ func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 	return m
 }
 
-// instrument counts requests by route template (never the raw path, which
-// would explode the label space) and status.
+// instrument counts requests by method, route template and status, each
+// mapped to a closed set by httpmetrics: a client must not be able to add
+// series.
 func (s *Server) instrument() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
 		s.metrics.inFlight.Inc()
 		defer s.metrics.inFlight.Dec()
 		c.Next()
-		route := routeOf(c)
-		s.metrics.requests.WithLabelValues(c.Request.Method, route, statusLabel(c.Writer.Status())).Inc()
-		s.metrics.duration.WithLabelValues(c.Request.Method, route).Observe(time.Since(start).Seconds())
+		method, route := httpmetrics.Method(c.Request.Method), httpmetrics.Route(c.FullPath())
+		s.metrics.requests.WithLabelValues(method, route, httpmetrics.Status(c.Writer.Status())).Inc()
+		s.metrics.duration.WithLabelValues(method, route).Observe(time.Since(start).Seconds())
 	}
-}
-
-// statusLabel is strconv.Itoa(code) without an allocation for the
-// statuses this API answers most.
-func statusLabel(code int) string {
-	switch code {
-	case http.StatusOK:
-		return "200"
-	case http.StatusCreated:
-		return "201"
-	case http.StatusNotModified:
-		return "304"
-	case http.StatusBadRequest:
-		return "400"
-	case http.StatusUnauthorized:
-		return "401"
-	case http.StatusNotFound:
-		return "404"
-	case http.StatusPreconditionFailed:
-		return "412"
-	case http.StatusUnprocessableEntity:
-		return "422"
-	case http.StatusTooManyRequests:
-		return "429"
-	case http.StatusInternalServerError:
-		return "500"
-	case http.StatusServiceUnavailable:
-		return "503"
-	}
-	return strconv.Itoa(code)
 }
 
 // recoverPanic turns a panic into a logged 500 problem without a stack

@@ -9,6 +9,7 @@ import "context"
 func Audit(ctx context.Context, e *Env) {
 	for _, scenario := range []func(context.Context, *Env){
 		// One line per audit item, in the order of the issue.
+		AuditMetricLabels,
 		AuditStalledListings, // item 2: one tenant can take the whole notes connection pool
 	} {
 		if ctx.Err() != nil {
