@@ -52,7 +52,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, args []stri
 		collectors.NewDBStatsCollector(store.DB(), "marketdata"),
 	)
 
-	cacheOpts := cache.Options{TTL: cfg.CacheTTL, Timeout: cfg.CacheTimeout, Logger: log, Registry: reg}
+	cacheOpts := cache.Options{TTL: cfg.CacheTTL, Timeout: cfg.CacheTimeout, QueryTimeout: cfg.RequestTimeout, Logger: log, Registry: reg}
 	var cached *cache.Store
 	var limiter httpapi.Limiter
 	if cfg.RedisURL != "" {

@@ -14,7 +14,10 @@
 // configured timeout falls back to the store (logged at most every 10 s and
 // counted), and after an error the cache is bypassed for a second, then
 // tried again, so it resumes by itself. Concurrent misses of the same key
-// share one store query (singleflight).
+// share one store query (singleflight). The shared query belongs to no one
+// caller: it runs detached from their contexts with a deadline of its own
+// (Options.QueryTimeout), and each caller waits for it on its own context,
+// so a caller who gives up gets its own error and never fails the others.
 package cache
 
 import (
@@ -57,7 +60,9 @@ type Store struct {
 	entries entryGetter
 	l1      *l1
 	timeout time.Duration
-	group   singleflight.Group
+	// queryTimeout bounds shared store queries (see shared).
+	queryTimeout time.Duration
+	group        singleflight.Group
 	log     *slog.Logger
 	metrics *metrics
 	now     func() time.Time
@@ -72,16 +77,43 @@ type Options struct {
 	// what keeps answers fresh.
 	TTL time.Duration
 	// Timeout bounds each cache call (tens of milliseconds).
-	Timeout  time.Duration
-	Logger   *slog.Logger
-	Registry prometheus.Registerer
+	Timeout time.Duration
+	// QueryTimeout bounds a store query shared by concurrent misses, which
+	// no caller's deadline bounds any more; default 30 s. The service sets
+	// its request timeout.
+	QueryTimeout time.Duration
+	Logger       *slog.Logger
+	Registry     prometheus.Registerer
 }
 
 func newStore(inner marketdata.Store, b backend, kind string, o Options) *Store {
 	if o.Timeout <= 0 {
 		o.Timeout = 50 * time.Millisecond
 	}
-	return &Store{Store: inner, backend: b, timeout: o.Timeout, log: o.Logger, metrics: newMetrics(o.Registry, kind), now: time.Now}
+	if o.QueryTimeout <= 0 {
+		o.QueryTimeout = 30 * time.Second
+	}
+	return &Store{Store: inner, backend: b, timeout: o.Timeout, queryTimeout: o.QueryTimeout, log: o.Logger, metrics: newMetrics(o.Registry, kind), now: time.Now}
+}
+
+// shared runs fn once for all concurrent callers of key. fn runs on a
+// context detached from every caller's cancellation (it keeps the first
+// caller's values) with the store's query timeout: the work is everyone's,
+// so no one caller going away may end it. Each caller waits on its own ctx
+// and, when that ends first, returns its own error while the others keep
+// waiting.
+func (s *Store) shared(ctx context.Context, key string, fn func(context.Context) (any, error)) (any, error) {
+	ch := s.group.DoChan(key, func() (any, error) {
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.queryTimeout)
+		defer cancel()
+		return fn(wctx)
+	})
+	select {
+	case r := <-ch:
+		return r.Val, r.Err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // Status reports the cache for /readyz: "ok", "unavailable" or "in-process".
@@ -169,7 +201,7 @@ func (s *Store) fill(ctx context.Context, q marketdata.EODQuery, key string, ver
 	s.metrics.misses.Inc()
 	// Misses of the same key at the same version share one store query.
 	// Callers at an unknown version (cache down) share it too.
-	res, err, _ := s.group.Do(strconv.FormatInt(version, 10)+":"+key, func() (any, error) {
+	res, err := s.shared(ctx, strconv.FormatInt(version, 10)+":"+key, func(ctx context.Context) (any, error) {
 		page, err := s.Store.EOD(ctx, q)
 		if err != nil {
 			return nil, err
@@ -216,7 +248,7 @@ func (s *Store) Tickers(ctx context.Context, q marketdata.TickerQuery) (marketda
 	if val, ok := s.l1.get(key); ok {
 		return val.(marketdata.TickerPage), nil
 	}
-	res, err, _ := s.group.Do(key, func() (any, error) {
+	res, err := s.shared(ctx, key, func(ctx context.Context) (any, error) {
 		page, err := s.Store.Tickers(ctx, q)
 		if err != nil {
 			return nil, err

@@ -1,0 +1,128 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/testenv"
+)
+
+// ctxStore is a store below the cache whose queries honour their context,
+// as the database does: they end with the context's error when it ends
+// before the gate opens.
+type ctxStore struct {
+	countingStore
+	started chan struct{}
+	once    sync.Once
+}
+
+func (s *ctxStore) EOD(ctx context.Context, q marketdata.EODQuery) (marketdata.EODPage, error) {
+	s.once.Do(func() { close(s.started) })
+	select {
+	case <-s.gate:
+	case <-ctx.Done():
+		return marketdata.EODPage{}, ctx.Err()
+	}
+	return s.countingStore.EOD(ctx, q)
+}
+
+func (s *ctxStore) Tickers(ctx context.Context, q marketdata.TickerQuery) (marketdata.TickerPage, error) {
+	s.once.Do(func() { close(s.started) })
+	select {
+	case <-s.gate:
+	case <-ctx.Done():
+		return marketdata.TickerPage{}, ctx.Err()
+	}
+	return s.countingStore.Tickers(ctx, q)
+}
+
+// TestAbandonedCallerDoesNotFailOthers is issue 12, item 3: concurrent
+// misses share one query, which ran on the first caller's context, so when
+// that caller went away every other caller of the query, from any account,
+// got its error (503). The class is every piece of work the cache shares
+// between callers: EOD pages on each backend and path, and ticker pages.
+func TestAbandonedCallerDoesNotFailOthers(t *testing.T) {
+	redisURL := testenv.Redis(t)
+	caches := map[string]func(inner marketdata.Store) *Store{
+		"local": func(inner marketdata.Store) *Store {
+			return NewLocal(inner, 16, Options{Registry: prometheus.NewRegistry()})
+		},
+		"redis": func(inner marketdata.Store) *Store { return newRedisCache(t, redisURL, inner, time.Second) },
+	}
+	// Each case asks for its own symbol: the Redis database is shared by
+	// the cases, and a page cached by one must not be a hit in the next.
+	calls := map[string]func(ctx context.Context, c *Store, sym string) error{
+		"eod": func(ctx context.Context, c *Store, sym string) error {
+			p, err := c.EOD(ctx, query(sym))
+			if err == nil && (len(p.Bars) != 1 || p.Bars[0].Symbol != sym) {
+				return errors.New("wrong page")
+			}
+			return err
+		},
+		"eod at a known version": func(ctx context.Context, c *Store, sym string) error {
+			_, err := c.EncodedEOD(marketdata.WithDataVersion(ctx, 0), query(sym))
+			return err
+		},
+		"tickers at a known version": func(ctx context.Context, c *Store, sym string) error {
+			_, err := c.Tickers(marketdata.WithDataVersion(ctx, 0), marketdata.TickerQuery{Symbols: []string{sym}, Limit: 10})
+			return err
+		},
+	}
+	n := 0
+	for cname, newCache := range caches {
+		for callName, call := range calls {
+			if cname == "local" && callName != "eod" {
+				continue // the in-process backend has no known-version layer
+			}
+			n++
+			sym := "SYM" + strconv.Itoa(n)
+			t.Run(cname+"/"+callName, func(t *testing.T) {
+				inner := &ctxStore{countingStore: countingStore{gate: make(chan struct{})}, started: make(chan struct{})}
+				c := newCache(inner)
+				ctxA, cancelA := context.WithCancel(context.Background())
+				errA := make(chan error, 1)
+				go func() { errA <- call(ctxA, c, sym) }()
+				select {
+				case <-inner.started:
+				case err := <-errA:
+					t.Fatalf("the first caller never reached the store: %v", err)
+				}
+				errB := make(chan error, 1)
+				go func() { errB <- call(context.Background(), c, sym) }()
+				// B has joined A's query once two misses are counted (the
+				// tickers path counts none; there B simply arrives later).
+				for callName != "tickers at a known version" && testutil.ToFloat64(c.metrics.misses) < 2 {
+					time.Sleep(time.Millisecond)
+				}
+				time.Sleep(20 * time.Millisecond)
+				cancelA()
+				if err := <-errA; !errors.Is(err, context.Canceled) {
+					t.Errorf("the caller who gave up got %v, want its own context.Canceled", err)
+				}
+				close(inner.gate)
+				if err := <-errB; err != nil {
+					t.Errorf("the caller who waited got %v after another caller gave up", err)
+				}
+			})
+		}
+	}
+}
+
+// TestSharedWorkHasItsOwnDeadline: detached from its callers, the shared
+// query is still bounded, by the cache's own query timeout.
+func TestSharedWorkHasItsOwnDeadline(t *testing.T) {
+	inner := &ctxStore{countingStore: countingStore{gate: make(chan struct{})}, started: make(chan struct{})}
+	c := NewLocal(inner, 16, Options{Registry: prometheus.NewRegistry(), QueryTimeout: 50 * time.Millisecond})
+	_, err := c.EOD(context.Background(), query("GOOG"))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a shared query that never ends gave %v, want context.DeadlineExceeded", err)
+	}
+}
