@@ -63,9 +63,9 @@ type Store struct {
 	// queryTimeout bounds shared store queries (see shared).
 	queryTimeout time.Duration
 	group        singleflight.Group
-	log     *slog.Logger
-	metrics *metrics
-	now     func() time.Time
+	log          *slog.Logger
+	metrics      *metrics
+	now          func() time.Time
 	// bypassUntil (unix nanos) skips the cache for a moment after an error.
 	bypassUntil atomic.Int64
 	lastLog     atomic.Int64
