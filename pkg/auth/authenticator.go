@@ -19,13 +19,31 @@ const (
 	DefaultCacheSize = 10_000
 )
 
+// NoCache as Options.CacheTTL turns the verified-key cache off: every
+// request looks its key up, so a revocation bites at once.
+const NoCache time.Duration = -1
+
+// CacheTTLFromSetting maps an operator's key-cache setting
+// (NOTES_KEY_CACHE_TTL, MARKETDATA_KEY_CACHE_TTL) to Options.CacheTTL. In
+// the settings 0 means "no cache", as an operator reads it, while the zero
+// Options value means DefaultCacheTTL; without this mapping 0 silently meant
+// 30 s. The services reject negative settings and settings over
+// MaxCacheTTL before they get here.
+func CacheTTLFromSetting(d time.Duration) time.Duration {
+	if d == 0 {
+		return NoCache
+	}
+	return d
+}
+
 // Options configures an Authenticator.
 type Options struct {
 	// Prefix is the key prefix this service issues, such as NotesPrefix.
 	Prefix string
 	Store  KeyStore
 	// CacheTTL is how long a verified key is trusted without a store
-	// lookup; it is capped at MaxCacheTTL. Negative disables the cache.
+	// lookup; it is capped at MaxCacheTTL. Zero means DefaultCacheTTL;
+	// NoCache (any negative value) disables the cache.
 	CacheTTL  time.Duration
 	CacheSize int
 	// OnVerified, when set, is called for every successful verification,

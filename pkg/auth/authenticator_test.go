@@ -154,6 +154,35 @@ func TestCacheTTLIsCapped(t *testing.T) {
 	}
 }
 
+// TestSettingZeroMeansNoCache is issue 12, item 8: a key-cache setting of
+// 0 silently meant the 30 s default, so an operator who set it to have
+// revocations bite at once got the opposite. Through CacheTTLFromSetting,
+// 0 means no cache: every verification looks the key up and a revoked key
+// is refused on the next request.
+func TestSettingZeroMeansNoCache(t *testing.T) {
+	store := &fakeStore{t: t}
+	key := newKey(t, store, Principal{AccountID: "acc", KeyID: "k"})
+	a := NewAuthenticator(Options{Prefix: NotesPrefix, Store: store, CacheTTL: CacheTTLFromSetting(0)})
+	for range 3 {
+		if _, err := a.Verify(context.Background(), key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if store.calls != 3 {
+		t.Fatalf("setting 0: %d lookups for 3 verifications, want 3 (no cache)", store.calls)
+	}
+	for h, p := range store.keys {
+		p.Revoked = true
+		store.keys[h] = p
+	}
+	if _, err := a.Verify(context.Background(), key); !errors.Is(err, ErrInvalidKey) {
+		t.Fatalf("revoked key with setting 0: %v, want ErrInvalidKey at once", err)
+	}
+	if got := CacheTTLFromSetting(15 * time.Second); got != 15*time.Second {
+		t.Errorf("CacheTTLFromSetting(15s) = %v", got)
+	}
+}
+
 func TestCacheIsBounded(t *testing.T) {
 	c := newKeyCache(time.Minute, 3)
 	now := time.Now()

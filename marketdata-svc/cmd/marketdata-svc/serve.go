@@ -87,7 +87,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, args []stri
 	api, err := httpapi.NewServer(httpapi.Options{
 		Store: cached,
 		Auth: auth.NewAuthenticator(auth.Options{
-			Prefix: auth.MarketDataPrefix, Store: store, CacheTTL: cfg.KeyCacheTTL, OnVerified: tracker.Record,
+			Prefix: auth.MarketDataPrefix, Store: store, CacheTTL: auth.CacheTTLFromSetting(cfg.KeyCacheTTL), OnVerified: tracker.Record,
 			Throttle: auth.NewFailureThrottle(cfg.AuthFailureLimit, cfg.AuthFailureWindow, 100_000, nil),
 		}),
 		Limiter:        limiter,

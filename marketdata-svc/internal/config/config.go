@@ -79,8 +79,8 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.DatabaseURL == "" {
 		r.fail("MARKETDATA_DATABASE_URL", "is required")
 	}
-	if c.KeyCacheTTL > time.Minute {
-		r.fail("MARKETDATA_KEY_CACHE_TTL", "must be at most 60s")
+	if c.KeyCacheTTL < 0 || c.KeyCacheTTL > time.Minute {
+		r.fail("MARKETDATA_KEY_CACHE_TTL", "must be between 0 (no key cache) and 60s: it bounds how long a revoked key keeps working")
 	}
 	if c.DBMaxOpenConns < 1 || c.DBMaxIdleConns < 0 || c.LocalCacheSize < 1 {
 		r.fail("MARKETDATA_DB_MAX_OPEN_CONNS", "pool and cache sizes must be positive")

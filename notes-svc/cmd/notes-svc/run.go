@@ -146,7 +146,7 @@ func serve(ctx context.Context, cfg config.Config, stdout io.Writer) error {
 	}()
 
 	authn := auth.NewAuthenticator(auth.Options{
-		Prefix: auth.NotesPrefix, Store: store, CacheTTL: cfg.KeyCacheTTL, CacheSize: cfg.KeyCacheSize, OnVerified: tracker.Record,
+		Prefix: auth.NotesPrefix, Store: store, CacheTTL: auth.CacheTTLFromSetting(cfg.KeyCacheTTL), CacheSize: cfg.KeyCacheSize, OnVerified: tracker.Record,
 		Throttle: auth.NewFailureThrottle(cfg.AuthFailureLimit, cfg.AuthFailureWindow, 100_000, nil),
 	})
 	gin.SetMode(gin.ReleaseMode)

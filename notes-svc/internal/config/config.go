@@ -156,8 +156,8 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.ListBatchSize < 1 || c.ListBatchSize > 10000 {
 		r.fail("LIST_BATCH_SIZE", "must be between 1 and 10000")
 	}
-	if c.KeyCacheTTL <= 0 || c.KeyCacheTTL > 60*time.Second {
-		r.fail("KEY_CACHE_TTL", "must be between 1ms and 60s: it bounds how long a revoked key keeps working")
+	if c.KeyCacheTTL < 0 || c.KeyCacheTTL > 60*time.Second {
+		r.fail("KEY_CACHE_TTL", "must be between 0 (no key cache) and 60s: it bounds how long a revoked key keeps working")
 	}
 	if c.AuthFailureLimit < 1 || c.AuthFailureWindow <= 0 {
 		r.fail("AUTH_FAILURE_LIMIT", "and AUTH_FAILURE_WINDOW must be positive")

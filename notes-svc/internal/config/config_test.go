@@ -104,3 +104,21 @@ func TestListingBounds(t *testing.T) {
 		t.Error("a negative per-account bound was accepted")
 	}
 }
+
+// TestKeyCacheTTLRange is issue 12, item 8, held the same in both services:
+// 0 is "no key cache", negative and over 60 s stop the start, and so does
+// garbage.
+func TestKeyCacheTTLRange(t *testing.T) {
+	for value, want := range map[string]time.Duration{"0": 0, "0s": 0, "1ms": time.Millisecond, "60s": time.Minute} {
+		c, err := Load(env(map[string]string{"NOTES_DATABASE_URL": "postgres://db/n", "NOTES_KEY_CACHE_TTL": value}))
+		if err != nil || c.KeyCacheTTL != want {
+			t.Errorf("NOTES_KEY_CACHE_TTL=%s: %v, %v; want %v", value, c.KeyCacheTTL, err, want)
+		}
+	}
+	for _, value := range []string{"-1s", "-1ns", "61s", "1h", "soon", "30"} {
+		_, err := Load(env(map[string]string{"NOTES_DATABASE_URL": "postgres://db/n", "NOTES_KEY_CACHE_TTL": value}))
+		if err == nil || !strings.Contains(err.Error(), "NOTES_KEY_CACHE_TTL") {
+			t.Errorf("NOTES_KEY_CACHE_TTL=%s accepted (%v)", value, err)
+		}
+	}
+}
