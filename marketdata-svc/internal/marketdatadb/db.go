@@ -26,6 +26,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
@@ -42,6 +43,9 @@ var migrations embed.FS
 type Store struct {
 	db   *sql.DB
 	gorm *gorm.DB
+	// connCfg is the pool's connection configuration, from which Migrate
+	// opens a connection of its own with other session settings.
+	connCfg *pgx.ConnConfig
 }
 
 // Open connects to cfg.DatabaseURL with the configured pool limits and a
@@ -73,7 +77,7 @@ func Open(ctx context.Context, cfg config.Config) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open store: %w", translate(err))
 	}
-	s := &Store{db: db, gorm: g}
+	s := &Store{db: db, gorm: g, connCfg: connCfg}
 	if err := s.Ping(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open store: %w", err)
@@ -100,13 +104,39 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Migrate applies the embedded migrations that are not applied yet.
-func (s *Store) Migrate(ctx context.Context) error { return Migrate(ctx, s.db) }
+// MigrationLockTimeout bounds how long one migration statement waits for a
+// lock (lock_timeout) before the migration fails, instead of the pool's
+// statement timeout, which would cancel a long but healthy rewrite.
+const MigrationLockTimeout = time.Minute
 
-// Migrate applies the embedded migrations to db. goose takes a session
-// advisory lock, so concurrent starts migrate once.
+// Migrate applies the embedded migrations that are not applied yet. It runs
+// on a connection of its own with no statement timeout, since a migration
+// may rewrite a big table, and with MigrationLockTimeout instead, so one
+// stuck behind another session's lock fails with a clear error rather than
+// waiting forever. Every subcommand that migrates (migrate, keys, import,
+// demo, generate) comes through here, often beside the migrate Job.
+func (s *Store) Migrate(ctx context.Context) error {
+	cfg := s.connCfg.Copy()
+	cfg.RuntimeParams["statement_timeout"] = "0"
+	cfg.RuntimeParams["lock_timeout"] = strconv.FormatInt(MigrationLockTimeout.Milliseconds(), 10)
+	db := stdlib.OpenDB(*cfg)
+	defer db.Close()
+	return Migrate(ctx, db)
+}
+
+// Migrate applies the embedded migrations to db under goose's PostgreSQL
+// session advisory lock, so concurrent runs wait for each other and each
+// migration is applied once (without it two runs on a fresh database
+// collided on CREATE EXTENSION).
 func Migrate(ctx context.Context, db *sql.DB) error {
-	p, err := migrationProvider(db)
+	// A waiting run retries the lock every second (goose's default is every
+	// 5 s) for up to 5 minutes: concurrent starts finish soon after the
+	// first, and a run stuck behind a dead one gives up.
+	locker, err := lock.NewPostgresSessionLocker(lock.WithLockTimeout(1, 300))
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	p, err := migrationProvider(db, goose.WithSessionLocker(locker))
 	if err != nil {
 		return err
 	}
@@ -132,12 +162,12 @@ func MigrationStatus(ctx context.Context, db *sql.DB) (current, latest int64, er
 	return current, latest, nil
 }
 
-func migrationProvider(db *sql.DB) (*goose.Provider, error) {
+func migrationProvider(db *sql.DB, opts ...goose.ProviderOption) (*goose.Provider, error) {
 	fsys, err := subFS()
 	if err != nil {
 		return nil, err
 	}
-	p, err := goose.NewProvider(goose.DialectPostgres, db, fsys)
+	p, err := goose.NewProvider(goose.DialectPostgres, db, fsys, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("migrate: %w", err)
 	}

@@ -289,6 +289,36 @@ func Postgres(t testing.TB) string {
 	return withDatabase(env.adminURL, name)
 }
 
+// EmptyPostgres returns the URL of a fresh database with no migrations
+// applied, for tests of migrating itself; it is dropped when the test ends.
+func EmptyPostgres(t testing.TB) string {
+	t.Helper()
+	if err := setup(); err != nil {
+		t.Fatal(err)
+	}
+	name := "e_" + randomHex(8)
+	admin, err := sql.Open("pgx", env.adminURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	if _, err := admin.Exec("CREATE DATABASE " + quoteIdent(name) + " TEMPLATE template0"); err != nil {
+		t.Fatalf("testenv: create database: %v", err)
+	}
+	t.Cleanup(func() {
+		admin, err := sql.Open("pgx", env.adminURL)
+		if err != nil {
+			t.Errorf("testenv: %v", err)
+			return
+		}
+		defer admin.Close()
+		if _, err := admin.Exec("DROP DATABASE IF EXISTS " + quoteIdent(name) + " WITH (FORCE)"); err != nil {
+			t.Errorf("testenv: drop database: %v", err)
+		}
+	})
+	return withDatabase(env.adminURL, name)
+}
+
 func withDatabase(rawURL, name string) string {
 	u, err := url.Parse(rawURL)
 	if err != nil {

@@ -107,8 +107,9 @@ func migrate(ctx context.Context, cfg config.Config, stdout io.Writer) error {
 		return err
 	}
 	defer db.Close()
-	// Migrations may rewrite big tables: no statement timeout here.
-	if _, err := db.ExecContext(ctx, "SET statement_timeout = 0"); err != nil {
+	// Migrations may rewrite big tables: no statement timeout here, and a
+	// lock timeout instead, so one stuck behind a lock fails clearly.
+	if _, err := db.ExecContext(ctx, "SET statement_timeout = 0; SET lock_timeout = '60s'"); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	db.SetMaxOpenConns(1)

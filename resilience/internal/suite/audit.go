@@ -10,7 +10,8 @@ func Audit(ctx context.Context, e *Env) {
 	for _, scenario := range []func(context.Context, *Env){
 		// One line per audit item, in the order of the issue.
 		AuditMetricLabels,
-		AuditStalledListings, // item 2: one tenant can take the whole notes connection pool
+		AuditStalledListings,   // item 2: one tenant can take the whole notes connection pool
+		AuditConcurrentMigrate, // item 6
 	} {
 		if ctx.Err() != nil {
 			return
