@@ -13,7 +13,7 @@ import (
 // both are sent the query parameter wins.
 func (s *Server) routes() {
 	e := s.engine
-	e.Use(s.requestContext, s.recovery)
+	e.Use(s.requestContext, drainBody, s.recovery)
 	e.NoRoute(func(c *gin.Context) { s.writeError(c, errUnknownFunction) })
 	e.NoMethod(func(c *gin.Context) { s.writeError(c, errMethodNotAllowed) })
 

@@ -21,6 +21,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/ratelimit"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
+	"github.com/tickerdesk/tickerdesk/pkg/bodydrain"
 	"github.com/tickerdesk/tickerdesk/pkg/httpmetrics"
 )
 
@@ -216,3 +217,12 @@ func (s *Server) requireScope(scope string) gin.HandlerFunc {
 
 // authErr adapts writeError to the auth middleware.
 func (s *Server) authErr(c *gin.Context, err error) { s.writeError(c, err) }
+
+// drainBody lets an answer given without reading a body (the API takes
+// none, so every request with one is answered early) reach a client that is
+// still sending: see pkg/bodydrain.
+func drainBody(c *gin.Context) {
+	b := bodydrain.Track(c.Request)
+	c.Next()
+	b.Drain(c.Writer)
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
+	"github.com/tickerdesk/tickerdesk/pkg/bodydrain"
 	"github.com/tickerdesk/tickerdesk/pkg/httpmetrics"
 )
 
@@ -176,4 +177,12 @@ func (s *Server) requireScope(scope string) gin.HandlerFunc {
 		}
 		c.Next()
 	}
+}
+
+// drainBody lets an answer given before the body was read (413, 401, 415)
+// reach a client that is still sending: see pkg/bodydrain.
+func drainBody(c *gin.Context) {
+	b := bodydrain.Track(c.Request)
+	c.Next()
+	b.Drain(c.Writer)
 }

@@ -16,7 +16,7 @@ const (
 // routes lists the whole API surface.
 func (s *Server) routes() {
 	e := s.engine
-	e.Use(s.requestID(), s.accessLog(), s.instrument(), s.recoverPanic())
+	e.Use(s.requestID(), s.accessLog(), s.instrument(), drainBody, s.recoverPanic())
 	e.NoRoute(func(c *gin.Context) { s.fail(c, errRouteNotFound) })
 	e.NoMethod(func(c *gin.Context) { s.fail(c, errMethodNotAllowed) })
 
