@@ -63,8 +63,17 @@ type Authenticator struct {
 	cache      *keyCache
 	onVerified func(Principal, time.Time)
 	throttle   *FailureThrottle
-	now        func() time.Time
+	// seen holds the keys verified valid in the last SeenTTL: a client
+	// address over its failure limit still gets them looked up, since
+	// other callers' failures must not lock a known key out.
+	seen *keyCache
+	now  func() time.Time
 }
+
+// SeenTTL is how long a key verified valid is exempt from the failure
+// throttle of its client's address (it is still looked up once the key
+// cache's shorter TTL ends, so a revocation is seen as usual).
+const SeenTTL = time.Hour
 
 // NewAuthenticator returns an Authenticator for o.
 func NewAuthenticator(o Options) *Authenticator {
@@ -83,24 +92,48 @@ func NewAuthenticator(o Options) *Authenticator {
 	if now == nil {
 		now = time.Now
 	}
-	return &Authenticator{prefix: o.Prefix, store: o.Store, cache: newKeyCache(ttl, size), onVerified: o.OnVerified, throttle: o.Throttle, now: now}
+	return &Authenticator{prefix: o.Prefix, store: o.Store, cache: newKeyCache(ttl, size), onVerified: o.OnVerified,
+		throttle: o.Throttle, seen: newKeyCache(SeenTTL, size), now: now}
 }
 
 // Verify returns the principal of key. It returns ErrMissingKey for an empty
 // key and ErrInvalidKey for a malformed, unknown, revoked or expired one; any
 // other error comes from the store.
 func (a *Authenticator) Verify(ctx context.Context, key string) (Principal, error) {
+	return a.verify(ctx, key, "")
+}
+
+// verify is Verify for a request from client. With a throttle and a
+// client, a store lookup of a key not verified recently is reserved with
+// the throttle first (FailureThrottle.Reserve): a malformed key and a
+// failed lookup count against the client, a key in the cache or verified
+// within SeenTTL never meets the throttle.
+func (a *Authenticator) verify(ctx context.Context, key, client string) (Principal, error) {
 	if key == "" {
 		return Principal{}, ErrMissingKey
 	}
+	throttled := a.throttle != nil && client != ""
 	hash, err := Parse(a.prefix, key)
 	if err != nil {
+		if throttled {
+			if err := a.throttle.Check(client); err != nil {
+				return Principal{}, err
+			}
+			a.throttle.Fail(client)
+		}
 		return Principal{}, ErrInvalidKey
 	}
 	now := a.now()
 	p, ok := a.cache.get(hash, now)
 	if !ok {
+		release := func(bool) {}
+		if _, seen := a.seen.get(hash, now); throttled && !seen {
+			if release, err = a.throttle.Reserve(client); err != nil {
+				return Principal{}, err
+			}
+		}
 		p, err = a.store.LookupKey(ctx, hash)
+		release(errors.Is(err, ErrKeyNotFound) || (err == nil && !p.usable(now)))
 		if errors.Is(err, ErrKeyNotFound) {
 			return Principal{}, ErrInvalidKey
 		}
@@ -112,6 +145,7 @@ func (a *Authenticator) Verify(ctx context.Context, key string) (Principal, erro
 	if !p.usable(now) {
 		return Principal{}, ErrInvalidKey
 	}
+	a.seen.put(hash, Principal{}, now)
 	if a.onVerified != nil {
 		a.onVerified(p, now)
 	}
@@ -175,32 +209,28 @@ type ErrorWriter func(c *gin.Context, err error)
 // trustworthy as the engine's trusted-proxy setting.
 func (a *Authenticator) Middleware(src CredentialSource, writeErr ErrorWriter) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		fail := func(err error) {
-			if a.throttle != nil && errors.Is(err, ErrInvalidKey) {
-				a.throttle.Fail(c.ClientIP())
-			}
-			writeErr(c, err)
-			c.Abort()
-		}
-		if a.throttle != nil {
-			if err := a.throttle.Check(c.ClientIP()); err != nil {
-				writeErr(c, err)
-				c.Abort()
-				return
-			}
-		}
 		key, present := src(c.Request)
 		if !present {
-			fail(ErrMissingKey)
+			writeErr(c, ErrMissingKey)
+			c.Abort()
 			return
+		}
+		client := ""
+		if a.throttle != nil {
+			client = c.ClientIP()
 		}
 		if key == "" {
-			fail(ErrInvalidKey)
+			if client != "" {
+				a.throttle.Fail(client)
+			}
+			writeErr(c, ErrInvalidKey)
+			c.Abort()
 			return
 		}
-		p, err := a.Verify(c.Request.Context(), key)
+		p, err := a.verify(c.Request.Context(), key, client)
 		if err != nil {
-			fail(err)
+			writeErr(c, err)
+			c.Abort()
 			return
 		}
 		c.Request = c.Request.WithContext(WithPrincipal(c.Request.Context(), p))

@@ -20,9 +20,12 @@ type fakeStore struct {
 	calls      int
 	err        error
 	failOnCall bool
+	// delay holds each lookup, outside the lock, so concurrent ones overlap.
+	delay time.Duration
 }
 
 func (s *fakeStore) LookupKey(_ context.Context, h Hash) (Principal, error) {
+	time.Sleep(s.delay)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.failOnCall {

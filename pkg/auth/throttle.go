@@ -21,10 +21,20 @@ func (e *ThrottledError) Error() string { return ErrThrottled.Error() }
 // Is makes errors.Is(err, ErrThrottled) hold.
 func (e *ThrottledError) Is(target error) bool { return target == ErrThrottled }
 
-// FailureThrottle counts invalid keys per client address in fixed windows
-// and blocks a client that reaches the limit until its window ends, which
-// makes guessing keys from one address slow without touching the store.
-// Memory is bounded by maxClients.
+// FailureThrottle counts invalid keys per client address in fixed windows,
+// which makes guessing keys from one address slow without touching the
+// store. Memory is bounded by maxClients.
+//
+// A lookup is reserved before it is made and counted when it ends
+// (Reserve), so the lookups in flight count against the limit too: checking
+// first and counting after let 200 concurrent bad keys from one address all
+// reach the database against a limit of 20. Once an address is over its
+// limit it gets one probe lookup per ProbeInterval and 429 otherwise, so a
+// valid key that the service has not seen yet still gets through from an
+// address that others behind the same NAT have flooded, while the flood
+// costs at most limit + window/ProbeInterval lookups a window. Keys the
+// service has verified recently do not need the throttle at all (see
+// Authenticator).
 type FailureThrottle struct {
 	mu         sync.Mutex
 	limit      int
@@ -35,9 +45,15 @@ type FailureThrottle struct {
 }
 
 type failureWindow struct {
-	start    time.Time
-	failures int
+	start     time.Time
+	failures  int
+	inFlight  int
+	lastProbe time.Time
 }
+
+// ProbeInterval is how often an address over its limit may still have one
+// key looked up.
+const ProbeInterval = time.Second
 
 // NewFailureThrottle allows limit failures per client in each window.
 func NewFailureThrottle(limit int, window time.Duration, maxClients int, now func() time.Time) *FailureThrottle {
@@ -62,20 +78,64 @@ func (t *FailureThrottle) Check(client string) error {
 	return nil
 }
 
-// Fail records one failure of client.
+// Fail records one failure of client that cost no lookup (a malformed key).
 func (t *FailureThrottle) Fail(client string) {
 	now := t.now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	w, ok := t.clients[client]
-	if !ok || !now.Before(w.start.Add(t.window)) {
-		if !ok && len(t.clients) >= t.maxClients {
-			t.evict(now)
-		}
-		w = failureWindow{start: now}
-	}
+	w := t.current(client, now)
 	w.failures++
 	t.clients[client] = w
+}
+
+// Reserve asks for one key lookup for client. Within the limit, counting
+// the lookups in flight, it is granted; over it, one probe per
+// ProbeInterval is granted and every other request gets a *ThrottledError.
+// A granted lookup must be ended with release, saying whether the key
+// proved invalid.
+func (t *FailureThrottle) Reserve(client string) (release func(invalid bool), err error) {
+	now := t.now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	w := t.current(client, now)
+	if w.failures+w.inFlight >= t.limit {
+		if now.Sub(w.lastProbe) < ProbeInterval {
+			t.clients[client] = w
+			return nil, &ThrottledError{RetryAfter: min(ProbeInterval, w.start.Add(t.window).Sub(now))}
+		}
+		w.lastProbe = now
+	}
+	w.inFlight++
+	t.clients[client] = w
+	start := w.start
+	return func(invalid bool) {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		w, ok := t.clients[client]
+		if !ok || !w.start.Equal(start) {
+			// The window rolled over (or was evicted) while the lookup
+			// ran: it no longer counts there.
+			return
+		}
+		w.inFlight--
+		if invalid {
+			w.failures++
+		}
+		t.clients[client] = w
+	}, nil
+}
+
+// current returns client's window at now, a fresh one when the last has
+// ended; the caller holds mu and stores it back.
+func (t *FailureThrottle) current(client string, now time.Time) failureWindow {
+	w, ok := t.clients[client]
+	if ok && now.Before(w.start.Add(t.window)) {
+		return w
+	}
+	if !ok && len(t.clients) >= t.maxClients {
+		t.evict(now)
+	}
+	return failureWindow{start: now}
 }
 
 // evict drops finished windows, then arbitrary ones, to stay within bounds.

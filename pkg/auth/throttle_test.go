@@ -1,10 +1,13 @@
 package auth
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -75,13 +78,118 @@ func TestMiddlewareThrottlesBadKeysWithoutStore(t *testing.T) {
 	if code := call("tdn_wrong", "10.0.0.1"); code != http.StatusTooManyRequests {
 		t.Fatalf("sixth bad attempt: %d, want 429", code)
 	}
-	// A blocked address is refused even with a good key; others are not.
+	// Malformed keys never reach the store, throttled or not.
 	store.failOnCall = true
-	if code := call(good, "10.0.0.1"); code != http.StatusTooManyRequests {
-		t.Fatalf("good key from blocked address: %d, want 429", code)
+	if code := call("tdn_wrong", "10.0.0.1"); code != http.StatusTooManyRequests {
+		t.Fatalf("bad key from blocked address: %d, want 429", code)
 	}
 	store.failOnCall = false
+	// A good key is not refused for other callers' failures (issue 12,
+	// item 5): it gets the address's probe lookup.
+	if code := call(good, "10.0.0.1"); code != http.StatusOK {
+		t.Fatalf("good key from blocked address: %d, want 200", code)
+	}
 	if code := call(good, "10.0.0.2"); code != http.StatusOK {
 		t.Fatalf("good key from another address: %d, want 200", code)
+	}
+}
+
+// throttledAuth is an Authenticator whose key cache is off, so every
+// verification that passes the throttle costs a lookup, over a counting
+// store, with a throttle of limit failures a minute and a fixed clock.
+func throttledAuth(t *testing.T, limit int, now *time.Time) (*Authenticator, *fakeStore) {
+	store := &fakeStore{t: t}
+	clock := func() time.Time { return *now }
+	return NewAuthenticator(Options{Prefix: NotesPrefix, Store: store, CacheTTL: NoCache, Now: clock,
+		Throttle: NewFailureThrottle(limit, time.Minute, 100, clock)}), store
+}
+
+// unknownKey is a well-formed key that no store holds: it passes the
+// checksum, so only a lookup can refuse it.
+func unknownKey(t *testing.T) string {
+	key, _, err := Generate(NotesPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
+// TestConcurrentBadKeysAreBounded is issue 12, item 5: the limit was
+// checked before the lookup and counted after it, so 200 concurrent unknown
+// keys from one address all reached the store against a limit of 20.
+func TestConcurrentBadKeysAreBounded(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	a, store := throttledAuth(t, 20, &now)
+	store.delay = 5 * time.Millisecond // lookups overlap, as on a real database
+	keys := make([]string, 200)
+	for i := range keys {
+		keys[i] = unknownKey(t)
+	}
+	var wg sync.WaitGroup
+	var throttled atomic.Int64
+	for _, key := range keys {
+		wg.Go(func() {
+			_, err := a.verify(context.Background(), key, "10.0.0.1")
+			if errors.Is(err, ErrThrottled) {
+				throttled.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	// The limit, plus one probe in the (frozen) second.
+	if store.calls > 21 {
+		t.Errorf("200 concurrent unknown keys made %d lookups, limit 20 (+1 probe)", store.calls)
+	}
+	if throttled.Load() < 179 {
+		t.Errorf("only %d of 200 were throttled", throttled.Load())
+	}
+}
+
+// TestValidKeyFromThrottledAddress: an address flooded with bad keys (an
+// office behind one NAT with a broken client) must not lock out the valid
+// keys of others behind it. A key verified within SeenTTL is looked up
+// whatever the throttle says; a key never seen gets the address's probe,
+// one lookup a second.
+func TestValidKeyFromThrottledAddress(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	a, store := throttledAuth(t, 3, &now)
+	known := newKey(t, store, Principal{AccountID: "acc", KeyID: "known"})
+	fresh := newKey(t, store, Principal{AccountID: "acc", KeyID: "fresh"})
+	if _, err := a.verify(context.Background(), known, "10.0.0.9"); err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		_, _ = a.verify(context.Background(), unknownKey(t), "10.0.0.1")
+	}
+	// Known: never throttled, however often.
+	for range 5 {
+		if _, err := a.verify(context.Background(), known, "10.0.0.1"); err != nil {
+			t.Fatalf("a recently verified key from a throttled address: %v", err)
+		}
+	}
+	// Fresh: the probe of this second was spent by the flood; it gets 429
+	// with Retry-After of at most a second, and succeeds a second later.
+	_, err := a.verify(context.Background(), fresh, "10.0.0.1")
+	var te *ThrottledError
+	if !errors.As(err, &te) || te.RetryAfter > ProbeInterval {
+		t.Fatalf("fresh key while the probe is spent: %v, want 429 with Retry-After <= 1s", err)
+	}
+	now = now.Add(ProbeInterval)
+	if _, err := a.verify(context.Background(), fresh, "10.0.0.1"); err != nil {
+		t.Fatalf("fresh key on the next probe: %v", err)
+	}
+	// And from then on it is known.
+	for range 3 {
+		if _, err := a.verify(context.Background(), fresh, "10.0.0.1"); err != nil {
+			t.Fatalf("fresh key once verified: %v", err)
+		}
+	}
+	// The flood itself stays bounded: 3 + one probe per second.
+	before := store.calls
+	for range 50 {
+		_, _ = a.verify(context.Background(), unknownKey(t), "10.0.0.1")
+	}
+	if got := store.calls - before; got > 1 {
+		t.Errorf("50 more unknown keys in one second made %d lookups, want at most 1 probe", got)
 	}
 }
