@@ -162,7 +162,10 @@ func apply(ctx context.Context, tx pgx.Tx, l Load) (LoadResult, error) {
 	if res.TickersChanged, err = upsertTickers(ctx, tx, l.Tickers); err != nil {
 		return res, err
 	}
-	changedSymbols := map[string]bool{}
+	// touched holds every symbol the load writes, changed or not: its
+	// factors are recomputed from the symbol's full state (below), so a
+	// re-import also repairs factors that are wrong for any reason.
+	changedSymbols, touched := map[string]bool{}, map[string]bool{}
 	if len(l.ReplaceSymbols) > 0 {
 		for _, table := range []string{"eod_bars", "splits", "dividends"} {
 			tag, err := tx.Exec(ctx, "DELETE FROM "+table+" WHERE symbol = ANY($1)", l.ReplaceSymbols)
@@ -174,7 +177,7 @@ func apply(ctx context.Context, tx pgx.Tx, l Load) (LoadResult, error) {
 			}
 		}
 		for _, sym := range l.ReplaceSymbols {
-			changedSymbols[sym] = true
+			changedSymbols[sym], touched[sym] = true, true
 		}
 	}
 	splits, divs := l.Splits, l.Dividends
@@ -187,6 +190,9 @@ func apply(ctx context.Context, tx pgx.Tx, l Load) (LoadResult, error) {
 		res.BarsChanged += bl.changed
 		for sym := range bl.changedSymbols {
 			changedSymbols[sym] = true
+		}
+		for sym := range bl.symbols {
+			touched[sym] = true
 		}
 		splits, divs = append(slices.Clip(splits), bl.splits...), append(slices.Clip(divs), bl.dividends...)
 		n, err := ensureTickers(ctx, tx, sortedKeys(bl.symbols), l.DefaultExchange)
@@ -203,9 +209,30 @@ func apply(ctx context.Context, tx pgx.Tx, l Load) (LoadResult, error) {
 	for _, sym := range actionSymbols {
 		changedSymbols[sym] = true
 	}
-	if !l.FactorsGiven && len(changedSymbols) > 0 {
-		if res.BarsAdjusted, err = readjust(ctx, tx, sortedKeys(changedSymbols)); err != nil {
+	for _, sp := range splits {
+		touched[sp.Symbol] = true
+	}
+	for _, d := range divs {
+		touched[d.Symbol] = true
+	}
+	if len(touched) > 0 {
+		symbols := sortedKeys(touched)
+		// Two loads of one symbol each recompute its factors from the
+		// symbol's rows: without a lock each reads a snapshot without the
+		// other's uncommitted rows, and the later commit leaves factors that
+		// match neither (issue 12, item 4). The transaction-level lock per
+		// symbol, taken in sorted order so loads cannot deadlock on each
+		// other, makes the second load wait until the first commits; its
+		// statements (READ COMMITTED) then see the first's rows.
+		// A load with given factors (the generator) takes the locks too,
+		// so that it is ordered with the imports of the same symbols.
+		if err := lockSymbols(ctx, tx, symbols); err != nil {
 			return res, err
+		}
+		if !l.FactorsGiven {
+			if res.BarsAdjusted, err = readjust(ctx, tx, symbols); err != nil {
+				return res, err
+			}
 		}
 	}
 	if res.BarsChanged+res.TickersChanged+res.ExchangesChanged+res.ActionsChanged+res.BarsAdjusted == 0 {
@@ -218,6 +245,21 @@ func apply(ctx context.Context, tx pgx.Tx, l Load) (LoadResult, error) {
 		return res, translate(err)
 	}
 	return res, nil
+}
+
+// symbolLockSpace is the first key of the two-key advisory locks on
+// symbols, so they cannot collide with other advisory locks (goose's
+// migration lock uses the one-key form).
+const symbolLockSpace = 0x74646d // "tdm"
+
+// lockSymbols takes the transaction's advisory lock on each symbol, in the
+// order given (sorted by the caller).
+func lockSymbols(ctx context.Context, tx pgx.Tx, symbols []string) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext(s)) FROM unnest($2::text[]) WITH ORDINALITY AS u(s, n) ORDER BY n`,
+		symbolLockSpace, symbols); err != nil {
+		return fmt.Errorf("lock symbols: %w", translate(err))
+	}
+	return nil
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -11,6 +11,7 @@ func Audit(ctx context.Context, e *Env) {
 		// One line per audit item, in the order of the issue.
 		AuditMetricLabels,
 		AuditStalledListings,   // item 2: one tenant can take the whole notes connection pool
+		AuditConcurrentImports, // item 4
 		AuditConcurrentMigrate, // item 6
 	} {
 		if ctx.Err() != nil {

@@ -1,0 +1,164 @@
+package marketdatadb_test
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/testenv"
+)
+
+// adjCloses returns symbol's adj_close by date.
+func adjCloses(t *testing.T, s *marketdatadb.Store, symbol string) map[string]float64 {
+	t.Helper()
+	p, err := s.EOD(context.Background(), marketdata.EODQuery{Symbols: []string{symbol}, Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, b := range p.Bars {
+		out[b.Date.Format(time.DateOnly)] = b.AdjClose
+	}
+	return out
+}
+
+// TestConcurrentLoadsOfOneSymbol is issue 12, item 4: import A adds a split
+// while import B adds older bars of the same symbol. Each recomputed the
+// factors from a snapshot without the other's rows, so B's bars kept factor
+// 1 for good (adj_close 100 on 2009-12-31, 50 on 2010-01-04) and a re-import
+// said "no changes". The class is every pair of writers of one symbol's
+// derived state: split, dividend and bar loads in any order. The test makes
+// the interleaving certain: a third session holds the data version row, so
+// both loads do all their work before either can commit.
+func TestConcurrentLoadsOfOneSymbol(t *testing.T) {
+	base := []marketdatadb.BarRow{
+		{Symbol: "GOOG", Date: day("2010-01-04"), Open: 50, High: 50, Low: 50, Close: 50, Volume: 100},
+		{Symbol: "GOOG", Date: day("2010-01-05"), Open: 52, High: 52, Low: 52, Close: 52, Volume: 100},
+	}
+	older := []marketdatadb.BarRow{{Symbol: "GOOG", Date: day("2009-12-31"), Open: 100, High: 100, Low: 100, Close: 100, Volume: 100}}
+	split := marketdatadb.Load{Splits: []marketdata.Split{{Symbol: "GOOG", Date: day("2010-01-04"), Factor: 2}}}
+	dividend := marketdatadb.Load{Dividends: []marketdata.Dividend{{Symbol: "GOOG", Date: day("2010-01-05"), Amount: 1}}}
+	bars := marketdatadb.Load{Bars: marketdatadb.Bars(older)}
+
+	cases := map[string][]marketdatadb.Load{
+		"split and older bars":         {split, bars},
+		"older bars and split":         {bars, split},
+		"split, dividend and old bars": {split, dividend, bars},
+		"dividend and split":           {dividend, split},
+	}
+	for name, loads := range cases {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			// The sequential result is the reference.
+			ref := openStore(t)
+			for _, l := range append([]marketdatadb.Load{{Bars: marketdatadb.Bars(base)}}, loads...) {
+				if _, err := ref.Apply(ctx, l); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := adjCloses(t, ref, "GOOG")
+
+			url := testenv.Postgres(t)
+			s, err := marketdatadb.Open(ctx, testConfig(url))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if _, err := s.Apply(ctx, marketdatadb.Load{Bars: marketdatadb.Bars(base)}); err != nil {
+				t.Fatal(err)
+			}
+			holder, err := sql.Open("pgx", url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer holder.Close()
+			tx, err := holder.Begin()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tx.Exec("LOCK TABLE data_version IN SHARE MODE"); err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			errs := make([]error, len(loads))
+			for i, l := range loads {
+				wg.Go(func() { _, errs[i] = s.Apply(ctx, l) })
+			}
+			// Every load waits on a lock: the data version row, or another
+			// load of the same symbol.
+			for deadline := time.Now().Add(30 * time.Second); ; {
+				var waiting int
+				if err := holder.QueryRow(`SELECT count(*) FROM pg_stat_activity
+					WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
+					t.Fatal(err)
+				}
+				if waiting >= len(loads) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("only %d of %d loads reached a lock", waiting, len(loads))
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if err := tx.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			wg.Wait()
+			for i, err := range errs {
+				if err != nil {
+					t.Fatalf("load %d: %v", i, err)
+				}
+			}
+			got := adjCloses(t, s, "GOOG")
+			for date, w := range want {
+				if got[date] != w {
+					t.Errorf("adj_close on %s = %v after concurrent loads, %v after sequential ones", date, got[date], w)
+				}
+			}
+		})
+	}
+}
+
+// TestReimportRepairsFactors: a re-import must leave a symbol's factors as
+// its full state implies, not report "no changes" over wrong ones (as it did
+// after the race above). A factor is spoiled by hand, then the same split is
+// applied again.
+func TestReimportRepairsFactors(t *testing.T) {
+	ctx := context.Background()
+	url := testenv.Postgres(t)
+	s, err := marketdatadb.Open(ctx, testConfig(url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rows := []marketdatadb.BarRow{
+		{Symbol: "GOOG", Date: day("2009-12-31"), Open: 100, High: 100, Low: 100, Close: 100, Volume: 100},
+		{Symbol: "GOOG", Date: day("2010-01-04"), Open: 50, High: 50, Low: 50, Close: 50, Volume: 100},
+	}
+	split := marketdatadb.Load{Splits: []marketdata.Split{{Symbol: "GOOG", Date: day("2010-01-04"), Factor: 2}}}
+	for _, l := range []marketdatadb.Load{{Bars: marketdatadb.Bars(rows)}, split} {
+		if _, err := s.Apply(ctx, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.DB().Exec("UPDATE eod_bars SET price_factor = 1, volume_factor = 1 WHERE symbol = 'GOOG'"); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []marketdatadb.Load{split, {Bars: marketdatadb.Bars(rows)}} {
+		res, err := s.Apply(ctx, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := adjCloses(t, s, "GOOG")["2009-12-31"]; got != 50 {
+			t.Fatalf("after re-applying: adj_close %v on 2009-12-31, want 50 (result %+v)", got, res)
+		}
+		// Spoil again for the next load of the same class.
+		if _, err := s.DB().Exec("UPDATE eod_bars SET price_factor = 1 WHERE symbol = 'GOOG'"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,103 @@
+package suite
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// AuditConcurrentImports is issue 12, item 4: import A adds a split while
+// import B adds older bars of the same symbol; each recomputed the factors
+// without the other's rows, so B's bars kept factor 1 for good (adj_close
+// 100 on 2009-12-31 where 50 is right). Each round runs both imports of the
+// real binary at once on a fresh database while a psql session holds the
+// data version row, so both do all their work before either commits, the
+// worst interleaving; then it reads the adjusted closes.
+func AuditConcurrentImports(ctx context.Context, e *Env) {
+	s := e.Report.Scenario("Concurrent imports of one symbol (marketdata-svc)")
+	dir, err := os.MkdirTemp("", "faults-imports")
+	if err != nil {
+		s.Check("setup", false, "%v", err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	files := map[string]string{
+		"base.csv":  "Date,Open,High,Low,Close,Volume\n2010-01-04,50,50,50,50,100\n2010-01-05,52,52,52,52,100\n",
+		"older.csv": "Date,Open,High,Low,Close,Volume\n2009-12-31,100,100,100,100,100\n",
+		"split.csv": "symbol,date,factor\nTDAUD,2010-01-04,2\n",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			s.Check("setup", false, "%v", err)
+			return
+		}
+	}
+	const rounds = 5
+	right, figures := 0, []string{}
+	for round := range rounds {
+		db := fmt.Sprintf("faults_imports_%d", round)
+		if err := e.Stack.RecreateDatabase(ctx, db); err != nil {
+			s.Check("setup", false, "%v", err)
+			return
+		}
+		env := os.Environ()
+		for k, v := range e.Market.Env {
+			env = append(env, k+"="+v)
+		}
+		env = append(env, "MARKETDATA_DATABASE_URL="+e.Stack.DatabaseURL(db))
+		run := func(args ...string) error {
+			cctx, cancel := context.WithTimeout(ctx, time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(cctx, e.Market.Bin, args...)
+			cmd.Env = env
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return fmt.Errorf("%s: %v: %s", strings.Join(args, " "), err, lastLine(string(out)))
+			}
+			return nil
+		}
+		if err := run("import", "--symbol", "TDAUD", filepath.Join(dir, "base.csv")); err != nil {
+			s.Check("setup", false, "%v", err)
+			return
+		}
+		hold, err := e.Stack.HoldPSQL(ctx, db, "BEGIN; LOCK TABLE data_version IN SHARE MODE; SELECT pg_sleep(1.5); COMMIT;")
+		if err != nil {
+			s.Check("setup", false, "%v", err)
+			return
+		}
+		time.Sleep(200 * time.Millisecond) // the lock is taken before the imports start
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		wg.Go(func() { errs[0] = run("import", filepath.Join(dir, "split.csv")) })
+		wg.Go(func() { errs[1] = run("import", "--symbol", "TDAUD", filepath.Join(dir, "older.csv")) })
+		wg.Wait()
+		_ = hold.Wait()
+		s.Sent += 2
+		if errs[0] != nil || errs[1] != nil {
+			s.Failed++
+			figures = append(figures, fmt.Sprintf("round %d: %v %v", round+1, errs[0], errs[1]))
+			continue
+		}
+		out, err := e.Stack.PSQL(ctx, db, "SELECT string_agg(to_char(date, 'YYYY-MM-DD') || '=' || round((close * price_factor)::numeric, 2), ' ' ORDER BY date) FROM eod_bars WHERE symbol = 'TDAUD'")
+		if err != nil {
+			s.Failed++
+			figures = append(figures, fmt.Sprintf("round %d: %v", round+1, err))
+			continue
+		}
+		if out == "2009-12-31=50.00 2010-01-04=50.00 2010-01-05=52.00" {
+			right++
+		} else {
+			s.Failed++
+		}
+		if round == 0 || out != "2009-12-31=50.00 2010-01-04=50.00 2010-01-05=52.00" {
+			figures = append(figures, fmt.Sprintf("round %d adj_close: %s", round+1, out))
+		}
+		_ = e.Stack.RecreateDatabase(ctx, db)
+	}
+	s.Check("factors after concurrent imports equal the sequential ones", right == rounds,
+		"%d of %d rounds right (split 2:1 on 2010-01-04: adj_close 50 on 2009-12-31 and 2010-01-04); %s", right, rounds, strings.Join(figures, "; "))
+}
