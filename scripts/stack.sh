@@ -103,7 +103,8 @@ redis_up() {
   mkdir -p "$redis_dir"
   if ! redis-cli -p "$redis_port" ping >/dev/null 2>&1; then
     redis-server --port "$redis_port" --bind 127.0.0.1 --daemonize yes --dir "$redis_dir" \
-      --save '' --appendonly no --pidfile "$redis_dir/redis.pid" --logfile "$redis_dir/redis.log" >/dev/null
+      --save '' --appendonly no --maxmemory 256mb --maxmemory-policy volatile-lru \
+      --pidfile "$redis_dir/redis.pid" --logfile "$redis_dir/redis.log" >/dev/null
     local i
     for i in $(seq 1 50); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.1; done
     log "Redis on 127.0.0.1:$redis_port"

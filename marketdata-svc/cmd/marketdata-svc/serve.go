@@ -68,6 +68,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, args []stri
 		// Redis being down at start is no reason not to serve: the cache
 		// and the limiter degrade and resume by themselves.
 		log.Info("redis cache and rate limits", "status", cached.Status(ctx))
+		checkEvictionPolicy(ctx, rdb, log)
 	} else {
 		cached = cache.NewLocal(store, cfg.LocalCacheSize, cacheOpts)
 		limiter = ratelimit.NewLocal(reg, nil)
@@ -173,4 +174,22 @@ func startPprof(addr string, log *slog.Logger, errs chan<- error) (*http.Server,
 	}()
 	log.Info("pprof listening", "addr", ln.Addr().String())
 	return srv, nil
+}
+
+// checkEvictionPolicy warns when Redis could evict limiter state: only the
+// volatile policies spare the usage counters, which carry no expiry (see
+// deploy/README.md). Managed Redis that refuses CONFIG is left alone.
+func checkEvictionPolicy(ctx context.Context, rdb *redis.Client, log *slog.Logger) {
+	cctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	res, err := rdb.ConfigGet(cctx, "maxmemory-policy").Result()
+	if err != nil {
+		return
+	}
+	switch policy := res["maxmemory-policy"]; policy {
+	case "volatile-lru", "volatile-lfu", "volatile-ttl", "volatile-random":
+	default:
+		log.Error("redis maxmemory-policy should be volatile-lru: cache entries expire and make room, quota counters must not be evicted",
+			"maxmemory_policy", policy)
+	}
 }

@@ -22,8 +22,15 @@ import (
 // overshoot the quota nor be counted twice, and a request refused by either
 // limit consumes neither.
 //
-// KEYS: rate key, usage key, data version key. ARGV: rate per second (0:
-// none), monthly quota (0: none), usage counter TTL in seconds.
+// The usage counter has no expiry, on purpose: Redis runs with maxmemory
+// and the volatile-lru policy (deploy/README.md), which evicts only keys
+// with an expiry, so cache entries make room and a quota is never reset by
+// eviction. The first count of a month deletes the previous month's counter
+// instead, so one counter per key is kept. The rate key (GCRA, seconds long)
+// keeps its expiry: evicting it costs at most one extra burst.
+//
+// KEYS: rate key, usage key, data version key, previous month's usage key.
+// ARGV: rate per second (0: none), monthly quota (0: none).
 // Reply: {outcome (1 allowed, 0 rate refused, 2 quota refused), remaining,
 // retry_after seconds, reset_after seconds, used, data version or nil}.
 var limitScript = redis.NewScript(`
@@ -52,7 +59,7 @@ if quota > 0 then
     return {2, remaining, '-1', tostring(reset), used, version}
   end
   used = redis.call('INCR', KEYS[2])
-  if used == 1 then redis.call('EXPIRE', KEYS[2], ARGV[3]) end
+  if used == 1 then redis.call('DEL', KEYS[4]) end
 end
 if new_tat and reset > 0 then
   redis.call('SET', KEYS[1], new_tat, 'EX', math.ceil(reset))
@@ -118,11 +125,9 @@ func (l *Redis) Allow(ctx context.Context, p auth.Principal) Decision {
 		return d
 	}
 	cctx, cancel := context.WithTimeout(ctx, l.timeout)
-	// The counter outlives its month by a week so a late request near
-	// midnight still finds it, then expires by itself.
-	ttl := int64((reset + 7*24*time.Hour).Seconds())
-	keys := []string{"rate:rate:" + p.KeyID, "usage:" + p.KeyID + ":" + month, l.versionKey}
-	res, err := l.batch.run(cctx, keys, []any{max(p.RatePerSecond, 0), max(p.MonthlyQuota, 0), ttl})
+	prev := now.UTC().AddDate(0, 0, -now.UTC().Day()).Format("2006-01")
+	keys := []string{"rate:rate:" + p.KeyID, "usage:" + p.KeyID + ":" + month, l.versionKey, "usage:" + p.KeyID + ":" + prev}
+	res, err := l.batch.run(cctx, keys, []any{max(p.RatePerSecond, 0), max(p.MonthlyQuota, 0)})
 	cancel()
 	if err == nil && len(res) != 6 {
 		err = errors.New("unexpected reply")
