@@ -35,7 +35,7 @@ func main() {
 }
 
 // steps in the order they run; -only selects some by name.
-var steps = []string{"hostile", "isolation", "writers", "redis", "slowdb", "postgres", "sigterm", "throttle", "audit"}
+var steps = []string{"hostile", "isolation", "writers", "redis", "slowdb", "postgres", "sigterm", "audit", "throttle"}
 
 func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("faults", flag.ContinueOnError)
@@ -150,8 +150,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		suite.Sigterm(ctx, env, env.Notes, env.NotesDB, "notes", notesMix)
 		suite.Sigterm(ctx, env, env.Market, env.MarketDB, "eod_bars", marketSig)
 	})
-	step("throttle", func() { suite.AuthThrottle(ctx, env) })
 	step("audit", func() { suite.Audit(ctx, env) })
+	// Last: a throttled address may be refused afterwards.
+	step("throttle", func() { suite.AuthThrottle(ctx, env) })
 
 	env.StopAll()
 	suite.NoSecretsInLogs(env)
