@@ -70,6 +70,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		fmt.Sprintf("Service settings during the run: request timeout %s, statement timeout %s, shutdown drain %s, shutdown timeout %s, notes HTTP read timeout %s, DB pool %d connections, log level debug.",
 			suite.RequestTimeout, suite.StatementTimeout, suite.ShutdownDrain, suite.ShutdownTimeout, suite.HTTPReadTimeout, suite.DBMaxOpenConns))
 
+	rep.Index = suite.AuditIndex
 	logf("setting up databases, keys and services")
 	env, err := suite.Setup(ctx, stack, rep, suite.Config{BinDir: *binDir, LogDir: logDir}, logf)
 	if err != nil {

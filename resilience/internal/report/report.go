@@ -62,10 +62,13 @@ type HostileClass struct {
 
 // Report is a whole run.
 type Report struct {
-	mu        sync.Mutex
-	Started   time.Time
-	Elapsed   time.Duration
-	Setup     []string
+	mu      sync.Mutex
+	Started time.Time
+	Elapsed time.Duration
+	Setup   []string
+	// Index is markdown shown before the scenarios: what each scenario or
+	// test keeps fixed.
+	Index     string
 	Scenarios []*Scenario
 	Hostile   map[string]*HostileClass
 	Security  []*Scenario
@@ -212,6 +215,9 @@ func (r *Report) markdown() string {
 	}
 	if len(r.Setup) > 0 {
 		w("\n")
+	}
+	if r.Index != "" {
+		w("%s\n", r.Index)
 	}
 	if len(r.Errors) > 0 {
 		w("## Errors\n\n")
