@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -68,6 +69,9 @@ type Authenticator struct {
 	// other callers' failures must not lock a known key out.
 	seen *keyCache
 	now  func() time.Time
+
+	mu       sync.Mutex
+	inFlight map[Hash]*lookupCall
 }
 
 // SeenTTL is how long a key verified valid is exempt from the failure
@@ -93,7 +97,7 @@ func NewAuthenticator(o Options) *Authenticator {
 		now = time.Now
 	}
 	return &Authenticator{prefix: o.Prefix, store: o.Store, cache: newKeyCache(ttl, size), onVerified: o.OnVerified,
-		throttle: o.Throttle, seen: newKeyCache(SeenTTL, size), now: now}
+		throttle: o.Throttle, seen: newKeyCache(SeenTTL, size), now: now, inFlight: map[Hash]*lookupCall{}}
 }
 
 // Verify returns the principal of key. It returns ErrMissingKey for an empty
@@ -126,21 +130,9 @@ func (a *Authenticator) verify(ctx context.Context, key, client string) (Princip
 	now := a.now()
 	p, ok := a.cache.get(hash, now)
 	if !ok {
-		release := func(bool) {}
-		if _, seen := a.seen.get(hash, now); throttled && !seen {
-			if release, err = a.throttle.Reserve(client); err != nil {
-				return Principal{}, err
-			}
+		if p, err = a.lookup(ctx, hash, client, now); err != nil {
+			return Principal{}, err
 		}
-		p, err = a.store.LookupKey(ctx, hash)
-		release(errors.Is(err, ErrKeyNotFound) || (err == nil && !p.usable(now)))
-		if errors.Is(err, ErrKeyNotFound) {
-			return Principal{}, ErrInvalidKey
-		}
-		if err != nil {
-			return Principal{}, fmt.Errorf("look up key: %w", err)
-		}
-		a.cache.put(hash, p, now)
 	}
 	if !p.usable(now) {
 		return Principal{}, ErrInvalidKey
@@ -150,6 +142,83 @@ func (a *Authenticator) verify(ctx context.Context, key, client string) (Princip
 		a.onVerified(p, now)
 	}
 	return p, nil
+}
+
+// lookupTimeout bounds a store lookup, which runs detached from the
+// requests that wait for it.
+const lookupTimeout = 10 * time.Second
+
+// lookupCall is a store lookup of one key hash that concurrent requests
+// share.
+type lookupCall struct {
+	done chan struct{}
+	p    Principal
+	err  error
+}
+
+// lookup finds the principal of hash in the store. Concurrent requests with
+// the same key share one lookup: a burst of requests with a key the replica
+// has not cached yet costs one lookup, not one each, and, as only the
+// request that starts the lookup reserves it with the failure throttle, the
+// burst does not count as many lookups in flight against its address. The
+// lookup runs detached from any one request with its own deadline; each
+// request waits on its own context. A request that joins a lookup its
+// starter could not reserve (the starter's address was throttled) starts
+// one of its own, under its own address.
+func (a *Authenticator) lookup(ctx context.Context, hash Hash, client string, now time.Time) (Principal, error) {
+	for attempt := 0; ; attempt++ {
+		a.mu.Lock()
+		c, joined := a.inFlight[hash]
+		if !joined {
+			c = &lookupCall{done: make(chan struct{})}
+			a.inFlight[hash] = c
+		}
+		a.mu.Unlock()
+		if !joined {
+			go a.runLookup(context.WithoutCancel(ctx), c, hash, client, now)
+		}
+		select {
+		case <-c.done:
+		case <-ctx.Done():
+			return Principal{}, ctx.Err()
+		}
+		if joined && errors.Is(c.err, ErrThrottled) && attempt < 3 {
+			continue
+		}
+		return c.p, c.err
+	}
+}
+
+// runLookup performs c: the reservation with the throttle, the store
+// lookup and the caching of its answer.
+func (a *Authenticator) runLookup(ctx context.Context, c *lookupCall, hash Hash, client string, now time.Time) {
+	defer func() {
+		a.mu.Lock()
+		delete(a.inFlight, hash)
+		a.mu.Unlock()
+		close(c.done)
+	}()
+	release := func(bool) {}
+	if _, seen := a.seen.get(hash, now); a.throttle != nil && client != "" && !seen {
+		var err error
+		if release, err = a.throttle.Reserve(client); err != nil {
+			c.err = err
+			return
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, lookupTimeout)
+	defer cancel()
+	p, err := a.store.LookupKey(ctx, hash)
+	release(errors.Is(err, ErrKeyNotFound) || (err == nil && !p.usable(now)))
+	switch {
+	case errors.Is(err, ErrKeyNotFound):
+		c.err = ErrInvalidKey
+	case err != nil:
+		c.err = fmt.Errorf("look up key: %w", err)
+	default:
+		a.cache.put(hash, p, now)
+		c.p = p
+	}
 }
 
 // CredentialSource extracts a key from a request. present reports whether

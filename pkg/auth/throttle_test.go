@@ -193,3 +193,59 @@ func TestValidKeyFromThrottledAddress(t *testing.T) {
 		t.Errorf("50 more unknown keys in one second made %d lookups, want at most 1 probe", got)
 	}
 }
+
+// TestBurstOfANewKeyIsOneLookup: CI found that counting lookups in flight
+// against the failure limit refused most of a burst of 60 concurrent
+// requests with one valid key the replica had not cached, from an address
+// with a few failures behind it (the fault suite's quota check got 22 throttle
+// answers of 35). Concurrent requests with one key share one lookup, so the
+// burst costs one lookup and one reservation.
+func TestBurstOfANewKeyIsOneLookup(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	a, store := throttledAuth(t, 20, &now)
+	store.delay = 20 * time.Millisecond
+	key := newKey(t, store, Principal{AccountID: "acc", KeyID: "burst"})
+	for range 19 { // one failure short of the limit
+		_, _ = a.verify(context.Background(), "tdn_malformed", "10.0.0.1")
+	}
+	var wg sync.WaitGroup
+	var failed atomic.Int64
+	for range 60 {
+		wg.Go(func() {
+			if _, err := a.verify(context.Background(), key, "10.0.0.1"); err != nil {
+				failed.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if failed.Load() != 0 {
+		t.Errorf("%d of 60 concurrent requests with one valid key failed", failed.Load())
+	}
+	if store.calls != 1 {
+		t.Errorf("60 concurrent requests with one key made %d lookups, want 1", store.calls)
+	}
+}
+
+// TestCallerLeavingDoesNotFailTheSharedLookup: the shared lookup is no one
+// request's (issue 12, item 3's class): a request that gives up gets its
+// own error, the others their principal.
+func TestCallerLeavingDoesNotFailTheSharedLookup(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	a, store := throttledAuth(t, 20, &now)
+	store.delay = 200 * time.Millisecond
+	key := newKey(t, store, Principal{AccountID: "acc", KeyID: "shared"})
+	ctx, cancel := context.WithCancel(context.Background())
+	first := make(chan error, 1)
+	go func() { _, err := a.verify(ctx, key, "10.0.0.1"); first <- err }()
+	time.Sleep(20 * time.Millisecond)
+	second := make(chan error, 1)
+	go func() { _, err := a.verify(context.Background(), key, "10.0.0.2"); second <- err }()
+	time.Sleep(20 * time.Millisecond)
+	cancel()
+	if err := <-first; !errors.Is(err, context.Canceled) {
+		t.Errorf("the request that gave up got %v, want context.Canceled", err)
+	}
+	if err := <-second; err != nil {
+		t.Errorf("the request that waited got %v", err)
+	}
+}
