@@ -185,6 +185,11 @@ func (a *Authenticator) lookup(ctx context.Context, hash Hash, client string, no
 		if joined && errors.Is(c.err, ErrThrottled) && attempt < 3 {
 			continue
 		}
+		// A request that joined a lookup cost none, but it did present a
+		// bad key: it counts against its address like any other.
+		if joined && errors.Is(c.err, ErrInvalidKey) && a.throttle != nil && client != "" {
+			a.throttle.Fail(client)
+		}
 		return c.p, c.err
 	}
 }
