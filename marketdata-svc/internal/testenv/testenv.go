@@ -261,10 +261,28 @@ func migrationsHash() (string, error) {
 // the duration of the test.
 func Postgres(t testing.TB) string {
 	t.Helper()
+	return freshDatabase(t, "t_", "")
+}
+
+// EmptyPostgres returns the URL of a fresh database with no migrations
+// applied, for tests of migrating itself; it is dropped when the test ends.
+func EmptyPostgres(t testing.TB) string {
+	t.Helper()
+	return freshDatabase(t, "e_", "template0")
+}
+
+// freshDatabase creates a database from template (the migrated template
+// when empty, known only after setup), named prefix plus random hex, and
+// drops it when the test ends.
+func freshDatabase(t testing.TB, prefix, template string) string {
+	t.Helper()
 	if err := setup(); err != nil {
 		t.Fatal(err)
 	}
-	name := "t_" + randomHex(8)
+	if template == "" {
+		template = env.template
+	}
+	name := prefix + randomHex(8)
 	admin, err := sql.Open("pgx", env.adminURL)
 	if err != nil {
 		t.Fatal(err)
@@ -272,37 +290,7 @@ func Postgres(t testing.TB) string {
 	defer admin.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+quoteIdent(name)+" TEMPLATE "+quoteIdent(env.template)); err != nil {
-		t.Fatalf("testenv: create database: %v", err)
-	}
-	t.Cleanup(func() {
-		admin, err := sql.Open("pgx", env.adminURL)
-		if err != nil {
-			t.Errorf("testenv: %v", err)
-			return
-		}
-		defer admin.Close()
-		if _, err := admin.Exec("DROP DATABASE IF EXISTS " + quoteIdent(name) + " WITH (FORCE)"); err != nil {
-			t.Errorf("testenv: drop database: %v", err)
-		}
-	})
-	return withDatabase(env.adminURL, name)
-}
-
-// EmptyPostgres returns the URL of a fresh database with no migrations
-// applied, for tests of migrating itself; it is dropped when the test ends.
-func EmptyPostgres(t testing.TB) string {
-	t.Helper()
-	if err := setup(); err != nil {
-		t.Fatal(err)
-	}
-	name := "e_" + randomHex(8)
-	admin, err := sql.Open("pgx", env.adminURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	if _, err := admin.Exec("CREATE DATABASE " + quoteIdent(name) + " TEMPLATE template0"); err != nil {
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+quoteIdent(name)+" TEMPLATE "+quoteIdent(template)); err != nil {
 		t.Fatalf("testenv: create database: %v", err)
 	}
 	t.Cleanup(func() {

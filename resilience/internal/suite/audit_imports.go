@@ -45,11 +45,7 @@ func AuditConcurrentImports(ctx context.Context, e *Env) {
 			s.Check("setup", false, "%v", err)
 			return
 		}
-		env := os.Environ()
-		for k, v := range e.Market.Env {
-			env = append(env, k+"="+v)
-		}
-		env = append(env, "MARKETDATA_DATABASE_URL="+e.Stack.DatabaseURL(db))
+		env := e.marketEnvOn(db)
 		run := func(args ...string) error {
 			cctx, cancel := context.WithTimeout(ctx, time.Minute)
 			defer cancel()

@@ -28,11 +28,7 @@ func AuditConcurrentMigrate(ctx context.Context, e *Env) {
 			s.Check("setup", false, "%v", err)
 			return
 		}
-		env := os.Environ()
-		for k, v := range e.Market.Env {
-			env = append(env, k+"="+v)
-		}
-		env = append(env, "MARKETDATA_DATABASE_URL="+e.Stack.DatabaseURL(db))
+		env := e.marketEnvOn(db)
 		var wg sync.WaitGroup
 		errs := make([]string, len(commands))
 		start := time.Now()
@@ -72,4 +68,14 @@ func AuditConcurrentMigrate(ctx context.Context, e *Env) {
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return truncate(lines[len(lines)-1], 200)
+}
+
+// marketEnvOn is the environment of a marketdata-svc subcommand run by hand
+// against database db of the suite's stack.
+func (e *Env) marketEnvOn(db string) []string {
+	env := os.Environ()
+	for k, v := range e.Market.Env {
+		env = append(env, k+"="+v)
+	}
+	return append(env, "MARKETDATA_DATABASE_URL="+e.Stack.DatabaseURL(db))
 }
