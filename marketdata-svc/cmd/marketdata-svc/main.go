@@ -1,5 +1,5 @@
 // Command marketdata-svc serves end-of-day prices and tickers in
-// marketstack v1's conventions, and imports, generates and migrates the data
+// marketstack's conventions (v1 and v2), and imports, generates and migrates the data
 // behind them.
 package main
 
@@ -9,6 +9,10 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	// Exchanges' time zones are described from the time zone database,
+	// which a FROM scratch image does not have: it is built in.
+	_ "time/tzdata"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".

@@ -97,6 +97,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, args []stri
 		Logger:         log,
 		Registry:       reg,
 		TrustedProxies: cfg.TrustedProxies,
+		CORSOrigins:    cfg.CORSOrigins,
 		RequestTimeout: cfg.RequestTimeout,
 	})
 	if err != nil {

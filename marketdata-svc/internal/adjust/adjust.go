@@ -24,11 +24,14 @@ import (
 
 // Event is a corporate action on its ex-date. SplitFactor is new shares per
 // old share (4 for 4:1); 0 or 1 means no split. Dividend is cash per share;
-// 0 means none.
+// 0 means none. DividendRatio, when in (0, 1], is the dividend's price ratio
+// as its source published it and replaces 1 − D/C: the source knew the
+// close before the ex-date, which a series ending earlier does not hold.
 type Event struct {
-	Date        time.Time
-	SplitFactor float64
-	Dividend    float64
+	Date          time.Time
+	SplitFactor   float64
+	Dividend      float64
+	DividendRatio float64
 }
 
 // Factors returns the backward price and volume factors of bars with the
@@ -62,7 +65,10 @@ func eventFactors(e Event, prevClose float64) (price, volume float64) {
 		price /= e.SplitFactor
 		volume *= e.SplitFactor
 	}
-	if e.Dividend > 0 && prevClose > e.Dividend {
+	switch {
+	case e.DividendRatio > 0 && e.DividendRatio <= 1:
+		price *= e.DividendRatio
+	case e.Dividend > 0 && prevClose > e.Dividend:
 		price *= 1 - e.Dividend/prevClose
 	}
 	return price, volume

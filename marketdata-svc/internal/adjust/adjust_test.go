@@ -108,3 +108,19 @@ func TestFactorsReverseSplit(t *testing.T) {
 		t.Fatalf("1:10 reverse split: %v/%v, want 10/0.1", price[0], volume[0])
 	}
 }
+
+// A dividend with its source's ratio uses that ratio, not the close before
+// the ex-date, which a series ending earlier does not hold.
+func TestDividendRatioFromSource(t *testing.T) {
+	d := func(s string) time.Time { t, _ := time.Parse(time.DateOnly, s); return t }
+	dates := []time.Time{d("2003-09-18"), d("2003-09-19")}
+	closes := []float64{29.50, 29.96}
+	pf, _ := adjust.Factors(dates, closes, []adjust.Event{{Date: d("2003-10-15"), Dividend: 0.16, DividendRatio: 29.79 / 29.96}})
+	if got := adjust.Price(29.96, pf[1]); got != 29.79 {
+		t.Errorf("adj_close with the source's ratio = %v, want 29.79", got)
+	}
+	pf, _ = adjust.Factors(dates, closes, []adjust.Event{{Date: d("2003-10-15"), Dividend: 0.16}})
+	if got := adjust.Price(29.96, pf[1]); got != 29.8 {
+		t.Errorf("adj_close from the last close = %v, want 29.8 (29.96 × (1 − 0.16/29.96))", got)
+	}
+}

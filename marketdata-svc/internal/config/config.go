@@ -23,7 +23,11 @@ type Config struct {
 	// TrustedProxies are the CIDRs or IPs whose X-Forwarded-For is believed;
 	// none by default, so a client cannot spoof its address.
 	TrustedProxies []string
-	LogLevel       slog.Level
+	// CORSOrigins are the browser origins (scheme://host[:port], or "*" for
+	// any) allowed to call the API; none by default, and then no CORS
+	// header is sent.
+	CORSOrigins []string
+	LogLevel    slog.Level
 	// ShutdownDrain is how long readiness reports failure before the server
 	// stops accepting, so load balancers stop routing first.
 	ShutdownDrain   time.Duration
@@ -59,6 +63,7 @@ func Load(getenv func(string) string) (Config, error) {
 		RedisURL:          r.str("MARKETDATA_REDIS_URL", ""),
 		HTTPAddr:          r.str("MARKETDATA_HTTP_ADDR", ":8081"),
 		TrustedProxies:    r.list("MARKETDATA_TRUSTED_PROXIES"),
+		CORSOrigins:       r.list("MARKETDATA_CORS_ORIGINS"),
 		LogLevel:          r.level("MARKETDATA_LOG_LEVEL", slog.LevelInfo),
 		ShutdownDrain:     r.duration("MARKETDATA_SHUTDOWN_DRAIN", 5*time.Second),
 		ShutdownTimeout:   r.duration("MARKETDATA_SHUTDOWN_TIMEOUT", 20*time.Second),
@@ -88,6 +93,11 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.AuthFailureLimit < 1 || c.AuthFailureWindow <= 0 {
 		r.fail("MARKETDATA_AUTH_FAILURE_LIMIT", "and MARKETDATA_AUTH_FAILURE_WINDOW must be positive")
 	}
+	for _, o := range c.CORSOrigins {
+		if !validOrigin(o) {
+			r.fail("MARKETDATA_CORS_ORIGINS", fmt.Sprintf("has %q: each entry must be * or an origin such as https://app.example.com", o))
+		}
+	}
 	if c.PprofAddr != "" && c.PprofAddr == c.HTTPAddr {
 		r.fail("MARKETDATA_PPROF_ADDR", "must differ from MARKETDATA_HTTP_ADDR")
 	}
@@ -105,6 +115,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("redis_url", MaskURL(c.RedisURL)),
 		slog.String("http_addr", c.HTTPAddr),
 		slog.Any("trusted_proxies", c.TrustedProxies),
+		slog.Any("cors_origins", c.CORSOrigins),
 		slog.String("log_level", c.LogLevel.String()),
 		slog.String("shutdown_drain", c.ShutdownDrain.String()),
 		slog.String("shutdown_timeout", c.ShutdownTimeout.String()),
@@ -146,6 +157,17 @@ func MaskURL(raw string) string {
 type reader struct {
 	getenv func(string) string
 	errs   []error
+}
+
+// validOrigin accepts "*" or a browser origin: http or https, a host, an
+// optional port, and nothing after it (browsers send exactly that).
+func validOrigin(o string) bool {
+	if o == "*" {
+		return true
+	}
+	u, err := url.Parse(o)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" &&
+		u.Path == "" && u.RawQuery == "" && u.Fragment == "" && u.User == nil && u.Scheme+"://"+u.Host == o
 }
 
 func (r *reader) fail(name, msg string) { r.errs = append(r.errs, fmt.Errorf("%s %s", name, msg)) }

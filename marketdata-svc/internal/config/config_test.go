@@ -97,3 +97,21 @@ func TestKeyCacheTTLRange(t *testing.T) {
 		}
 	}
 }
+
+func TestLoadCORSOrigins(t *testing.T) {
+	load := func(origins string) (Config, error) {
+		return Load(env(map[string]string{"MARKETDATA_DATABASE_URL": "postgres://db/m", "MARKETDATA_CORS_ORIGINS": origins}))
+	}
+	c, err := load(" https://app.example.com, http://localhost:3000 ,* ")
+	if err != nil || len(c.CORSOrigins) != 3 || c.CORSOrigins[0] != "https://app.example.com" || c.CORSOrigins[2] != "*" {
+		t.Fatalf("origins %q, %v", c.CORSOrigins, err)
+	}
+	if c, err := load(""); err != nil || len(c.CORSOrigins) != 0 {
+		t.Fatalf("empty list gave %q, %v", c.CORSOrigins, err)
+	}
+	for _, bad := range []string{"app.example.com", "https://app.example.com/", "ftp://x.example", "https://u:p@x.example", "https://x.example/path", "https://x.example?q"} {
+		if _, err := load(bad); err == nil || !strings.Contains(err.Error(), "MARKETDATA_CORS_ORIGINS") {
+			t.Errorf("%q accepted (%v)", bad, err)
+		}
+	}
+}

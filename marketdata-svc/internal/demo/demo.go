@@ -1,6 +1,6 @@
 // Package demo holds the bundled demo dataset: three real daily price
 // series (see data/README.md for their source and licence), metadata of the
-// main stock exchanges, the demo tickers, and a few real stock splits as
+// main stock exchanges, the demo tickers, and real splits and a dividend as
 // facts. Load applies all of it in one transaction, idempotently.
 package demo
 
@@ -25,7 +25,8 @@ var Series = []struct{ File, Symbol string }{
 	{"data/sp500-2000-2020.csv", "GSPC.INDX"},
 }
 
-// Exchanges are the main stock exchanges, by ISO 10383 MIC, plus the INDX
+// Exchanges are the main stock exchanges, by marketstack's code (the ISO
+// 10383 MIC but for Xetra, which marketstack calls XETRA), plus the INDX
 // pseudo-exchange on which marketstack lists indices.
 var Exchanges = []marketdata.Exchange{
 	{MIC: "XNAS", Name: "NASDAQ Stock Exchange", Acronym: "NASDAQ", CountryCode: "US", Country: "USA", City: "New York", Website: "www.nasdaq.com", Timezone: "America/New_York", Currency: "USD"},
@@ -34,7 +35,7 @@ var Exchanges = []marketdata.Exchange{
 	{MIC: "XTKS", Name: "Tokyo Stock Exchange", Acronym: "TSE", CountryCode: "JP", Country: "Japan", City: "Tokyo", Website: "www.jpx.co.jp", Timezone: "Asia/Tokyo", Currency: "JPY"},
 	{MIC: "XPAR", Name: "Euronext Paris", Acronym: "Euronext", CountryCode: "FR", Country: "France", City: "Paris", Website: "www.euronext.com", Timezone: "Europe/Paris", Currency: "EUR"},
 	{MIC: "XAMS", Name: "Euronext Amsterdam", Acronym: "Euronext", CountryCode: "NL", Country: "Netherlands", City: "Amsterdam", Website: "www.euronext.com", Timezone: "Europe/Amsterdam", Currency: "EUR"},
-	{MIC: "XETR", Name: "Deutsche Börse Xetra", Acronym: "XETRA", CountryCode: "DE", Country: "Germany", City: "Frankfurt", Website: "www.xetra.com", Timezone: "Europe/Berlin", Currency: "EUR"},
+	{MIC: "XETRA", Name: "Deutsche Börse Xetra", Acronym: "XETRA", CountryCode: "DE", Country: "Germany", City: "Frankfurt", Website: "www.xetra.com", Timezone: "Europe/Berlin", Currency: "EUR"},
 	{MIC: "XSWX", Name: "SIX Swiss Exchange", Acronym: "SIX", CountryCode: "CH", Country: "Switzerland", City: "Zurich", Website: "www.six-group.com", Timezone: "Europe/Zurich", Currency: "CHF"},
 	{MIC: "XSTO", Name: "Nasdaq Stockholm", Acronym: "OMX", CountryCode: "SE", Country: "Sweden", City: "Stockholm", Website: "www.nasdaq.com/european-market-activity", Timezone: "Europe/Stockholm", Currency: "SEK"},
 	{MIC: "XASX", Name: "Australian Securities Exchange", Acronym: "ASX", CountryCode: "AU", Country: "Australia", City: "Sydney", Website: "www.asx.com.au", Timezone: "Australia/Sydney", Currency: "AUD"},
@@ -69,10 +70,12 @@ func day(s string) time.Time {
 	return t
 }
 
-// Splits are real splits with their ex-dates (data/README.md). None falls
-// inside a bundled series: the series' adjusted values equal the raw ones,
-// as in their sources.
+// Splits are real splits with their ex-dates (data/README.md). GOOG's two
+// come after its bundled series ends, so they adjust all of it, as
+// marketstack adjusts for every later action.
 var Splits = []marketdata.Split{
+	{Symbol: "GOOG", Date: day("2014-03-27"), Factor: 2.002},
+	{Symbol: "GOOG", Date: day("2022-07-18"), Factor: 20},
 	{Symbol: "AAPL", Date: day("2020-08-31"), Factor: 4},
 	{Symbol: "TSLA", Date: day("2020-08-31"), Factor: 5},
 	{Symbol: "TSLA", Date: day("2022-08-25"), Factor: 3},
@@ -82,6 +85,14 @@ var Splits = []marketdata.Split{
 	{Symbol: "GOOGL", Date: day("2022-07-18"), Factor: 20},
 }
 
+// Dividends are MSFT's dividend that its bundled file's "Adj. Close"
+// accounts for: $0.16 ex 2003-10-15, with the file's own ratio of adjusted
+// to raw close (29.79 / 29.96 on 2003-09-19), because the close before the
+// ex-date lies after the series ends (data/README.md).
+var Dividends = []marketdata.Dividend{
+	{Symbol: "MSFT", Date: day("2003-10-15"), Amount: 0.16, Ratio: 29.79 / 29.96},
+}
+
 // Load applies the whole demo dataset in one transaction. Loading it again
 // changes nothing.
 func Load(ctx context.Context, store importer.Applier) (marketdatadb.LoadResult, error) {
@@ -89,6 +100,7 @@ func Load(ctx context.Context, store importer.Applier) (marketdatadb.LoadResult,
 		Exchanges: Exchanges,
 		Tickers:   Tickers,
 		Splits:    Splits,
+		Dividends: Dividends,
 		Bars: func() (marketdatadb.BarSource, error) {
 			var srcs []*importer.PriceFile
 			for _, s := range Series {

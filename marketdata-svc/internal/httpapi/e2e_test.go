@@ -91,13 +91,25 @@ type e2e struct {
 
 func newE2E(t *testing.T) *e2e {
 	t.Helper()
+	return newE2EWith(t, e2eOptions{seed: seed})
+}
+
+// e2eOptions vary the end-to-end server: the data it is seeded with and
+// its CORS origins.
+type e2eOptions struct {
+	seed func(*testing.T, *marketdatadb.Store)
+	cors []string
+}
+
+func newE2EWith(t *testing.T, o e2eOptions) *e2e {
+	t.Helper()
 	cfg := config.Config{DatabaseURL: testenv.Postgres(t), DBMaxOpenConns: 4, DBMaxIdleConns: 4, StatementTimeout: 5 * time.Second}
 	store, err := marketdatadb.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	seed(t, store)
+	o.seed(t, store)
 	rdb, err := cache.NewRedisClient(testenv.Redis(t), time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -115,6 +127,7 @@ func newE2E(t *testing.T) *e2e {
 		CacheStatus: cached.Status,
 		Logger:      log,
 		Registry:    reg,
+		CORSOrigins: o.cors,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,10 @@ var (
 	errUnknownFunction   = errors.New("unknown api function")
 	errMethodNotAllowed  = errors.New("method not allowed")
 	errFunctionForbidden = errors.New("key lacks the scope of this function")
+	// errIntradayRestricted answers every intraday route while no key can
+	// hold intraday access: marketstack's clients read its 403 as "not in
+	// your plan", where a 404 would read as a broken client.
+	errIntradayRestricted = errors.New("intraday is not in any plan")
 )
 
 // errorBody is marketstack's error shape.
@@ -66,6 +70,8 @@ func errorResponse(err error) (status int, body errorObject, internal bool) {
 		return http.StatusUnauthorized, errorObject{"invalid_access_key", "You have not supplied a valid API Access Key.", body.Context}, false
 	case errors.Is(err, auth.ErrThrottled):
 		return http.StatusTooManyRequests, errorObject{"rate_limit_reached", "Too many requests with invalid access keys came from your address; retry after the time in Retry-After.", body.Context}, false
+	case errors.Is(err, errIntradayRestricted):
+		return http.StatusForbidden, errorObject{"function_access_restricted", "Your current subscription plan does not support access to this API function (intraday).", body.Context}, false
 	case errors.Is(err, errFunctionForbidden):
 		return http.StatusForbidden, errorObject{"function_access_restricted", "Your API key is not allowed to use this API function.", body.Context}, false
 	case errors.Is(err, ratelimit.ErrRateLimited):

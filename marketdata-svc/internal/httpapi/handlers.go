@@ -119,44 +119,84 @@ func (s *Server) pathTicker(c *gin.Context) (marketdata.Ticker, bool) {
 	return t, true
 }
 
-// tickerEOD serves /v1/tickers/{symbol}/eod in marketstack's shape: the
+// tickerEOD serves /tickers/{symbol}/eod in marketstack's shape: the
 // ticker object with its records under "eod".
-func (s *Server) tickerEOD(c *gin.Context) {
-	p := marketdata.ParseRawQuery(c.Request.URL.RawQuery)
-	q := marketdata.EODQuery{Sort: p.Sort()}
-	q.DateFrom, q.DateTo = p.DateRange()
-	page := p.Page()
-	q.Limit, q.Offset = page.Limit, page.Offset
-	if err := p.Err(); err != nil {
-		s.writeError(c, err)
-		return
+func (s *Server) tickerEOD(v apiVersion) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		p := marketdata.ParseRawQuery(c.Request.URL.RawQuery)
+		q := marketdata.EODQuery{Sort: p.Sort()}
+		q.DateFrom, q.DateTo = p.DateRange()
+		page := p.Page()
+		q.Limit, q.Offset = page.Limit, page.Offset
+		if err := p.Err(); err != nil {
+			s.writeError(c, err)
+			return
+		}
+		t, ok := s.pathTicker(c)
+		if !ok {
+			return
+		}
+		q.Symbols = []string{t.Symbol}
+		enc, err := s.eodEncoded(c.Request.Context(), q)
+		if errors.Is(err, marketdata.ErrNoValidSymbols) {
+			// A known ticker without bars has an empty series.
+			enc, err = marketdata.EncodedEOD{Data: []byte("[]")}, nil
+		}
+		if err != nil {
+			s.writeError(c, err)
+			return
+		}
+		s.sendWrappedEOD(c, q, enc, tickerHeadOf(t, v))
 	}
-	t, ok := s.pathTicker(c)
-	if !ok {
-		return
-	}
-	q.Symbols = []string{t.Symbol}
-	enc, err := s.eodEncoded(c.Request.Context(), q)
-	if errors.Is(err, marketdata.ErrNoValidSymbols) {
-		// A known ticker without bars has an empty series.
-		enc, err = marketdata.EncodedEOD{Data: []byte("[]")}, nil
-	}
+}
+
+// sendWrappedEOD answers a page of records inside head, an object, under
+// "eod": the shape of /tickers/{symbol}/eod and /exchanges/{mic}/eod.
+func (s *Server) sendWrappedEOD(c *gin.Context, q marketdata.EODQuery, enc marketdata.EncodedEOD, head any) {
+	obj, err := json.Marshal(head)
 	if err != nil {
-		s.writeError(c, err)
+		s.writeError(c, fmt.Errorf("encode eod head: %w", err))
 		return
 	}
-	head, err := json.Marshal(newTicker(t))
-	if err != nil {
-		s.writeError(c, fmt.Errorf("encode ticker: %w", err))
-		return
-	}
-	b := make([]byte, 0, len(head)+len(enc.Data)+112)
+	b := make([]byte, 0, len(obj)+len(enc.Data)+112)
 	b = appendPagination(b, q.Limit, q.Offset, enc.Count, enc.Total)
-	b = append(b, head[:len(head)-1]...)
+	b = append(b, obj[:len(obj)-1]...)
 	b = append(b, `,"eod":`...)
 	b = append(b, enc.Data...)
 	b = append(b, "}}"...)
 	sendJSON(c, b, cacheMarketData)
+}
+
+// exchangeEOD serves /exchanges/{mic}/eod, /eod/latest and /eod/{date}:
+// the EOD query of /eod restricted to the exchange, inside its object.
+func (s *Server) exchangeEOD(v apiVersion, latest, onDate bool) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		p := marketdata.ParseRawQuery(c.Request.URL.RawQuery)
+		q := marketdata.EODQuery{Symbols: p.Symbols("symbols", true), Sort: p.Sort(), Latest: latest}
+		if onDate {
+			q.DateFrom = pathDate(p, c.Param("date"))
+			q.DateTo = q.DateFrom
+		} else {
+			q.DateFrom, q.DateTo = p.DateRange()
+		}
+		page := p.Page()
+		q.Limit, q.Offset = page.Limit, page.Offset
+		if err := p.Err(); err != nil {
+			s.writeError(c, err)
+			return
+		}
+		x, ok := s.pathExchange(c)
+		if !ok {
+			return
+		}
+		q.Exchange = x.MIC
+		enc, err := s.eodEncoded(c.Request.Context(), q)
+		if err != nil {
+			s.writeError(c, err)
+			return
+		}
+		s.sendWrappedEOD(c, q, enc, exchangeOf(x, v))
+	}
 }
 
 // tickerEODLatest serves /v1/tickers/{symbol}/eod/latest: one record.
@@ -220,37 +260,69 @@ func (s *Server) tickerList(c *gin.Context) {
 	s.sendValue(c, envelope[[]tickerJSON]{Pagination: pagination.NewEnvelope(page, len(data), res.Total), Data: data})
 }
 
-// tickerOne serves /v1/tickers/{symbol}.
-func (s *Server) tickerOne(c *gin.Context) {
-	t, ok := s.pathTicker(c)
-	if !ok {
-		return
+// tickerOne serves /tickers/{symbol}.
+func (s *Server) tickerOne(v apiVersion) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		t, ok := s.pathTicker(c)
+		if !ok {
+			return
+		}
+		if v == v2 {
+			s.sendValue(c, newTickerV2(t))
+			return
+		}
+		s.sendValue(c, newTicker(t))
 	}
-	s.sendValue(c, newTicker(t))
 }
 
-// exchangeList serves /v1/exchanges.
-func (s *Server) exchangeList(c *gin.Context) {
+// tickersList serves v2's /tickerslist: /v1/tickers in v2's item shape.
+func (s *Server) tickersList(c *gin.Context) {
 	p := marketdata.ParseRawQuery(c.Request.URL.RawQuery)
-	q := marketdata.ExchangeQuery{Search: p.Search()}
+	q := marketdata.TickerQuery{Search: p.Search(), Exchange: p.Exchange()}
 	page := p.Page()
 	q.Limit, q.Offset = page.Limit, page.Offset
 	if err := p.Err(); err != nil {
 		s.writeError(c, err)
 		return
 	}
-	res, err := s.store.Exchanges(c.Request.Context(), q)
+	res, err := s.store.Tickers(c.Request.Context(), q)
 	if err != nil {
 		s.writeError(c, err)
 		return
 	}
-	data := make([]exchangeJSON, len(res.Exchanges))
-	for i, x := range res.Exchanges {
-		data[i] = newExchange(x)
+	data := make([]tickersListJSON, len(res.Tickers))
+	for i, t := range res.Tickers {
+		data[i] = newTickersListItem(t)
 	}
-	s.sendValue(c, envelope[[]exchangeJSON]{Pagination: pagination.NewEnvelope(page, len(data), res.Total), Data: data})
+	s.sendValue(c, envelope[[]tickersListJSON]{Pagination: pagination.NewEnvelope(page, len(data), res.Total), Data: data})
 }
 
+// exchangeList serves /exchanges.
+func (s *Server) exchangeList(v apiVersion) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		p := marketdata.ParseRawQuery(c.Request.URL.RawQuery)
+		q := marketdata.ExchangeQuery{Search: p.Search()}
+		page := p.Page()
+		q.Limit, q.Offset = page.Limit, page.Offset
+		if err := p.Err(); err != nil {
+			s.writeError(c, err)
+			return
+		}
+		res, err := s.store.Exchanges(c.Request.Context(), q)
+		if err != nil {
+			s.writeError(c, err)
+			return
+		}
+		data := make([]any, len(res.Exchanges))
+		for i, x := range res.Exchanges {
+			data[i] = exchangeOf(x, v)
+		}
+		s.sendValue(c, envelope[[]any]{Pagination: pagination.NewEnvelope(page, len(data), res.Total), Data: data})
+	}
+}
+
+// pathExchange reads {mic}, an alias included, and looks the exchange up;
+// a code that cannot exist is simply not found.
 func (s *Server) pathExchange(c *gin.Context) (marketdata.Exchange, bool) {
 	mic, err := marketdata.ParseMIC(c.Param("mic"))
 	if err != nil {
@@ -265,38 +337,57 @@ func (s *Server) pathExchange(c *gin.Context) (marketdata.Exchange, bool) {
 	return x, true
 }
 
-// exchangeOne serves /v1/exchanges/{mic}.
-func (s *Server) exchangeOne(c *gin.Context) {
-	x, ok := s.pathExchange(c)
-	if !ok {
-		return
+// exchangeOne serves /exchanges/{mic}.
+func (s *Server) exchangeOne(v apiVersion) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		x, ok := s.pathExchange(c)
+		if !ok {
+			return
+		}
+		s.sendValue(c, exchangeOf(x, v))
 	}
-	s.sendValue(c, newExchange(x))
 }
 
-// exchangeTickers serves /v1/exchanges/{mic}/tickers in marketstack's
-// shape: the exchange object with its tickers under "tickers".
-func (s *Server) exchangeTickers(c *gin.Context) {
-	p := marketdata.ParseRawQuery(c.Request.URL.RawQuery)
-	page := p.Page()
-	if err := p.Err(); err != nil {
-		s.writeError(c, err)
-		return
+// exchangeTickers serves /exchanges/{mic}/tickers in marketstack's shape:
+// the exchange object with its tickers under "tickers".
+func (s *Server) exchangeTickers(v apiVersion) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		p := marketdata.ParseRawQuery(c.Request.URL.RawQuery)
+		page := p.Page()
+		if err := p.Err(); err != nil {
+			s.writeError(c, err)
+			return
+		}
+		x, ok := s.pathExchange(c)
+		if !ok {
+			return
+		}
+		res, err := s.store.Tickers(c.Request.Context(), marketdata.TickerQuery{Exchange: x.MIC, Limit: page.Limit, Offset: page.Offset})
+		if err != nil && !errors.Is(err, marketdata.ErrNoValidSymbols) {
+			s.writeError(c, err)
+			return
+		}
+		tickers := make([]tickerBriefJSON, len(res.Tickers))
+		for i, t := range res.Tickers {
+			tickers[i] = tickerBriefJSON{Name: t.Name, Symbol: t.Symbol, HasIntraday: t.HasIntraday, HasEOD: t.HasEOD}
+		}
+		head, err := json.Marshal(exchangeOf(x, v))
+		if err != nil {
+			s.writeError(c, fmt.Errorf("encode exchange: %w", err))
+			return
+		}
+		list, err := json.Marshal(tickers)
+		if err != nil {
+			s.writeError(c, fmt.Errorf("encode tickers: %w", err))
+			return
+		}
+		b := appendPagination(make([]byte, 0, len(head)+len(list)+112), page.Limit, page.Offset, len(tickers), res.Total)
+		b = append(b, head[:len(head)-1]...)
+		b = append(b, `,"tickers":`...)
+		b = append(b, list...)
+		b = append(b, "}}"...)
+		sendJSON(c, b, cacheMarketData)
 	}
-	x, ok := s.pathExchange(c)
-	if !ok {
-		return
-	}
-	res, err := s.store.Tickers(c.Request.Context(), marketdata.TickerQuery{Exchange: x.MIC, Limit: page.Limit, Offset: page.Offset})
-	if err != nil && !errors.Is(err, marketdata.ErrNoValidSymbols) {
-		s.writeError(c, err)
-		return
-	}
-	out := exchangeTickersJSON{exchangeJSON: newExchange(x), Tickers: make([]tickerBriefJSON, len(res.Tickers))}
-	for i, t := range res.Tickers {
-		out.Tickers[i] = tickerBriefJSON{Name: t.Name, Symbol: t.Symbol, HasIntraday: t.HasIntraday, HasEOD: t.HasEOD}
-	}
-	s.sendValue(c, envelope[exchangeTickersJSON]{Pagination: pagination.NewEnvelope(page, len(out.Tickers), res.Total), Data: out})
 }
 
 func actionQuery(c *gin.Context) (marketdata.ActionQuery, pagination.Page, error) {
@@ -320,11 +411,7 @@ func (s *Server) splitList(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	data := make([]splitJSON, len(res.Splits))
-	for i, sp := range res.Splits {
-		data[i] = splitJSON{Date: marketdata.FormatDate(sp.Date), SplitFactor: sp.Factor, Symbol: sp.Symbol}
-	}
-	s.sendValue(c, envelope[[]splitJSON]{Pagination: pagination.NewEnvelope(page, len(data), res.Total), Data: data})
+	s.sendValue(c, envelope[[]splitJSON]{Pagination: pagination.NewEnvelope(page, len(res.Splits), res.Total), Data: splitsJSON(res.Splits)})
 }
 
 // dividendList serves /v1/dividends.
@@ -339,12 +426,159 @@ func (s *Server) dividendList(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	data := make([]dividendJSON, len(res.Dividends))
-	for i, d := range res.Dividends {
+	s.sendValue(c, envelope[[]dividendJSON]{Pagination: pagination.NewEnvelope(page, len(res.Dividends), res.Total), Data: dividendsJSON(res.Dividends)})
+}
+
+// tickerSplits serves /tickers/{symbol}/splits: /splits of one ticker,
+// 404 for an unknown one.
+func (s *Server) tickerSplits(v apiVersion) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		q, page, err := tickerActionQuery(c)
+		if err != nil {
+			s.writeError(c, err)
+			return
+		}
+		t, ok := s.pathTicker(c)
+		if !ok {
+			return
+		}
+		q.Symbols = []string{t.Symbol}
+		res, err := s.store.Splits(c.Request.Context(), q)
+		if err != nil {
+			s.writeError(c, err)
+			return
+		}
+		pag := pagination.NewEnvelope(page, len(res.Splits), res.Total)
+		if v == v2 {
+			data := make([]splitV2JSON, len(res.Splits))
+			for i, sp := range res.Splits {
+				data[i] = splitV2JSON{Date: marketdata.FormatDate(sp.Date), SplitFactor: sp.Factor, StockSplit: stockSplit(sp.Factor), Symbol: sp.Symbol}
+			}
+			s.sendValue(c, envelope[[]splitV2JSON]{Pagination: pag, Data: data})
+			return
+		}
+		s.sendValue(c, envelope[[]splitJSON]{Pagination: pag, Data: splitsJSON(res.Splits)})
+	}
+}
+
+// tickerDividends serves /tickers/{symbol}/dividends: /dividends of one
+// ticker, 404 for an unknown one.
+func (s *Server) tickerDividends(v apiVersion) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		q, page, err := tickerActionQuery(c)
+		if err != nil {
+			s.writeError(c, err)
+			return
+		}
+		t, ok := s.pathTicker(c)
+		if !ok {
+			return
+		}
+		q.Symbols = []string{t.Symbol}
+		res, err := s.store.Dividends(c.Request.Context(), q)
+		if err != nil {
+			s.writeError(c, err)
+			return
+		}
+		pag := pagination.NewEnvelope(page, len(res.Dividends), res.Total)
+		if v == v2 {
+			data := make([]dividendV2JSON, len(res.Dividends))
+			for i, d := range res.Dividends {
+				data[i] = dividendV2JSON{Date: marketdata.FormatDate(d.Date), Dividend: d.Amount, Symbol: d.Symbol}
+			}
+			s.sendValue(c, envelope[[]dividendV2JSON]{Pagination: pag, Data: data})
+			return
+		}
+		s.sendValue(c, envelope[[]dividendJSON]{Pagination: pag, Data: dividendsJSON(res.Dividends)})
+	}
+}
+
+// tickerActionQuery reads the parameters of /tickers/{symbol}/splits and
+// /dividends: those of /splits but symbols, which the path names.
+func tickerActionQuery(c *gin.Context) (marketdata.ActionQuery, pagination.Page, error) {
+	p := marketdata.ParseRawQuery(c.Request.URL.RawQuery)
+	q := marketdata.ActionQuery{Sort: p.Sort()}
+	q.DateFrom, q.DateTo = p.DateRange()
+	page := p.Page()
+	q.Limit, q.Offset = page.Limit, page.Offset
+	return q, page, p.Err()
+}
+
+func splitsJSON(splits []marketdata.Split) []splitJSON {
+	data := make([]splitJSON, len(splits))
+	for i, sp := range splits {
+		data[i] = splitJSON{Date: marketdata.FormatDate(sp.Date), SplitFactor: sp.Factor, Symbol: sp.Symbol}
+	}
+	return data
+}
+
+func dividendsJSON(divs []marketdata.Dividend) []dividendJSON {
+	data := make([]dividendJSON, len(divs))
+	for i, d := range divs {
 		data[i] = dividendJSON{Date: marketdata.FormatDate(d.Date), Dividend: d.Amount, Symbol: d.Symbol}
 	}
-	s.sendValue(c, envelope[[]dividendJSON]{Pagination: pagination.NewEnvelope(page, len(data), res.Total), Data: data})
+	return data
 }
+
+// currencyList serves /currencies, paged.
+func (s *Server) currencyList(v apiVersion) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		p := marketdata.ParseRawQuery(c.Request.URL.RawQuery)
+		page := p.Page()
+		if err := p.Err(); err != nil {
+			s.writeError(c, err)
+			return
+		}
+		all := marketdata.Currencies()
+		items := pageOf(all, page)
+		pag := pagination.NewEnvelope(page, len(items), int64(len(all)))
+		if v == v2 {
+			data := make([]currencyV2JSON, len(items))
+			for i, cur := range items {
+				data[i] = currencyV2JSON{Code: cur.Code, Symbol: cur.Symbol, SymbolNative: cur.SymbolNative, Name: cur.Name}
+			}
+			s.sendValue(c, envelope[[]currencyV2JSON]{Pagination: pag, Data: data})
+			return
+		}
+		data := make([]currencyJSON, len(items))
+		for i, cur := range items {
+			data[i] = newCurrency(cur)
+		}
+		s.sendValue(c, envelope[[]currencyJSON]{Pagination: pag, Data: data})
+	}
+}
+
+// timezoneList serves /timezones, paged.
+func (s *Server) timezoneList(c *gin.Context) {
+	p := marketdata.ParseRawQuery(c.Request.URL.RawQuery)
+	page := p.Page()
+	if err := p.Err(); err != nil {
+		s.writeError(c, err)
+		return
+	}
+	all := marketdata.Timezones()
+	items := pageOf(all, page)
+	data := make([]timezoneJSON, len(items))
+	for i, tz := range items {
+		data[i] = newTimezone(tz)
+	}
+	s.sendValue(c, envelope[[]timezoneJSON]{Pagination: pagination.NewEnvelope(page, len(data), int64(len(all))), Data: data})
+}
+
+// pageOf is one page of a list held in memory.
+func pageOf[T any](all []T, page pagination.Page) []T {
+	if page.Offset >= len(all) {
+		return []T{}
+	}
+	all = all[page.Offset:]
+	if page.Limit > 0 && page.Limit < len(all) {
+		all = all[:page.Limit]
+	}
+	return all
+}
+
+// intradayRestricted answers every intraday route once the key is known.
+func (s *Server) intradayRestricted(c *gin.Context) { s.writeError(c, errIntradayRestricted) }
 
 func (s *Server) sendValue(c *gin.Context, v any) {
 	b, err := json.Marshal(v)
@@ -384,4 +618,7 @@ func (s *Server) readyz(c *gin.Context) {
 	c.JSON(status, body)
 }
 
-func (s *Server) openAPI(c *gin.Context) { sendJSON(c, s.openapi, cacheStatic) }
+// openAPI serves an OpenAPI document.
+func (s *Server) openAPI(doc []byte) gin.HandlerFunc {
+	return func(c *gin.Context) { sendJSON(c, doc, cacheStatic) }
+}

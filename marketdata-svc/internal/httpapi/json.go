@@ -29,15 +29,28 @@ type tickerJSON struct {
 	Symbol        string             `json:"symbol"`
 	HasIntraday   bool               `json:"has_intraday"`
 	HasEOD        bool               `json:"has_eod"`
+	Country       *string            `json:"country"`
 	StockExchange *stockExchangeJSON `json:"stock_exchange"`
 }
 
 type timezoneJSON struct {
 	Timezone string `json:"timezone"`
+	Abbr     string `json:"abbr"`
+	AbbrDST  string `json:"abbr_dst"`
 }
 
 type currencyJSON struct {
-	Code string `json:"code"`
+	Code   string `json:"code"`
+	Symbol string `json:"symbol"`
+	Name   string `json:"name"`
+}
+
+// currencyV2JSON is v2's currency, which adds the native symbol.
+type currencyV2JSON struct {
+	Code         string `json:"code"`
+	Symbol       string `json:"symbol"`
+	SymbolNative string `json:"symbol_native"`
+	Name         string `json:"name"`
 }
 
 type exchangeJSON struct {
@@ -72,6 +85,13 @@ type dividendJSON struct {
 	Symbol   string  `json:"symbol"`
 }
 
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
 func newStockExchange(x *marketdata.Exchange) *stockExchangeJSON {
 	if x == nil {
 		return nil
@@ -79,19 +99,30 @@ func newStockExchange(x *marketdata.Exchange) *stockExchangeJSON {
 	return &stockExchangeJSON{Name: x.Name, Acronym: x.Acronym, MIC: x.MIC, Country: x.Country, CountryCode: x.CountryCode, City: x.City, Website: x.Website}
 }
 
+func newTimezone(tz marketdata.Timezone) timezoneJSON {
+	return timezoneJSON{Timezone: tz.Name, Abbr: tz.Abbr, AbbrDST: tz.AbbrDST}
+}
+
+func newCurrency(c marketdata.Currency) currencyJSON {
+	return currencyJSON{Code: c.Code, Symbol: c.Symbol, Name: c.Name}
+}
+
 func newExchange(x marketdata.Exchange) exchangeJSON {
 	out := exchangeJSON{stockExchangeJSON: *newStockExchange(&x)}
 	if x.Timezone != "" {
-		out.Timezone = &timezoneJSON{Timezone: x.Timezone}
+		tz := newTimezone(marketdata.TimezoneOf(x.Timezone))
+		out.Timezone = &tz
 	}
 	if x.Currency != "" {
-		out.Currency = &currencyJSON{Code: x.Currency}
+		c := newCurrency(marketdata.CurrencyOf(x.Currency))
+		out.Currency = &c
 	}
 	return out
 }
 
 func newTicker(t marketdata.Ticker) tickerJSON {
-	return tickerJSON{Name: t.Name, Symbol: t.Symbol, HasIntraday: t.HasIntraday, HasEOD: t.HasEOD, StockExchange: newStockExchange(t.Exchange)}
+	return tickerJSON{Name: t.Name, Symbol: t.Symbol, HasIntraday: t.HasIntraday, HasEOD: t.HasEOD,
+		Country: optional(t.Country), StockExchange: newStockExchange(t.Exchange)}
 }
 
 // appendPagination appends {"pagination":{...}, "data": — the start of an

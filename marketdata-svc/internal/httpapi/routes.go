@@ -7,39 +7,76 @@ import (
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
 )
 
-// routes lists the whole API surface. Every /v1 data endpoint takes the key
-// as marketstack does (access_key query parameter) or, as a convenience that
-// keeps keys out of URLs and logs, as "Authorization: Bearer <key>"; when
-// both are sent the query parameter wins.
+// routes lists the whole API surface. Every /v1 and /v2 data endpoint takes
+// the key as marketstack does (access_key query parameter) or, as a
+// convenience that keeps keys out of URLs and logs, as "Authorization:
+// Bearer <key>"; when both are sent the query parameter wins.
 func (s *Server) routes() {
 	e := s.engine
 	e.Use(s.requestContext, drainBody, s.recovery)
+	if s.cors != nil {
+		e.Use(s.cors.handle)
+	}
 	e.NoRoute(func(c *gin.Context) { s.writeError(c, errUnknownFunction) })
 	e.NoMethod(func(c *gin.Context) { s.writeError(c, errMethodNotAllowed) })
 
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
 	e.GET("/metrics", gin.WrapH(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})))
-	e.GET("/v1/openapi.json", s.openAPI)
+	e.GET("/v1/openapi.json", s.openAPI(s.openapi))
+	e.GET("/v2/openapi.json", s.openAPI(s.openapiV2))
 
-	v1 := e.Group("/v1", s.auth.Middleware(auth.FirstOf(auth.QueryParam("access_key"), auth.BearerHeader()), s.authErr))
-	eod := v1.Group("", s.requireScope("eod"), s.rateLimit)
+	keyed := s.auth.Middleware(auth.FirstOf(auth.QueryParam("access_key"), auth.BearerHeader()), s.authErr)
+	s.versionRoutes(e.Group("/v1", keyed), v1)
+	s.versionRoutes(e.Group("/v2", keyed), v2)
+}
+
+// versionRoutes lists the functions of one API version; handlers given the
+// version answer in its shapes, the others alike in both.
+func (s *Server) versionRoutes(g *gin.RouterGroup, v apiVersion) {
+	eod := g.Group("", s.requireScope("eod"), s.rateLimit)
 	eod.GET("/eod", s.eodList(false))
 	eod.GET("/eod/latest", s.eodList(true))
 	eod.GET("/eod/:date", s.eodOnDate)
-	eod.GET("/tickers/:symbol/eod", s.tickerEOD)
+	eod.GET("/tickers/:symbol/eod", s.tickerEOD(v))
 	eod.GET("/tickers/:symbol/eod/latest", s.tickerEODLatest)
 	eod.GET("/tickers/:symbol/eod/:date", s.tickerEODOnDate)
+	eod.GET("/exchanges/:mic/eod", s.exchangeEOD(v, false, false))
+	eod.GET("/exchanges/:mic/eod/latest", s.exchangeEOD(v, true, false))
+	eod.GET("/exchanges/:mic/eod/:date", s.exchangeEOD(v, false, true))
 
-	tickers := v1.Group("", s.requireScope("tickers"), s.rateLimit)
-	tickers.GET("/tickers", s.tickerList)
-	tickers.GET("/tickers/:symbol", s.tickerOne)
+	tickers := g.Group("", s.requireScope("tickers"), s.rateLimit)
+	if v == v2 {
+		tickers.GET("/tickerslist", s.tickersList)
+	} else {
+		tickers.GET("/tickers", s.tickerList)
+	}
+	tickers.GET("/tickers/:symbol", s.tickerOne(v))
 
-	exchanges := v1.Group("", s.requireScope("exchanges"), s.rateLimit)
-	exchanges.GET("/exchanges", s.exchangeList)
-	exchanges.GET("/exchanges/:mic", s.exchangeOne)
-	exchanges.GET("/exchanges/:mic/tickers", s.exchangeTickers)
+	// Reference lists (currencies, time zones) go with exchanges, whose
+	// objects embed them.
+	exchanges := g.Group("", s.requireScope("exchanges"), s.rateLimit)
+	exchanges.GET("/exchanges", s.exchangeList(v))
+	exchanges.GET("/exchanges/:mic", s.exchangeOne(v))
+	exchanges.GET("/exchanges/:mic/tickers", s.exchangeTickers(v))
+	exchanges.GET("/currencies", s.currencyList(v))
+	exchanges.GET("/timezones", s.timezoneList)
 
-	v1.GET("/splits", s.requireScope("splits"), s.rateLimit, s.splitList)
-	v1.GET("/dividends", s.requireScope("dividends"), s.rateLimit, s.dividendList)
+	splits := g.Group("", s.requireScope("splits"), s.rateLimit)
+	splits.GET("/splits", s.splitList)
+	splits.GET("/tickers/:symbol/splits", s.tickerSplits(v))
+
+	dividends := g.Group("", s.requireScope("dividends"), s.rateLimit)
+	dividends.GET("/dividends", s.dividendList)
+	dividends.GET("/tickers/:symbol/dividends", s.tickerDividends(v))
+
+	// No key holds intraday access yet: every intraday route answers
+	// marketstack's 403 function_access_restricted, never a 404.
+	for _, path := range []string{
+		"/intraday", "/intraday/latest", "/intraday/:date",
+		"/tickers/:symbol/intraday", "/tickers/:symbol/intraday/latest", "/tickers/:symbol/intraday/:date",
+		"/exchanges/:mic/intraday", "/exchanges/:mic/intraday/latest", "/exchanges/:mic/intraday/:date",
+	} {
+		g.GET(path, s.intradayRestricted)
+	}
 }

@@ -44,6 +44,9 @@ type Options struct {
 	Logger         *slog.Logger
 	Registry       *prometheus.Registry
 	TrustedProxies []string
+	// CORSOrigins are the browser origins allowed to call the API ("*" for
+	// any); empty sends no CORS header.
+	CORSOrigins []string
 	// RequestTimeout bounds each request's work (0: none).
 	RequestTimeout time.Duration
 }
@@ -63,6 +66,8 @@ type Server struct {
 	engine         *gin.Engine
 	shuttingDown   atomic.Bool
 	openapi        []byte
+	openapiV2      []byte
+	cors           *corsPolicy
 	// bodies holds EOD response buffers (*[]byte): a cache hit then
 	// allocates no buffer of the page's size per request.
 	bodies sync.Pool
@@ -82,9 +87,14 @@ func NewServer(o Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new server: %w", err)
 	}
+	docV2, err := OpenAPIV2JSON()
+	if err != nil {
+		return nil, fmt.Errorf("new server: %w", err)
+	}
 	s := &Server{
 		store: o.Store, auth: o.Auth, limiter: o.Limiter, ping: o.Ping, cacheStatus: o.CacheStatus,
-		log: o.Logger, registry: o.Registry, requestTimeout: o.RequestTimeout, openapi: doc,
+		log: o.Logger, registry: o.Registry, requestTimeout: o.RequestTimeout, openapi: doc, openapiV2: docV2,
+		cors: newCORSPolicy(o.CORSOrigins),
 	}
 	s.encoded, _ = o.Store.(encodedEODSource)
 	if s.ping == nil {

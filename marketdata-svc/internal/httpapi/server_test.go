@@ -129,7 +129,8 @@ func TestServerBehaviour(t *testing.T) {
 		{"unknown key", "/v1/eod?symbols=GOOG&access_key=" + strings.Repeat("x", 10), nil, 401, "invalid_access_key"},
 		{"duplicate key", "/v1/eod?symbols=GOOG&access_key=" + key + "&access_key=" + key, nil, 401, "invalid_access_key"},
 		{"scope", "/v1/eod?symbols=GOOG&access_key=" + tickersOnly, nil, 403, "function_access_restricted"},
-		{"unknown path", "/v1/intraday?access_key=" + key, nil, 404, "invalid_api_function"},
+		{"unknown path", "/v1/realtime?access_key=" + key, nil, 404, "invalid_api_function"},
+		{"intraday is not in the plan", "/v1/intraday?access_key=" + key, nil, 403, "function_access_restricted"},
 		{"unknown ticker", "/v1/tickers/ZZZZ?access_key=" + key, nil, 404, "404_not_found"},
 		{"impossible symbol", "/v1/tickers/A%20B?access_key=" + key, nil, 404, "404_not_found"},
 		{"encoded slash in a path id", "/v1/tickers/GOOG%2Feod?access_key=" + key, nil, 404, "404_not_found"},
@@ -276,5 +277,14 @@ func TestValidatorRejectsWrongResponse(t *testing.T) {
 		if doc.check(req, rec) == nil {
 			t.Errorf("validator accepted %s", body)
 		}
+	}
+	// The v2 document is held to as strictly: v1's ticker shape is not v2's.
+	req = httptest.NewRequest(http.MethodGet, "http://localhost:8081/v2/tickerslist", nil)
+	rec := httptest.NewRecorder()
+	rec.Header().Set("Content-Type", "application/json")
+	rec.WriteHeader(200)
+	rec.WriteString(`{"pagination":{"limit":100,"offset":0,"count":1,"total":1},"data":[{"name":"A","symbol":"A","has_intraday":false,"has_eod":true,"stock_exchange":null}]}`)
+	if doc.check(req, rec) == nil {
+		t.Errorf("v2 validator accepted a v1 ticker")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -16,16 +17,25 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/httpapi"
 )
 
-// apiDoc is the served OpenAPI document, loaded and checked once per test
-// binary.
+// apiDoc is the served OpenAPI documents of /v1 and /v2, loaded and
+// checked once per test binary.
 type apiDoc struct {
+	v1, v2 *openAPIDoc
+}
+
+type openAPIDoc struct {
 	doc    *openapi3.T
 	router routers.Router
 }
 
 func loadDoc(t testing.TB) *apiDoc {
 	t.Helper()
-	raw, err := httpapi.OpenAPIJSON()
+	return &apiDoc{v1: loadOneDoc(t, httpapi.OpenAPIJSON), v2: loadOneDoc(t, httpapi.OpenAPIV2JSON)}
+}
+
+func loadOneDoc(t testing.TB, served func() ([]byte, error)) *openAPIDoc {
+	t.Helper()
+	raw, err := served()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,20 +51,24 @@ func loadDoc(t testing.TB) *apiDoc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &apiDoc{doc: doc, router: router}
+	return &openAPIDoc{doc: doc, router: router}
 }
 
-// check validates one exchange against the document: a documented path
-// must answer a documented status with a body of its schema; an unknown
-// path must answer marketstack's error shape.
+// check validates one exchange against the document of its version: a
+// documented path must answer a documented status with a body of its
+// schema; an unknown path must answer marketstack's error shape.
 func (d *apiDoc) check(req *http.Request, rec *httptest.ResponseRecorder) error {
-	route, params, err := d.router.FindRoute(req)
+	doc := d.v1
+	if strings.HasPrefix(req.URL.Path, "/v2/") {
+		doc = d.v2
+	}
+	route, params, err := doc.router.FindRoute(req)
 	if err != nil {
 		var body any
 		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
 			return err
 		}
-		return d.doc.Components.Schemas["Error"].Value.VisitJSON(body)
+		return doc.doc.Components.Schemas["Error"].Value.VisitJSON(body)
 	}
 	in := &openapi3filter.ResponseValidationInput{
 		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route},

@@ -77,16 +77,24 @@ func AppendBar(b []byte, bar *Bar) []byte {
 	b = appendNumber(b, bar.Close)
 	b = append(b, `,"volume":`...)
 	b = appendNumber(b, bar.Volume)
-	b = append(b, `,"adj_high":`...)
-	b = appendNumber(b, bar.AdjHigh)
-	b = append(b, `,"adj_low":`...)
-	b = appendNumber(b, bar.AdjLow)
-	b = append(b, `,"adj_close":`...)
-	b = appendNumber(b, bar.AdjClose)
-	b = append(b, `,"adj_open":`...)
-	b = appendNumber(b, bar.AdjOpen)
-	b = append(b, `,"adj_volume":`...)
-	b = appendNumber(b, bar.AdjVolume)
+	if bar.AssetType == AssetIndex {
+		// marketstack adjusts no index level: adj_close repeats close and
+		// the other adjusted fields are null.
+		b = append(b, `,"adj_high":null,"adj_low":null,"adj_close":`...)
+		b = appendNumber(b, bar.Close)
+		b = append(b, `,"adj_open":null,"adj_volume":null`...)
+	} else {
+		b = append(b, `,"adj_high":`...)
+		b = appendNumber(b, bar.AdjHigh)
+		b = append(b, `,"adj_low":`...)
+		b = appendNumber(b, bar.AdjLow)
+		b = append(b, `,"adj_close":`...)
+		b = appendNumber(b, bar.AdjClose)
+		b = append(b, `,"adj_open":`...)
+		b = appendNumber(b, bar.AdjOpen)
+		b = append(b, `,"adj_volume":`...)
+		b = appendNumber(b, bar.AdjVolume)
+	}
 	b = append(b, `,"split_factor":`...)
 	b = appendNumber(b, bar.SplitFactor)
 	b = append(b, `,"dividend":`...)
@@ -108,6 +116,10 @@ func AppendBar(b []byte, bar *Bar) []byte {
 	b = append(b, `"}`...)
 	return b
 }
+
+// AssetIndex is the asset type of indices, whose records carry no
+// adjusted values besides adj_close.
+const AssetIndex = "Index"
 
 // AppendTimestamp appends marketstack's date form YYYY-MM-DDT00:00:00+0000.
 func AppendTimestamp(b []byte, t time.Time) []byte {

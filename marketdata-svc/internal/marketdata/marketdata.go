@@ -97,6 +97,7 @@ type Ticker struct {
 	PriceCurrency string
 	HasIntraday   bool
 	HasEOD        bool
+	Country       string // empty when unknown
 	Exchange      *Exchange
 }
 
@@ -138,11 +139,14 @@ type Split struct {
 	Factor float64
 }
 
-// Dividend is a cash dividend per share with its ex-date.
+// Dividend is a cash dividend per share with its ex-date. Ratio, when not
+// zero, is the backward price ratio its source published, used instead of
+// 1 - Amount/previous close when the store lacks the day before the ex-date.
 type Dividend struct {
 	Symbol string
 	Date   time.Time
 	Amount float64
+	Ratio  float64
 }
 
 // ActionQuery selects splits or dividends.

@@ -288,8 +288,10 @@ func NormaliseSymbol(s string) (string, error) {
 	return string(buf), nil
 }
 
-// ParseMIC checks an ISO 10383 market identifier code (four letters or
-// digits; "INDX" is the pseudo-exchange of indices) and upper-cases it.
+// ParseMIC checks a market identifier code (letters or digits; "INDX" is
+// the pseudo-exchange of indices), upper-cases it, and turns an ISO 10383
+// MIC that marketstack spells differently into marketstack's code (XETR
+// into XETRA).
 func ParseMIC(s string) (string, error) {
 	s = strings.TrimSpace(s)
 	if len(s) < 2 || len(s) > 10 {
@@ -304,6 +306,9 @@ func ParseMIC(s string) (string, error) {
 		default:
 			return "", fmt.Errorf("must be a market identifier code such as XNAS")
 		}
+	}
+	if code, ok := micAliases[string(buf)]; ok {
+		return code, nil
 	}
 	return string(buf), nil
 }

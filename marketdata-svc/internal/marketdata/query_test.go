@@ -239,3 +239,39 @@ func FuzzEODQueryKey(f *testing.F) {
 		}
 	})
 }
+
+// marketstack's exchange codes are answered; the ISO MICs it spells
+// differently are accepted as aliases.
+func TestParseMICAliases(t *testing.T) {
+	for in, want := range map[string]string{"XETR": "XETRA", "xetr": "XETRA", "XETRA": "XETRA", "xnas": "XNAS", "INDX": "INDX"} {
+		if got, err := ParseMIC(in); err != nil || got != want {
+			t.Errorf("ParseMIC(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+}
+
+func TestTimezoneAndCurrencyDescriptions(t *testing.T) {
+	for name, want := range map[string]Timezone{
+		"America/New_York": {"America/New_York", "EST", "EDT"},
+		"Europe/London":    {"Europe/London", "GMT", "BST"},
+		"Asia/Tokyo":       {"Asia/Tokyo", "JST", "JST"},
+		"Australia/Sydney": {"Australia/Sydney", "AEST", "AEDT"},
+		"Not/AZone":        {"Not/AZone", "", ""},
+	} {
+		if got := TimezoneOf(name); got != want {
+			t.Errorf("TimezoneOf(%q) = %+v, want %+v", name, got, want)
+		}
+	}
+	if got := CurrencyOf("EUR"); got.Symbol != "€" || got.Name != "Euro" {
+		t.Errorf("EUR = %+v", got)
+	}
+	if got := CurrencyOf("XYZ"); got != (Currency{"XYZ", "XYZ", "XYZ", "XYZ"}) {
+		t.Errorf("unknown currency = %+v", got)
+	}
+	list := Currencies()
+	for i := 1; i < len(list); i++ {
+		if list[i-1].Code >= list[i].Code {
+			t.Fatalf("currencies not ordered by code at %s", list[i].Code)
+		}
+	}
+}

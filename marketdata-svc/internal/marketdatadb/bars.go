@@ -341,9 +341,9 @@ FROM eod_bars WHERE symbol = $1 ORDER BY date`, symbol)
 		return 0, translate(err)
 	}
 	rows, err = tx.Query(ctx, `
-SELECT date, factor, 0::float8 FROM splits WHERE symbol = $1
+SELECT date, factor, 0::float8, 0::float8 FROM splits WHERE symbol = $1
 UNION ALL
-SELECT date, 0::float8, amount FROM dividends WHERE symbol = $1`, symbol)
+SELECT date, 0::float8, amount, coalesce(ratio, 0) FROM dividends WHERE symbol = $1`, symbol)
 	if err != nil {
 		return 0, translate(err)
 	}
@@ -351,7 +351,7 @@ SELECT date, 0::float8, amount FROM dividends WHERE symbol = $1`, symbol)
 	splitOn, divOn := map[time.Time]float64{}, map[time.Time]float64{}
 	for rows.Next() {
 		var e adjust.Event
-		if err := rows.Scan(&e.Date, &e.SplitFactor, &e.Dividend); err != nil {
+		if err := rows.Scan(&e.Date, &e.SplitFactor, &e.Dividend, &e.DividendRatio); err != nil {
 			rows.Close()
 			return 0, translate(err)
 		}

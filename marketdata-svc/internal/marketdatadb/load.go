@@ -54,6 +54,7 @@ type TickerRow struct {
 	PriceCurrency string
 	ExchangeMIC   string
 	HasIntraday   bool
+	Country       string // empty: unknown
 }
 
 // Load is a set of changes applied in one transaction: all of it or none.
@@ -303,15 +304,15 @@ func upsertTickers(ctx context.Context, tx pgx.Tx, tickers []TickerRow) (int64, 
 			cur = "USD"
 		}
 		tag, err := tx.Exec(ctx, `
-INSERT INTO tickers AS t (symbol, name, asset_type, price_currency, exchange_mic, has_intraday)
-VALUES ($1, $2, $3, $4, nullif($5, ''), $6)
+INSERT INTO tickers AS t (symbol, name, asset_type, price_currency, exchange_mic, has_intraday, country)
+VALUES ($1, $2, $3, $4, nullif($5, ''), $6, nullif($7, ''))
 ON CONFLICT (symbol) DO UPDATE SET name = EXCLUDED.name, asset_type = EXCLUDED.asset_type,
   price_currency = EXCLUDED.price_currency, exchange_mic = EXCLUDED.exchange_mic,
-  has_intraday = EXCLUDED.has_intraday
-WHERE (t.name, t.asset_type, t.price_currency, t.exchange_mic, t.has_intraday)
+  has_intraday = EXCLUDED.has_intraday, country = EXCLUDED.country
+WHERE (t.name, t.asset_type, t.price_currency, t.exchange_mic, t.has_intraday, t.country)
   IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.asset_type, EXCLUDED.price_currency,
-  EXCLUDED.exchange_mic, EXCLUDED.has_intraday)`,
-			t.Symbol, t.Name, asset, cur, t.ExchangeMIC, t.HasIntraday)
+  EXCLUDED.exchange_mic, EXCLUDED.has_intraday, EXCLUDED.country)`,
+			t.Symbol, t.Name, asset, cur, t.ExchangeMIC, t.HasIntraday, t.Country)
 		if err != nil {
 			var pgErr *pgconn.PgError
 			if errors.As(err, &pgErr) && pgErr.Code == "23503" {
@@ -383,12 +384,15 @@ func upsertActions(ctx context.Context, tx pgx.Tx, splits []marketdata.Split, di
 		}
 		sv[key{sp.Symbol, sp.Date}] = sp.Factor
 	}
-	dv := make(map[key]float64, len(divs))
+	dv := make(map[key]marketdata.Dividend, len(divs))
 	for _, d := range divs {
 		if !(d.Amount >= 0) || math.IsInf(d.Amount, 0) {
 			return nil, fmt.Errorf("dividend %s %s: amount must not be negative", d.Symbol, d.Date.Format(time.DateOnly))
 		}
-		dv[key{d.Symbol, d.Date}] = d.Amount
+		if d.Ratio != 0 && !(d.Ratio > 0 && d.Ratio <= 1) {
+			return nil, fmt.Errorf("dividend %s %s: ratio must be in (0, 1]", d.Symbol, d.Date.Format(time.DateOnly))
+		}
+		dv[key{d.Symbol, d.Date}] = d
 	}
 	if err := run("splits", `
 INSERT INTO splits AS s (symbol, date, factor)
@@ -397,12 +401,32 @@ ON CONFLICT (symbol, date) DO UPDATE SET factor = EXCLUDED.factor WHERE s.factor
 RETURNING s.symbol`, sv); err != nil {
 		return nil, err
 	}
-	if err := run("dividends", `
-INSERT INTO dividends AS d (symbol, date, amount)
-SELECT * FROM unnest($1::text[], $2::date[], $3::float8[])
-ON CONFLICT (symbol, date) DO UPDATE SET amount = EXCLUDED.amount WHERE d.amount <> EXCLUDED.amount
-RETURNING d.symbol`, dv); err != nil {
-		return nil, err
+	if len(dv) > 0 {
+		syms := make([]string, 0, len(dv))
+		dates := make([]time.Time, 0, len(dv))
+		amounts := make([]float64, 0, len(dv))
+		ratios := make([]float64, 0, len(dv))
+		for k, d := range dv {
+			syms, dates = append(syms, k.symbol), append(dates, k.date)
+			amounts, ratios = append(amounts, d.Amount), append(ratios, d.Ratio)
+		}
+		// A ratio of 0 is stored as NULL: computed from the previous close.
+		rows, err := tx.Query(ctx, `
+INSERT INTO dividends AS d (symbol, date, amount, ratio)
+SELECT s, dt, a, nullif(r, 0) FROM unnest($1::text[], $2::date[], $3::float8[], $4::float8[]) AS u(s, dt, a, r)
+ON CONFLICT (symbol, date) DO UPDATE SET amount = EXCLUDED.amount, ratio = EXCLUDED.ratio
+  WHERE (d.amount, d.ratio) IS DISTINCT FROM (EXCLUDED.amount, EXCLUDED.ratio)
+RETURNING d.symbol`, syms, dates, amounts, ratios)
+		if err != nil {
+			return nil, fmt.Errorf("dividends: %w", translate(err))
+		}
+		got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return nil, fmt.Errorf("dividends: %w", translate(err))
+		}
+		for _, s := range got {
+			changed[s] = true
+		}
 	}
 	syms := sortedKeys(changed)
 	if len(syms) > 0 { // make sure the symbols exist as tickers

@@ -11,7 +11,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 )
 
-const tickerColumns = `t.symbol, t.name, t.asset_type, t.price_currency, t.has_intraday, t.has_eod,
+const tickerColumns = `t.symbol, t.name, t.asset_type, t.price_currency, t.has_intraday, t.has_eod, coalesce(t.country, ''),
        e.mic, e.name, e.acronym, e.country_code, e.country, e.city, e.website, e.timezone, e.currency`
 
 const exchangeColumns = `mic, name, acronym, country_code, country, city, website, timezone, currency`
@@ -36,7 +36,7 @@ type scanner interface{ Scan(dest ...any) error }
 func scanTicker(sc scanner) (marketdata.Ticker, error) {
 	var t marketdata.Ticker
 	var mic, name, acronym, cc, country, city, website, tz, cur sql.NullString
-	if err := sc.Scan(&t.Symbol, &t.Name, &t.AssetType, &t.PriceCurrency, &t.HasIntraday, &t.HasEOD,
+	if err := sc.Scan(&t.Symbol, &t.Name, &t.AssetType, &t.PriceCurrency, &t.HasIntraday, &t.HasEOD, &t.Country,
 		&mic, &name, &acronym, &cc, &country, &city, &website, &tz, &cur); err != nil {
 		return marketdata.Ticker{}, err
 	}
@@ -108,7 +108,7 @@ ORDER BY s.ord`, q.Symbols, q.Exchange)
 		var t marketdata.Ticker
 		var mic, name, acronym, cc, country, city, website, tz, cur sql.NullString
 		var onExchange bool
-		if err := rows.Scan(&t.Symbol, &t.Name, &t.AssetType, &t.PriceCurrency, &t.HasIntraday, &t.HasEOD,
+		if err := rows.Scan(&t.Symbol, &t.Name, &t.AssetType, &t.PriceCurrency, &t.HasIntraday, &t.HasEOD, &t.Country,
 			&mic, &name, &acronym, &cc, &country, &city, &website, &tz, &cur, &onExchange); err != nil {
 			return marketdata.TickerPage{}, fmt.Errorf("list tickers: %w", translate(err))
 		}
