@@ -96,3 +96,49 @@ func TestMigrationOutlastsStatementTimeout(t *testing.T) {
 		t.Fatalf("schema at %d of %d (%v)", current, latest, err)
 	}
 }
+
+// TestMigrationRenamesXetra: a store that listed Xetra under its ISO MIC
+// (XETR) before the marketstack-compatibility migration lists it, and its
+// tickers, under marketstack's XETRA after it, and caches see a new data
+// version.
+func TestMigrationRenamesXetra(t *testing.T) {
+	ctx := context.Background()
+	url := testenv.EmptyPostgres(t)
+	s, err := marketdatadb.Open(ctx, testConfig(url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := marketdatadb.MigrateUpTo(ctx, s.DB(), 1); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`INSERT INTO exchanges (mic, name, acronym, timezone, currency) VALUES ('XETR', 'Deutsche Börse Xetra', 'XETRA', 'Europe/Berlin', 'EUR')`,
+		`INSERT INTO tickers (symbol, name, exchange_mic) VALUES ('SAP.XETRA', 'SAP SE', 'XETR')`,
+	} {
+		if _, err := s.DB().ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, err := s.DataVersion(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	x, err := s.Exchange(ctx, "XETRA")
+	if err != nil || x.Name != "Deutsche Börse Xetra" || x.Timezone != "Europe/Berlin" {
+		t.Fatalf("XETRA after the migration: %+v, %v", x, err)
+	}
+	if _, err := s.Exchange(ctx, "XETR"); err == nil {
+		t.Errorf("XETR is still stored")
+	}
+	tk, err := s.Ticker(ctx, "SAP.XETRA")
+	if err != nil || tk.Exchange == nil || tk.Exchange.MIC != "XETRA" || tk.Country != "" {
+		t.Errorf("ticker after the migration: %+v, %v", tk, err)
+	}
+	if after, err := s.DataVersion(ctx); err != nil || after <= before {
+		t.Errorf("data version %d -> %d (%v): cached answers of the old shape stay reachable", before, after, err)
+	}
+}
