@@ -59,11 +59,6 @@ type exchangeJSON struct {
 	Currency *currencyJSON `json:"currency"`
 }
 
-type exchangeTickersJSON struct {
-	exchangeJSON
-	Tickers []tickerBriefJSON `json:"tickers"`
-}
-
 // tickerBriefJSON is a ticker listed under its exchange, which need not be
 // repeated.
 type tickerBriefJSON struct {

@@ -27,7 +27,7 @@ type Timezone struct {
 // currencies are the currencies of the world's main exchanges, by code.
 // A code outside the table is described by the code alone (CurrencyOf).
 var currencies = []Currency{
-	{"AED", "AED", "د.إ.‏", "United Arab Emirates Dirham"},
+	{"AED", "AED", "د.إ.\u200f", "United Arab Emirates Dirham"},
 	{"AUD", "AU$", "$", "Australian Dollar"},
 	{"BRL", "R$", "R$", "Brazilian Real"},
 	{"CAD", "CA$", "$", "Canadian Dollar"},
