@@ -84,7 +84,7 @@ func (e *env) metric(name string) float64 {
 // paged with the largest limit, since each reads from the database while
 // the client sets the pace.
 func TestStalledListingsDoNotHoldConnections(t *testing.T) {
-	const pool, bound = 20, 5 // bound: pool/4
+	const pool = 20
 	// A long request timeout: a connection held for the client would stay
 	// held for the whole test, as it did for the audit's 10 s.
 	e := newEnv(t, envOptions{poolSize: pool, requestTimeout: 30 * time.Second})
@@ -149,14 +149,22 @@ func TestStalledListingsDoNotHoldConnections(t *testing.T) {
 	// Every stalled listing has blocked on its client: the pool must
 	// come back to idle while they wait. On a connection held for the
 	// client it never does.
+	// One idle sample is not enough: a listing still filling its client's
+	// socket buffer takes a connection between batches. Idle means none in
+	// use for a whole second.
 	idle := false
-	var inUse int
-	for range 150 {
+	var inUse, idleSamples int
+	for range 300 {
 		if inUse = e.db.Stats().InUse; inUse == 0 {
+			idleSamples++
+		} else {
+			idleSamples = 0
+		}
+		if idleSamples == 20 {
 			idle = true
 			break
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 	}
 	if !idle {
 		t.Fatalf("%d stalled listings (%d streaming) keep %d of %d connections in use", stalled, streaming, inUse, pool)
@@ -202,8 +210,12 @@ func TestStalledListingsDoNotHoldConnections(t *testing.T) {
 		}
 		return true
 	})
-	if maxInUse >= bound {
-		t.Errorf("pool in use reached %d while other tenants were served, want below %d", maxInUse, bound)
+	// In use at once while the listings stall: each other tenant's one
+	// request and /readyz, never a connection held for a stalled client.
+	// (This flaked at 5 when the pool was called idle after one sample,
+	// with a listing still between batches.)
+	if bound := len(others) + 1; maxInUse > bound {
+		t.Errorf("pool in use reached %d while other tenants were served, want at most %d", maxInUse, bound)
 	}
 	// The stalled listings are still in progress: they were not cut short
 	// to free the pool.
