@@ -4,9 +4,10 @@
 // auth.KeyStore, owns the embedded goose migrations, and bulk-loads data at
 // COPY speed for the importer and the generator.
 //
-// Administrative paths go through GORM; the hot reads (EOD pages, key
-// lookups) use hand-written SQL with manual scans on the same connection
-// pool, since GORM's reflection costs more than the query on those paths.
+// Every statement is hand-written SQL on one pgx connection pool: the reads
+// are a few fixed queries where an ORM's reflection would cost more than the
+// query, and the writes are bulk COPY and set-based upserts that an ORM does
+// not express. (GORM was opened for a single Exec and has gone.)
 package marketdatadb
 
 import (
@@ -28,9 +29,6 @@ import (
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
-	"gorm.io/driver/postgres"
-	"gorm.io/gorm"
-	"gorm.io/gorm/logger"
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
@@ -41,8 +39,7 @@ var migrations embed.FS
 
 // Store is the PostgreSQL store. It is safe for concurrent use.
 type Store struct {
-	db   *sql.DB
-	gorm *gorm.DB
+	db *sql.DB
 	// connCfg is the pool's connection configuration, from which Migrate
 	// opens a connection of its own with other session settings.
 	connCfg *pgx.ConnConfig
@@ -69,15 +66,7 @@ func Open(ctx context.Context, cfg config.Config) (*Store, error) {
 	db.SetMaxIdleConns(cfg.DBMaxIdleConns)
 	db.SetConnMaxLifetime(cfg.DBConnMaxLifetime)
 	db.SetConnMaxIdleTime(cfg.DBConnMaxIdleTime)
-	g, err := gorm.Open(postgres.New(postgres.Config{Conn: db}), &gorm.Config{
-		Logger:                 logger.Discard, // never log SQL or its arguments
-		SkipDefaultTransaction: true,
-	})
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open store: %w", translate(err))
-	}
-	s := &Store{db: db, gorm: g, connCfg: connCfg}
+	s := &Store{db: db, connCfg: connCfg}
 	if err := s.Ping(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open store: %w", err)
@@ -85,8 +74,8 @@ func Open(ctx context.Context, cfg config.Config) (*Store, error) {
 	return s, nil
 }
 
-// redactParseError keeps a URL parse failure from echoing the URL, which may
-// hold a password.
+// redactParseError stands in for a URL parse failure, whose text may echo
+// the URL and its password: the error itself is deliberately not read.
 func redactParseError(error) string { return "invalid connection string" }
 
 // Close closes the connection pool.

@@ -105,7 +105,7 @@ func (s *Store) CreateKey(ctx context.Context, account string, opts KeyOptions) 
 	}
 	meta := KeyMeta{Account: account, Hint: auth.Hint(plain), Scopes: scopes,
 		RatePerSecond: opts.RatePerSecond, MonthlyQuota: opts.MonthlyQuota, ExpiresAt: opts.ExpiresAt}
-	// Arrays go through database/sql directly: GORM would expand a slice
+	// Arrays go through database/sql directly: an ORM would expand a slice
 	// argument into a list of placeholders.
 	err = s.db.QueryRowContext(ctx, `
 WITH acct AS (
@@ -158,11 +158,11 @@ func (s *Store) RevokeKey(ctx context.Context, id string) error {
 	if _, err := uuid.Parse(id); err != nil {
 		return fmt.Errorf("revoke key: %w", marketdata.ErrNotFound)
 	}
-	res := s.gorm.WithContext(ctx).Exec(`UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = ?`, id)
-	if res.Error != nil {
-		return fmt.Errorf("revoke key: %w", translate(res.Error))
+	res, err := s.db.ExecContext(ctx, `UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1`, id)
+	if err != nil {
+		return fmt.Errorf("revoke key: %w", translate(err))
 	}
-	if res.RowsAffected == 0 {
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
 		return fmt.Errorf("revoke key: %w", marketdata.ErrNotFound)
 	}
 	return nil

@@ -199,7 +199,7 @@ func (s *Store) Exchange(ctx context.Context, mic string) (marketdata.Exchange, 
 	return e, nil
 }
 
-// actionQuery builds the count and page queries over splits or dividends.
+// actionSQL builds the count and page queries over splits or dividends.
 // With symbols, only known symbols count and the order within a date is the
 // request order; without, all symbols in symbol order.
 func actionSQL(table, value string, bySymbols bool, sort marketdata.SortOrder) (count, page string) {
