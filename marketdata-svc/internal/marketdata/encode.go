@@ -139,9 +139,11 @@ func appendNumber(b []byte, f float64) []byte {
 
 const hexDigits = "0123456789abcdef"
 
-// AppendJSONString appends s as a JSON string, escaping as encoding/json
-// does: quotes, backslashes, control characters, <, > and & (so the output
-// is safe inside HTML), U+2028/U+2029, and invalid UTF-8 as U+FFFD.
+// AppendJSONString appends s as a JSON string, byte for byte as
+// encoding/json writes it (TestAppendJSONStringMatchesEncodingJSON): quotes,
+// backslashes, \b \f \n \r \t by name, other control characters, <, >
+// and & (so the output is safe inside HTML) and U+2028/U+2029 as \u
+// escapes, and invalid UTF-8 as U+FFFD.
 func AppendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
@@ -162,6 +164,10 @@ func AppendJSONString(b []byte, s string) []byte {
 				b = append(b, '\\', 'r')
 			case '\t':
 				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
 			default:
 				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 			}
