@@ -213,11 +213,6 @@ func (p *Params) failed(name string) bool {
 	return false
 }
 
-// ParseEODQuery reads the parameters of GET /v1/eod and /v1/eod/latest.
-func ParseEODQuery(q url.Values, latest bool) (EODQuery, error) {
-	return NewParams(q).EODQuery(latest)
-}
-
 // EODQuery reads the parameters of GET /v1/eod and /v1/eod/latest.
 func (p *Params) EODQuery(latest bool) (EODQuery, error) {
 	out := EODQuery{Symbols: p.Symbols("symbols", true), Latest: latest}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/url"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -61,8 +62,8 @@ func TestParseDate(t *testing.T) {
 	}
 }
 
-func TestParseEODQuery(t *testing.T) {
-	q, err := ParseEODQuery(url.Values{"symbols": {"goog,gspc.indx"}, "date_to": {"2008-10-14"}, "limit": {"4"}, "sort": {"asc"}, "exchange": {"xnas"}, "unknown": {"x", "y"}}, false)
+func TestEODQueryParams(t *testing.T) {
+	q, err := NewParams(url.Values{"symbols": {"goog,gspc.indx"}, "date_to": {"2008-10-14"}, "limit": {"4"}, "sort": {"asc"}, "exchange": {"xnas"}, "unknown": {"x", "y"}}).EODQuery(false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,12 +71,12 @@ func TestParseEODQuery(t *testing.T) {
 	if !reflect.DeepEqual(q, want) {
 		t.Errorf("got %+v, want %+v", q, want)
 	}
-	q, err = ParseEODQuery(url.Values{"symbols": {"A"}}, true)
+	q, err = NewParams(url.Values{"symbols": {"A"}}).EODQuery(true)
 	if err != nil || q.Limit != DefaultLimit || q.Offset != 0 || q.Sort != SortDesc || !q.Latest {
 		t.Errorf("defaults: %+v, %v", q, err)
 	}
 
-	_, err = ParseEODQuery(url.Values{"limit": {"0"}, "offset": {"-1"}, "date_from": {"2020-01-02"}, "date_to": {"2020-01-01"}, "sort": {"up"}, "exchange": {"X;"}}, false)
+	_, err = NewParams(url.Values{"limit": {"0"}, "offset": {"-1"}, "date_from": {"2020-01-02"}, "date_to": {"2020-01-01"}, "sort": {"up"}, "exchange": {"X;"}}).EODQuery(false)
 	var ve *ValidationError
 	if !errors.As(err, &ve) {
 		t.Fatalf("want a validation error, got %v", err)
@@ -88,18 +89,18 @@ func TestParseEODQuery(t *testing.T) {
 		t.Errorf("failing params %v, want %v", params, want)
 	}
 
-	_, err = ParseEODQuery(url.Values{"symbols": {"A", "B"}, "limit": {"1", "2"}}, false)
+	_, err = NewParams(url.Values{"symbols": {"A", "B"}, "limit": {"1", "2"}}).EODQuery(false)
 	if !errors.As(err, &ve) || len(ve.Params) != 2 || ve.Params[0].Key != "duplicate_parameter" {
 		t.Errorf("duplicates: %v", err)
 	}
 }
 
 func TestCacheKeyEquivalence(t *testing.T) {
-	a, err := ParseEODQuery(url.Values{"symbols": {" goog,GSPC.indx , goog"}, "date_to": {"2008-10-14T12:00:00+0000"}, "sort": {"desc"}}, false)
+	a, err := NewParams(url.Values{"symbols": {" goog,GSPC.indx , goog"}, "date_to": {"2008-10-14T12:00:00+0000"}, "sort": {"desc"}}).EODQuery(false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := ParseEODQuery(url.Values{"symbols": {"GOOG,GSPC.INDX"}, "date_to": {"2008-10-14"}, "limit": {"100"}}, false)
+	b, err := NewParams(url.Values{"symbols": {"GOOG,GSPC.INDX"}, "date_to": {"2008-10-14"}, "limit": {"100"}}).EODQuery(false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +206,7 @@ func FuzzEODQueryKey(f *testing.F) {
 		if err != nil {
 			return
 		}
-		q, err := ParseEODQuery(values, false)
+		q, err := NewParams(values).EODQuery(false)
 		if err != nil {
 			var ve *ValidationError
 			if !errors.As(err, &ve) || len(ve.Params) == 0 {
@@ -233,7 +234,7 @@ func FuzzEODQueryKey(f *testing.F) {
 		}
 		echo.Set("limit", strconv.Itoa(q.Limit))
 		echo.Set("offset", strconv.Itoa(q.Offset))
-		again, err := ParseEODQuery(echo, false)
+		again, err := NewParams(echo).EODQuery(false)
 		if err != nil || again.CacheKey() != q.CacheKey() {
 			t.Fatalf("normalised query %v gives %v (%v); key %s vs %s", q, again, err, q.CanonicalKey(), again.CanonicalKey())
 		}
@@ -272,6 +273,40 @@ func TestTimezoneAndCurrencyDescriptions(t *testing.T) {
 	for i := 1; i < len(list); i++ {
 		if list[i-1].Code >= list[i].Code {
 			t.Fatalf("currencies not ordered by code at %s", list[i].Code)
+		}
+	}
+}
+
+// TestEveryEODQueryFieldChangesTheCacheKey: a field left out of
+// CanonicalKey would let two different queries share a cached page. Each
+// field of EODQuery, found by reflection so a new one cannot be missed, is
+// changed alone and must change the key.
+func TestEveryEODQueryFieldChangesTheCacheKey(t *testing.T) {
+	base := EODQuery{Symbols: []string{"GOOG"}, Exchange: "XNAS", DateFrom: time.Date(2008, 1, 2, 0, 0, 0, 0, time.UTC),
+		DateTo: time.Date(2008, 10, 14, 0, 0, 0, 0, time.UTC), Sort: SortDesc, Limit: 100, Offset: 0}
+	typ := reflect.TypeOf(base)
+	for i := range typ.NumField() {
+		q := base
+		q.Symbols = slices.Clone(base.Symbols)
+		f := reflect.ValueOf(&q).Elem().Field(i)
+		switch v := f.Addr().Interface().(type) {
+		case *[]string:
+			*v = append(*v, "MSFT")
+		case *string:
+			*v += "X"
+		case *time.Time:
+			*v = v.AddDate(0, 0, 1)
+		case *bool:
+			*v = !*v
+		case *SortOrder:
+			*v = SortAsc
+		case *int:
+			*v++
+		default:
+			t.Fatalf("field %s of type %s: teach this test how to change it", typ.Field(i).Name, f.Type())
+		}
+		if q.CanonicalKey() == base.CanonicalKey() || q.CacheKey() == base.CacheKey() {
+			t.Errorf("changing %s leaves the cache key as it was", typ.Field(i).Name)
 		}
 	}
 }
