@@ -237,27 +237,37 @@ func (s *Server) sendOneBar(c *gin.Context, q marketdata.EODQuery) {
 	sendJSON(c, enc.Data[1:len(enc.Data)-1], cacheMarketData)
 }
 
-// tickerList serves /v1/tickers: by symbols=, or by search= (over symbol
-// and name), optionally on one exchange=, else every ticker by symbol.
-func (s *Server) tickerList(c *gin.Context) {
-	p := marketdata.ParseRawQuery(c.Request.URL.RawQuery)
-	q := marketdata.TickerQuery{Symbols: p.Symbols("symbols", false), Search: p.Search(), Exchange: p.Exchange()}
-	page := p.Page()
-	q.Limit, q.Offset = page.Limit, page.Offset
-	if err := p.Err(); err != nil {
-		s.writeError(c, err)
-		return
+// tickerList serves v1's /tickers (by symbols=, or by search= over symbol
+// and name, optionally on one exchange=, else every ticker by symbol) and
+// v2's /tickerslist, which takes no symbols= and names the symbol "ticker".
+func (s *Server) tickerList(v apiVersion) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		p := marketdata.ParseRawQuery(c.Request.URL.RawQuery)
+		q := marketdata.TickerQuery{Search: p.Search(), Exchange: p.Exchange()}
+		if v == v1 {
+			q.Symbols = p.Symbols("symbols", false)
+		}
+		page := p.Page()
+		q.Limit, q.Offset = page.Limit, page.Offset
+		if err := p.Err(); err != nil {
+			s.writeError(c, err)
+			return
+		}
+		res, err := s.store.Tickers(c.Request.Context(), q)
+		if err != nil {
+			s.writeError(c, err)
+			return
+		}
+		data := make([]any, len(res.Tickers))
+		for i, t := range res.Tickers {
+			if v == v1 {
+				data[i] = newTicker(t)
+			} else {
+				data[i] = newTickersListItem(t)
+			}
+		}
+		s.sendValue(c, envelope[[]any]{Pagination: pagination.NewEnvelope(page, len(data), res.Total), Data: data})
 	}
-	res, err := s.store.Tickers(c.Request.Context(), q)
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-	data := make([]tickerJSON, len(res.Tickers))
-	for i, t := range res.Tickers {
-		data[i] = newTicker(t)
-	}
-	s.sendValue(c, envelope[[]tickerJSON]{Pagination: pagination.NewEnvelope(page, len(data), res.Total), Data: data})
 }
 
 // tickerOne serves /tickers/{symbol}.
@@ -273,28 +283,6 @@ func (s *Server) tickerOne(v apiVersion) gin.HandlerFunc {
 		}
 		s.sendValue(c, newTicker(t))
 	}
-}
-
-// tickersList serves v2's /tickerslist: /v1/tickers in v2's item shape.
-func (s *Server) tickersList(c *gin.Context) {
-	p := marketdata.ParseRawQuery(c.Request.URL.RawQuery)
-	q := marketdata.TickerQuery{Search: p.Search(), Exchange: p.Exchange()}
-	page := p.Page()
-	q.Limit, q.Offset = page.Limit, page.Offset
-	if err := p.Err(); err != nil {
-		s.writeError(c, err)
-		return
-	}
-	res, err := s.store.Tickers(c.Request.Context(), q)
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-	data := make([]tickersListJSON, len(res.Tickers))
-	for i, t := range res.Tickers {
-		data[i] = newTickersListItem(t)
-	}
-	s.sendValue(c, envelope[[]tickersListJSON]{Pagination: pagination.NewEnvelope(page, len(data), res.Total), Data: data})
 }
 
 // exchangeList serves /exchanges.
@@ -433,31 +421,19 @@ func (s *Server) dividendList(c *gin.Context) {
 // 404 for an unknown one.
 func (s *Server) tickerSplits(v apiVersion) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		q, page, err := tickerActionQuery(c)
-		if err != nil {
-			s.writeError(c, err)
-			return
-		}
-		t, ok := s.pathTicker(c)
-		if !ok {
-			return
-		}
-		q.Symbols = []string{t.Symbol}
-		res, err := s.store.Splits(c.Request.Context(), q)
-		if err != nil {
-			s.writeError(c, err)
-			return
-		}
-		pag := pagination.NewEnvelope(page, len(res.Splits), res.Total)
-		if v == v2 {
-			data := make([]splitV2JSON, len(res.Splits))
-			for i, sp := range res.Splits {
+		serveTickerActions(s, c, func(ctx context.Context, q marketdata.ActionQuery) ([]marketdata.Split, int64, error) {
+			p, err := s.store.Splits(ctx, q)
+			return p.Splits, p.Total, err
+		}, func(splits []marketdata.Split) any {
+			if v == v1 {
+				return splitsJSON(splits)
+			}
+			data := make([]splitV2JSON, len(splits))
+			for i, sp := range splits {
 				data[i] = splitV2JSON{Date: marketdata.FormatDate(sp.Date), SplitFactor: sp.Factor, StockSplit: stockSplit(sp.Factor), Symbol: sp.Symbol}
 			}
-			s.sendValue(c, envelope[[]splitV2JSON]{Pagination: pag, Data: data})
-			return
-		}
-		s.sendValue(c, envelope[[]splitJSON]{Pagination: pag, Data: splitsJSON(res.Splits)})
+			return data
+		})
 	}
 }
 
@@ -465,32 +441,41 @@ func (s *Server) tickerSplits(v apiVersion) gin.HandlerFunc {
 // ticker, 404 for an unknown one.
 func (s *Server) tickerDividends(v apiVersion) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		q, page, err := tickerActionQuery(c)
-		if err != nil {
-			s.writeError(c, err)
-			return
-		}
-		t, ok := s.pathTicker(c)
-		if !ok {
-			return
-		}
-		q.Symbols = []string{t.Symbol}
-		res, err := s.store.Dividends(c.Request.Context(), q)
-		if err != nil {
-			s.writeError(c, err)
-			return
-		}
-		pag := pagination.NewEnvelope(page, len(res.Dividends), res.Total)
-		if v == v2 {
-			data := make([]dividendV2JSON, len(res.Dividends))
-			for i, d := range res.Dividends {
+		serveTickerActions(s, c, func(ctx context.Context, q marketdata.ActionQuery) ([]marketdata.Dividend, int64, error) {
+			p, err := s.store.Dividends(ctx, q)
+			return p.Dividends, p.Total, err
+		}, func(divs []marketdata.Dividend) any {
+			if v == v1 {
+				return dividendsJSON(divs)
+			}
+			data := make([]dividendV2JSON, len(divs))
+			for i, d := range divs {
 				data[i] = dividendV2JSON{Date: marketdata.FormatDate(d.Date), Dividend: d.Amount, Symbol: d.Symbol}
 			}
-			s.sendValue(c, envelope[[]dividendV2JSON]{Pagination: pag, Data: data})
-			return
-		}
-		s.sendValue(c, envelope[[]dividendJSON]{Pagination: pag, Data: dividendsJSON(res.Dividends)})
+			return data
+		})
 	}
+}
+
+// serveTickerActions answers a page of one ticker's corporate actions, read
+// by list and encoded by encode.
+func serveTickerActions[T any](s *Server, c *gin.Context, list func(context.Context, marketdata.ActionQuery) ([]T, int64, error), encode func([]T) any) {
+	q, page, err := tickerActionQuery(c)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	t, ok := s.pathTicker(c)
+	if !ok {
+		return
+	}
+	q.Symbols = []string{t.Symbol}
+	items, total, err := list(c.Request.Context(), q)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	s.sendValue(c, envelope[any]{Pagination: pagination.NewEnvelope(page, len(items), total), Data: encode(items)})
 }
 
 // tickerActionQuery reads the parameters of /tickers/{symbol}/splits and

@@ -47,9 +47,9 @@ func (s *Server) versionRoutes(g *gin.RouterGroup, v apiVersion) {
 
 	tickers := g.Group("", s.requireScope("tickers"), s.rateLimit)
 	if v == v2 {
-		tickers.GET("/tickerslist", s.tickersList)
+		tickers.GET("/tickerslist", s.tickerList(v))
 	} else {
-		tickers.GET("/tickers", s.tickerList)
+		tickers.GET("/tickers", s.tickerList(v))
 	}
 	tickers.GET("/tickers/:symbol", s.tickerOne(v))
 
