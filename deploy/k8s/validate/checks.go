@@ -29,13 +29,25 @@ var RuntimeEnv = map[string]bool{"GOMEMLIMIT": true, "GOMAXPROCS": true, "GOGC":
 // Routes maps every public path prefix to the service the gateway must send
 // it to (issue: "/v1/notes (and the /notes alias) goes to notes-svc; ...").
 var Routes = map[string]string{
-	"/v1/notes":     "notes-svc",
-	"/notes":        "notes-svc",
-	"/v1/eod":       "marketdata-svc",
-	"/v1/tickers":   "marketdata-svc",
-	"/v1/exchanges": "marketdata-svc",
-	"/v1/splits":    "marketdata-svc",
-	"/v1/dividends": "marketdata-svc",
+	"/v1/notes":       "notes-svc",
+	"/notes":          "notes-svc",
+	"/v1/eod":         "marketdata-svc",
+	"/v1/tickers":     "marketdata-svc",
+	"/v1/exchanges":   "marketdata-svc",
+	"/v1/splits":      "marketdata-svc",
+	"/v1/dividends":   "marketdata-svc",
+	"/v1/currencies":  "marketdata-svc",
+	"/v1/timezones":   "marketdata-svc",
+	"/v1/intraday":    "marketdata-svc",
+	"/v2/eod":         "marketdata-svc",
+	"/v2/tickers":     "marketdata-svc",
+	"/v2/tickerslist": "marketdata-svc",
+	"/v2/exchanges":   "marketdata-svc",
+	"/v2/splits":      "marketdata-svc",
+	"/v2/dividends":   "marketdata-svc",
+	"/v2/currencies":  "marketdata-svc",
+	"/v2/timezones":   "marketdata-svc",
+	"/v2/intraday":    "marketdata-svc",
 }
 
 // Secrets lists the Secrets the manifests reference and their keys; they are

@@ -127,7 +127,8 @@ func collectEnv(f *ast.File, prefix string, into map[string]bool) {
 // collectRoutes records the GET routes registered in files, joining gin
 // group prefixes: `v1 := e.Group("/v1")` then `v1.GET("/eod", ...)` is
 // "/v1/eod". A group handed to a function (`s.noteRoutes(v1)`) prefixes the
-// routes that function registers on the matching parameter.
+// routes that function registers on the matching parameter, and on the
+// groups it makes from that parameter.
 func collectRoutes(files []*ast.File, into map[string]bool) {
 	groups := map[string]string{}
 	for _, f := range files {
@@ -198,6 +199,27 @@ func collectRoutes(files []*ast.File, into map[string]bool) {
 					i++
 				}
 			}
+			// A group made inside the function from a group parameter
+			// (`eod := g.Group("", ...)`) carries the parameter's prefixes.
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				as, ok := n.(*ast.AssignStmt)
+				if !ok || len(as.Lhs) != 1 || len(as.Rhs) != 1 {
+					return true
+				}
+				lhs, ok := as.Lhs[0].(*ast.Ident)
+				call, ok2 := as.Rhs[0].(*ast.CallExpr)
+				if !ok || !ok2 || len(call.Args) == 0 {
+					return true
+				}
+				recv, method, ok := selector(call)
+				p, ok2 := stringLit(call.Args[0])
+				if prefixes, known := params[recv]; ok && ok2 && known && method == "Group" {
+					for _, prefix := range prefixes {
+						params[lhs.Name] = append(params[lhs.Name], prefix+p)
+					}
+				}
+				return true
+			})
 			ast.Inspect(fd.Body, func(n ast.Node) bool {
 				call, ok := n.(*ast.CallExpr)
 				if !ok || len(call.Args) == 0 {

@@ -27,8 +27,10 @@ func (s *Server) routes() {
 	e.GET("/v2/openapi.json", s.openAPI(s.openapiV2))
 
 	keyed := s.auth.Middleware(auth.FirstOf(auth.QueryParam("access_key"), auth.BearerHeader()), s.authErr)
-	s.versionRoutes(e.Group("/v1", keyed), v1)
-	s.versionRoutes(e.Group("/v2", keyed), v2)
+	g1 := e.Group("/v1", keyed)
+	s.versionRoutes(g1, v1)
+	g2 := e.Group("/v2", keyed)
+	s.versionRoutes(g2, v2)
 }
 
 // versionRoutes lists the functions of one API version; handlers given the
@@ -72,11 +74,13 @@ func (s *Server) versionRoutes(g *gin.RouterGroup, v apiVersion) {
 
 	// No key holds intraday access yet: every intraday route answers
 	// marketstack's 403 function_access_restricted, never a 404.
-	for _, path := range []string{
-		"/intraday", "/intraday/latest", "/intraday/:date",
-		"/tickers/:symbol/intraday", "/tickers/:symbol/intraday/latest", "/tickers/:symbol/intraday/:date",
-		"/exchanges/:mic/intraday", "/exchanges/:mic/intraday/latest", "/exchanges/:mic/intraday/:date",
-	} {
-		g.GET(path, s.intradayRestricted)
-	}
+	g.GET("/intraday", s.intradayRestricted)
+	g.GET("/intraday/latest", s.intradayRestricted)
+	g.GET("/intraday/:date", s.intradayRestricted)
+	g.GET("/tickers/:symbol/intraday", s.intradayRestricted)
+	g.GET("/tickers/:symbol/intraday/latest", s.intradayRestricted)
+	g.GET("/tickers/:symbol/intraday/:date", s.intradayRestricted)
+	g.GET("/exchanges/:mic/intraday", s.intradayRestricted)
+	g.GET("/exchanges/:mic/intraday/latest", s.intradayRestricted)
+	g.GET("/exchanges/:mic/intraday/:date", s.intradayRestricted)
 }
