@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tickerdesk/tickerdesk/pkg/dsn"
 )
 
 // Config is the whole configuration of marketdata-svc.
@@ -111,8 +113,8 @@ func Load(getenv func(string) string) (Config, error) {
 // can be logged once at start-up.
 func (c Config) LogValue() slog.Value {
 	return slog.GroupValue(
-		slog.String("database_url", MaskURL(c.DatabaseURL)),
-		slog.String("redis_url", MaskURL(c.RedisURL)),
+		slog.String("database_url", dsn.Mask(c.DatabaseURL)),
+		slog.String("redis_url", dsn.Mask(c.RedisURL)),
 		slog.String("http_addr", c.HTTPAddr),
 		slog.Any("trusted_proxies", c.TrustedProxies),
 		slog.Any("cors_origins", c.CORSOrigins),
@@ -131,27 +133,6 @@ func (c Config) LogValue() slog.Value {
 		slog.String("auth_failure_window", c.AuthFailureWindow.String()),
 		slog.Bool("pprof", c.PprofAddr != ""),
 	)
-}
-
-// MaskURL hides the password of a connection URL. A URL that does not parse
-// is masked whole, since it may hold a secret in an unexpected place.
-func MaskURL(raw string) string {
-	if raw == "" {
-		return ""
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "****"
-	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "****")
-	}
-	q := u.Query()
-	if q.Has("password") {
-		q.Set("password", "****")
-		u.RawQuery = q.Encode()
-	}
-	return u.String()
 }
 
 type reader struct {

@@ -65,21 +65,6 @@ func TestLogValueMasksSecrets(t *testing.T) {
 	}
 }
 
-func TestMaskURL(t *testing.T) {
-	cases := map[string]string{
-		"":                                     "",
-		"postgres://u:p@h/db":                  "postgres://u:%2A%2A%2A%2A@h/db",
-		"postgres://h/db?password=x&sslmode=1": "postgres://h/db?password=%2A%2A%2A%2A&sslmode=1",
-		"redis://h:6379":                       "redis://h:6379",
-		"::not a url":                          "****",
-	}
-	for in, want := range cases {
-		if got := MaskURL(in); got != want {
-			t.Errorf("MaskURL(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // TestKeyCacheTTLRange is issue 12, item 8: MARKETDATA_KEY_CACHE_TTL=0
 // silently meant 30 s. Both services now read the setting alike: 0 is "no
 // key cache", negative and over 60 s stop the start, and so does garbage.

@@ -12,6 +12,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/ratelimit"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
+	"github.com/tickerdesk/tickerdesk/pkg/recovery"
 )
 
 // Errors of the HTTP layer itself; domain and limit errors come from their
@@ -89,7 +90,7 @@ func errorResponse(err error) (status int, body errorObject, internal bool) {
 // errors once, with the request id.
 func (s *Server) writeError(c *gin.Context, err error) {
 	status, obj, internal := errorResponse(err)
-	if internal {
+	if internal && !errors.Is(err, recovery.ErrPanic) { // a panic is logged with its stack already
 		s.log.LogAttrs(c.Request.Context(), slog.LevelError, "request failed",
 			slog.String("request_id", requestID(c)), slog.String("route", c.FullPath()), slog.String("err", err.Error()))
 	} else if status == http.StatusServiceUnavailable && !errors.Is(err, context.Canceled) {

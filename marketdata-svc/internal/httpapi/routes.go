@@ -5,6 +5,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
+	"github.com/tickerdesk/tickerdesk/pkg/recovery"
 )
 
 // routes lists the whole API surface. Every /v1 and /v2 data endpoint takes
@@ -13,7 +14,7 @@ import (
 // Bearer <key>"; when both are sent the query parameter wins.
 func (s *Server) routes() {
 	e := s.engine
-	e.Use(s.requestContext, drainBody, s.recovery)
+	e.Use(s.requestContext, drainBody, recovery.Middleware(s.log, requestID, s.writeError))
 	if s.cors != nil {
 		e.Use(s.cors.handle)
 	}

@@ -5,8 +5,6 @@ package httpapi
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -23,6 +21,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
 	"github.com/tickerdesk/tickerdesk/pkg/bodydrain"
 	"github.com/tickerdesk/tickerdesk/pkg/httpmetrics"
+	"github.com/tickerdesk/tickerdesk/pkg/requestid"
 )
 
 // Limiter checks and counts a request against its key's limits.
@@ -134,37 +133,14 @@ const requestIDKey = "request_id"
 
 func requestID(c *gin.Context) string { return c.GetString(requestIDKey) }
 
-// validRequestID accepts a client's X-Request-ID of 1..128 printable ASCII
-// characters; anything else is replaced, so ids are safe to log.
-func validRequestID(id string) bool {
-	if id == "" || len(id) > 128 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		if id[i] < 0x21 || id[i] > 0x7e {
-			return false
-		}
-	}
-	return true
-}
-
-func newRequestID() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
 // requestContext assigns the request id, bounds the request's work and
 // writes the access log line (with the query redacted: it may hold the
 // access_key) and the request metrics.
 func (s *Server) requestContext(c *gin.Context) {
 	start := time.Now()
-	id := c.GetHeader("X-Request-ID")
-	if !validRequestID(id) {
-		id = newRequestID()
-	}
+	id := requestid.From(c.GetHeader(requestid.Header))
 	c.Set(requestIDKey, id)
-	c.Header("X-Request-ID", id)
+	c.Header(requestid.Header, id)
 	if s.requestTimeout > 0 {
 		ctx, cancel := context.WithTimeout(c.Request.Context(), s.requestTimeout)
 		defer cancel()
@@ -189,28 +165,6 @@ func (s *Server) requestContext(c *gin.Context) {
 		attrs = append(attrs, slog.String("key_id", p.KeyID))
 	}
 	s.log.LogAttrs(c.Request.Context(), slog.LevelInfo, "request", attrs...)
-}
-
-// recovery turns a panic into a logged internal_error answer, with no stack
-// trace in the response.
-func (s *Server) recovery(c *gin.Context) {
-	defer func() {
-		rec := recover()
-		if rec == nil {
-			return
-		}
-		if rec == http.ErrAbortHandler {
-			panic(rec)
-		}
-		s.log.LogAttrs(c.Request.Context(), slog.LevelError, "panic",
-			slog.String("request_id", requestID(c)), slog.String("panic", fmt.Sprint(rec)))
-		if !c.Writer.Written() {
-			_, obj, _ := errorResponse(errors.New("panic"))
-			c.Writer.Header().Set("Cache-Control", "no-store")
-			c.AbortWithStatusJSON(http.StatusInternalServerError, errorBody{Error: obj})
-		}
-	}()
-	c.Next()
 }
 
 // requireScope refuses a key without scope.

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tickerdesk/tickerdesk/pkg/dsn"
 )
 
 // Prefix starts the name of every variable.
@@ -200,7 +202,7 @@ func (c Config) RequireDatabase() error {
 // LogValue implements slog.LogValuer with secrets masked.
 func (c Config) LogValue() slog.Value {
 	return slog.GroupValue(
-		slog.String("database_url", MaskURL(c.DatabaseURL)),
+		slog.String("database_url", dsn.Mask(c.DatabaseURL)),
 		slog.String("http_addr", c.HTTPAddr),
 		slog.Any("trusted_proxies", c.TrustedProxies),
 		slog.String("request_timeout", c.RequestTimeout.String()),
@@ -229,27 +231,6 @@ func (c Config) LogValue() slog.Value {
 		slog.String("pprof_addr", c.PprofAddr),
 		slog.Int("gc_percent", c.GCPercent),
 	)
-}
-
-// MaskURL returns rawURL with any password replaced, fit for logs. A URL
-// that does not parse is hidden entirely, since it may hold a secret.
-func MaskURL(rawURL string) string {
-	if rawURL == "" {
-		return ""
-	}
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return "(unparsable, hidden)"
-	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	q := u.Query()
-	if q.Has("password") {
-		q.Set("password", "xxxxx")
-		u.RawQuery = q.Encode()
-	}
-	return u.String()
 }
 
 type reader struct {

@@ -53,19 +53,6 @@ func TestOverridesAndErrors(t *testing.T) {
 	}
 }
 
-func TestMaskURL(t *testing.T) {
-	for in, want := range map[string]string{
-		"postgres://u:pw@h:5432/db?sslmode=disable": "postgres://u:xxxxx@h:5432/db?sslmode=disable",
-		"postgres://u@h/db":                         "postgres://u@h/db",
-		"postgres://h/db?password=pw":               "postgres://h/db?password=xxxxx",
-		"":                                          "",
-	} {
-		if got := MaskURL(in); got != want {
-			t.Errorf("MaskURL(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestListingBounds(t *testing.T) {
 	c, err := Load(env(nil))
 	if err != nil {

@@ -2,53 +2,29 @@ package httpapi
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"net/http"
-	"runtime/debug"
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
 	"github.com/tickerdesk/tickerdesk/pkg/bodydrain"
 	"github.com/tickerdesk/tickerdesk/pkg/httpmetrics"
+	"github.com/tickerdesk/tickerdesk/pkg/requestid"
 )
 
-const (
-	requestIDHeader = "X-Request-ID"
-	requestIDKey    = "request_id"
-	maxRequestIDLen = 128
-)
+const requestIDKey = "request_id"
 
 // requestID accepts a well-formed X-Request-ID from the caller, or makes
-// one, and echoes it.
+// one (pkg/requestid, the rule both services share), and echoes it.
 func (s *Server) requestID() gin.HandlerFunc {
 	return func(c *gin.Context) {
-		id := c.GetHeader(requestIDHeader)
-		if !validRequestID(id) {
-			id = uuid.NewString()
-		}
+		id := requestid.From(c.GetHeader(requestid.Header))
 		c.Set(requestIDKey, id)
-		c.Header(requestIDHeader, id)
+		c.Header(requestid.Header, id)
 		c.Next()
 	}
-}
-
-// validRequestID accepts 1..128 printable ASCII characters, so that a
-// request id can neither forge log lines nor bloat them.
-func validRequestID(id string) bool {
-	if id == "" || len(id) > maxRequestIDLen {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		if id[i] < 0x20 || id[i] > 0x7e {
-			return false
-		}
-	}
-	return true
 }
 
 func requestID(c *gin.Context) string { return c.GetString(requestIDKey) }
@@ -113,29 +89,6 @@ func (s *Server) instrument() gin.HandlerFunc {
 		method, route := httpmetrics.Method(c.Request.Method), httpmetrics.Route(c.FullPath())
 		s.metrics.requests.WithLabelValues(method, route, httpmetrics.Status(c.Writer.Status())).Inc()
 		s.metrics.duration.WithLabelValues(method, route).Observe(time.Since(start).Seconds())
-	}
-}
-
-// recoverPanic turns a panic into a logged 500 problem without a stack
-// trace in the response. http.ErrAbortHandler still aborts the connection.
-func (s *Server) recoverPanic() gin.HandlerFunc {
-	return func(c *gin.Context) {
-		defer func() {
-			r := recover()
-			if r == nil {
-				return
-			}
-			if r == http.ErrAbortHandler {
-				panic(r)
-			}
-			s.log.Error("panic", "request_id", requestID(c), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-			if c.Writer.Written() {
-				c.Abort()
-				panic(http.ErrAbortHandler)
-			}
-			s.fail(c, fmt.Errorf("panic: %v", r))
-		}()
-		c.Next()
 	}
 }
 

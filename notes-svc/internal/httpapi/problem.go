@@ -13,6 +13,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
 	"github.com/tickerdesk/tickerdesk/pkg/pagination"
+	"github.com/tickerdesk/tickerdesk/pkg/recovery"
 )
 
 // problemTypeBase prefixes every problem type URI; docs/API.md lists them.
@@ -157,7 +158,9 @@ func (s *Server) fail(c *gin.Context, err error) {
 		c.Header("Retry-After", "1")
 		s.log.Warn("request failed", "request_id", p.RequestID, "status", p.Status, "error", err.Error())
 	case http.StatusInternalServerError:
-		s.log.Error("request failed", "request_id", p.RequestID, "status", p.Status, "error", err.Error())
+		if !errors.Is(err, recovery.ErrPanic) { // logged with its stack already
+			s.log.Error("request failed", "request_id", p.RequestID, "status", p.Status, "error", err.Error())
+		}
 	}
 	writeProblem(c, p)
 }

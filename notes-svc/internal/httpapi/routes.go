@@ -5,6 +5,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
+	"github.com/tickerdesk/tickerdesk/pkg/recovery"
 )
 
 // Scopes an API key needs.
@@ -16,7 +17,7 @@ const (
 // routes lists the whole API surface.
 func (s *Server) routes() {
 	e := s.engine
-	e.Use(s.requestID(), s.accessLog(), s.instrument(), drainBody, s.recoverPanic())
+	e.Use(s.requestID(), s.accessLog(), s.instrument(), drainBody, recovery.Middleware(s.log, requestID, s.fail))
 	e.NoRoute(func(c *gin.Context) { s.fail(c, errRouteNotFound) })
 	e.NoMethod(func(c *gin.Context) { s.fail(c, errMethodNotAllowed) })
 
