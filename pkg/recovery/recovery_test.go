@@ -8,12 +8,44 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/gin-gonic/gin"
 )
 
-func server(t *testing.T, logs *bytes.Buffer) *httptest.Server {
+// logBuffer is written by the server's goroutines and read by the test.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func (b *logBuffer) Len() int { return len(b.String()) }
+
+// waitFor returns the log once it holds s, or what it holds after a second:
+// the client may see the response end before the server's log line lands.
+func (b *logBuffer) waitFor(s string) string {
+	deadline := time.Now().Add(time.Second)
+	for !strings.Contains(b.String(), s) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	return b.String()
+}
+
+func server(t *testing.T, logs *logBuffer) *httptest.Server {
 	t.Helper()
 	gin.SetMode(gin.ReleaseMode)
 	e := gin.New()
@@ -38,7 +70,7 @@ func server(t *testing.T, logs *bytes.Buffer) *httptest.Server {
 }
 
 func TestPanicBeforeWritingIsTheServicesAnswer(t *testing.T) {
-	var logs bytes.Buffer
+	var logs logBuffer
 	srv := server(t, &logs)
 	res, err := http.Get(srv.URL + "/before")
 	if err != nil {
@@ -49,7 +81,7 @@ func TestPanicBeforeWritingIsTheServicesAnswer(t *testing.T) {
 	if res.StatusCode != 500 || string(body) != `{"error":"internal"}` {
 		t.Errorf("got %d %s", res.StatusCode, body)
 	}
-	line := logs.String()
+	line := logs.waitFor("boom before")
 	if !strings.Contains(line, `"request_id":"req-1"`) || !strings.Contains(line, "boom before") || !strings.Contains(line, "recovery_test.go") {
 		t.Errorf("log line lacks the request id, the panic or its stack: %s", line)
 	}
@@ -59,7 +91,7 @@ func TestPanicBeforeWritingIsTheServicesAnswer(t *testing.T) {
 }
 
 func TestPanicAfterWritingBreaksTheResponse(t *testing.T) {
-	var logs bytes.Buffer
+	var logs logBuffer
 	srv := server(t, &logs)
 	res, err := http.Get(srv.URL + "/after")
 	if err == nil {
@@ -69,18 +101,19 @@ func TestPanicAfterWritingBreaksTheResponse(t *testing.T) {
 	if err == nil || errors.Is(err, io.EOF) {
 		t.Errorf("a response cut by a panic read as complete (err %v)", err)
 	}
-	if !strings.Contains(logs.String(), "boom after") {
+	if !strings.Contains(logs.waitFor("boom after"), "boom after") {
 		t.Errorf("panic after writing not logged: %s", logs.String())
 	}
 }
 
 func TestAbortHandlerPassesUnlogged(t *testing.T) {
-	var logs bytes.Buffer
+	var logs logBuffer
 	srv := server(t, &logs)
 	if res, err := http.Get(srv.URL + "/abort"); err == nil {
 		res.Body.Close()
 		t.Errorf("an aborted handler answered %d", res.StatusCode)
 	}
+	time.Sleep(50 * time.Millisecond)
 	if logs.Len() != 0 {
 		t.Errorf("http.ErrAbortHandler was logged: %s", logs.String())
 	}
