@@ -79,7 +79,9 @@ func errorResponse(err error) (status int, body errorObject, internal bool) {
 		return http.StatusTooManyRequests, errorObject{"rate_limit_reached", "You have exceeded the rate limit of your API key.", body.Context}, false
 	case errors.Is(err, ratelimit.ErrUsageLimited):
 		return http.StatusTooManyRequests, errorObject{"usage_limit_reached", "You have used up the monthly request quota of your API key.", body.Context}, false
-	case errors.Is(err, marketdata.ErrUnavailable), errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+	case errors.Is(err, marketdata.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+		return http.StatusServiceUnavailable, errorObject{"service_unavailable", "The request took too long; retry shortly.", body.Context}, false
+	case errors.Is(err, marketdata.ErrUnavailable), errors.Is(err, context.Canceled):
 		return http.StatusServiceUnavailable, errorObject{"service_unavailable", "The service is temporarily unavailable; retry shortly.", body.Context}, false
 	default:
 		return http.StatusInternalServerError, errorObject{"internal_error", "An internal error occurred.", body.Context}, true

@@ -18,6 +18,8 @@ var (
 	ErrNoValidSymbols = errors.New("no valid symbols provided")
 	// ErrUnavailable reports that the store of record cannot be reached.
 	ErrUnavailable = errors.New("store unavailable")
+	// ErrTimeout reports a store of record too slow to answer in time.
+	ErrTimeout = errors.New("store timeout")
 )
 
 // SortOrder orders records by date.

@@ -194,14 +194,7 @@ func copyError(err error, cs *copySource) error {
 	if srcErr := cs.Err(); srcErr != nil {
 		return &sourceError{srcErr} // the server only echoes it inside "COPY from stdin failed"
 	}
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		return translate(err)
-	}
-	if isUnavailable(err) {
-		return translate(err)
-	}
-	return err
+	return translate(err)
 }
 
 // stagedUpsert copies the bars into a temporary table, then inserts new

@@ -13,22 +13,19 @@ package marketdatadb
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"embed"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"net"
 	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
+	"github.com/tickerdesk/tickerdesk/pkg/postgres"
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
@@ -45,27 +42,23 @@ type Store struct {
 	connCfg *pgx.ConnConfig
 }
 
-// Open connects to cfg.DatabaseURL with the configured pool limits and a
-// server-side statement timeout, and checks the connection.
+// Open connects to cfg.DatabaseURL with the configured pool limits and
+// session timeouts (pkg/postgres, shared with notes-svc), and checks the
+// connection.
 func Open(ctx context.Context, cfg config.Config) (*Store, error) {
-	connCfg, err := pgx.ParseConfig(cfg.DatabaseURL)
+	o := postgres.PoolOptions{
+		ApplicationName:  "marketdata-svc",
+		MaxOpenConns:     cfg.DBMaxOpenConns,
+		MaxIdleConns:     cfg.DBMaxIdleConns,
+		ConnMaxLifetime:  cfg.DBConnMaxLifetime,
+		ConnMaxIdleTime:  cfg.DBConnMaxIdleTime,
+		StatementTimeout: cfg.StatementTimeout,
+	}
+	connCfg, err := postgres.ParseConfig(cfg.DatabaseURL, o)
 	if err != nil {
-		return nil, fmt.Errorf("open store: parse database url: %w", errors.New(redactParseError(err)))
+		return nil, fmt.Errorf("open store: %w", err)
 	}
-	if connCfg.RuntimeParams == nil {
-		connCfg.RuntimeParams = map[string]string{}
-	}
-	if cfg.StatementTimeout > 0 {
-		connCfg.RuntimeParams["statement_timeout"] = strconv.FormatInt(cfg.StatementTimeout.Milliseconds(), 10)
-	}
-	if _, ok := connCfg.RuntimeParams["application_name"]; !ok {
-		connCfg.RuntimeParams["application_name"] = "marketdata-svc"
-	}
-	db := stdlib.OpenDB(*connCfg)
-	db.SetMaxOpenConns(cfg.DBMaxOpenConns)
-	db.SetMaxIdleConns(cfg.DBMaxIdleConns)
-	db.SetConnMaxLifetime(cfg.DBConnMaxLifetime)
-	db.SetConnMaxIdleTime(cfg.DBConnMaxIdleTime)
+	db := postgres.Open(connCfg, o)
 	s := &Store{db: db, connCfg: connCfg}
 	if err := s.Ping(ctx); err != nil {
 		db.Close()
@@ -73,10 +66,6 @@ func Open(ctx context.Context, cfg config.Config) (*Store, error) {
 	}
 	return s, nil
 }
-
-// redactParseError stands in for a URL parse failure, whose text may echo
-// the URL and its password: the error itself is deliberately not read.
-func redactParseError(error) string { return "invalid connection string" }
 
 // Close closes the connection pool.
 func (s *Store) Close() error { return s.db.Close() }
@@ -175,49 +164,22 @@ func subFS() (fs.FS, error) {
 	return fsys, nil
 }
 
-// translate maps driver errors to domain errors: failures to reach or keep
-// the database become marketdata.ErrUnavailable (wrapped with the cause), the
-// rest is returned as is for the caller to wrap.
+// translate maps driver errors to domain errors, classified by
+// pkg/postgres as in notes-svc: a database too slow to answer becomes
+// marketdata.ErrTimeout, one that cannot be reached or kept
+// marketdata.ErrUnavailable (each wrapped with the cause); the rest is
+// returned as is for the caller to wrap.
 func translate(err error) error {
-	if err == nil {
-		return nil
+	if errors.Is(err, marketdata.ErrUnavailable) || errors.Is(err, marketdata.ErrTimeout) {
+		return err // already translated
 	}
-	if isUnavailable(err) {
+	switch postgres.Classify(err) {
+	case postgres.Timeout:
+		return fmt.Errorf("%w: %w", marketdata.ErrTimeout, err)
+	case postgres.Unavailable:
 		return fmt.Errorf("%w: %w", marketdata.ErrUnavailable, err)
 	}
 	return err
-}
-
-func isUnavailable(err error) bool {
-	if errors.Is(err, marketdata.ErrUnavailable) {
-		return false // already translated
-	}
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		switch {
-		case len(pgErr.Code) == 5 && pgErr.Code[:2] == "08": // connection exception
-			return true
-		case pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03": // shutdown, crash, starting
-			return true
-		case pgErr.Code == "53300": // too_many_connections
-			return true
-		case pgErr.Code == "57014": // statement timeout: the database is too slow to answer
-			return true
-		}
-		return false
-	}
-	var connErr *pgconn.ConnectError
-	var netErr net.Error
-	switch {
-	case errors.As(err, &connErr), errors.As(err, &netErr):
-		return true
-	case errors.Is(err, driver.ErrBadConn), errors.Is(err, sql.ErrConnDone),
-		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return true
-	case pgconn.SafeToRetry(err):
-		return true
-	}
-	return false
 }
 
 // dateBound turns an open query bound into a concrete date far outside any

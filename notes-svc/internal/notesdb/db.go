@@ -9,76 +9,37 @@ package notesdb
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"embed"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
-	"strconv"
-	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
-	"gorm.io/driver/postgres"
+	gormpostgres "gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
+	"github.com/tickerdesk/tickerdesk/pkg/postgres"
 )
 
-// PoolOptions bound the connection pool and each statement.
-type PoolOptions struct {
-	MaxOpenConns    int
-	MaxIdleConns    int
-	ConnMaxLifetime time.Duration
-	ConnMaxIdleTime time.Duration
-	// StatementTimeout is PostgreSQL's statement_timeout for every
-	// statement of the pool; zero leaves the server default.
-	StatementTimeout time.Duration
-	// ConnectTimeout bounds dialing; zero means 5s.
-	ConnectTimeout time.Duration
-}
+// PoolOptions bound the connection pool and each statement; they are
+// pkg/postgres's, so both services open their pools the same way.
+type PoolOptions = postgres.PoolOptions
 
 // Open returns a connection pool for the PostgreSQL database at dsn. It
 // does not connect: the first query or Ping does.
 func Open(dsn string, o PoolOptions) (*sql.DB, error) {
-	cfg, err := pgx.ParseConfig(dsn)
+	if o.ApplicationName == "" {
+		o.ApplicationName = "notes-svc"
+	}
+	cfg, err := postgres.ParseConfig(dsn, o)
 	if err != nil {
-		// The parse error can quote the DSN, password included.
-		return nil, errors.New("open database: invalid database URL")
+		return nil, fmt.Errorf("open database: %w", err)
 	}
-	if cfg.ConnectTimeout == 0 {
-		cfg.ConnectTimeout = 5 * time.Second
-	}
-	if o.ConnectTimeout > 0 {
-		cfg.ConnectTimeout = o.ConnectTimeout
-	}
-	if cfg.RuntimeParams == nil {
-		cfg.RuntimeParams = map[string]string{}
-	}
-	if _, ok := cfg.RuntimeParams["application_name"]; !ok {
-		cfg.RuntimeParams["application_name"] = "notes-svc"
-	}
-	if o.StatementTimeout > 0 {
-		cfg.RuntimeParams["statement_timeout"] = strconv.FormatInt(o.StatementTimeout.Milliseconds(), 10)
-		// A transaction left idle (a stuck handler) must not hold locks
-		// forever either.
-		cfg.RuntimeParams["idle_in_transaction_session_timeout"] = strconv.FormatInt((2 * o.StatementTimeout).Milliseconds(), 10)
-	}
-	db := stdlib.OpenDB(*cfg)
-	if o.MaxOpenConns > 0 {
-		db.SetMaxOpenConns(o.MaxOpenConns)
-	}
-	db.SetMaxIdleConns(o.MaxIdleConns)
-	db.SetConnMaxLifetime(o.ConnMaxLifetime)
-	db.SetConnMaxIdleTime(o.ConnMaxIdleTime)
-	return db, nil
+	return postgres.Open(cfg, o), nil
 }
 
 //go:embed migrations/*.sql
@@ -120,7 +81,7 @@ type Store struct {
 
 // New returns a Store on db, which the caller keeps and closes.
 func New(db *sql.DB) (*Store, error) {
-	g, err := gorm.Open(postgres.New(postgres.Config{Conn: db}), &gorm.Config{
+	g, err := gorm.Open(gormpostgres.New(gormpostgres.Config{Conn: db}), &gorm.Config{
 		// SQL and its arguments (note content, key hashes) must never
 		// reach a log.
 		Logger:                 logger.Discard,
@@ -144,35 +105,22 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// translate maps driver errors to notes domain errors, keeping the original
-// in the chain for the log.
+// translate maps driver errors to notes domain errors (classified by
+// pkg/postgres, as in marketdata-svc), keeping the original in the chain
+// for the log.
 func translate(err error) error {
-	if err == nil {
-		return nil
-	}
-	var pgErr *pgconn.PgError
-	var netErr net.Error
-	var connErr *pgconn.ConnectError
-	switch {
-	case errors.Is(err, gorm.ErrRecordNotFound), errors.Is(err, sql.ErrNoRows), errors.Is(err, pgx.ErrNoRows):
+	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return notes.ErrNotFound
-	case errors.As(err, &pgErr):
-		switch {
-		case pgErr.Code == "57014", pgErr.Code == "55P03": // query_canceled (statement_timeout), lock_not_available
-			return fmt.Errorf("%w: %w", notes.ErrTimeout, err)
-		case strings.HasPrefix(pgErr.Code, "08"), pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03", pgErr.Code == "53300":
-			return fmt.Errorf("%w: %w", notes.ErrUnavailable, err)
-		case pgErr.Code == "40001", pgErr.Code == "40P01":
-			return fmt.Errorf("%w: %w", notes.ErrConflict, err)
-		}
-		return err
-	case errors.Is(err, context.DeadlineExceeded), pgconn.Timeout(err):
+	}
+	switch postgres.Classify(err) {
+	case postgres.NoRows:
+		return notes.ErrNotFound
+	case postgres.Timeout:
 		return fmt.Errorf("%w: %w", notes.ErrTimeout, err)
-	case errors.Is(err, context.Canceled):
-		return err
-	case errors.As(err, &connErr), errors.As(err, &netErr), errors.Is(err, driver.ErrBadConn),
-		errors.Is(err, sql.ErrConnDone), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+	case postgres.Unavailable:
 		return fmt.Errorf("%w: %w", notes.ErrUnavailable, err)
+	case postgres.Conflict:
+		return fmt.Errorf("%w: %w", notes.ErrConflict, err)
 	}
 	return err
 }
