@@ -7,6 +7,7 @@ import (
 	"log/slog"
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
+	"github.com/tickerdesk/tickerdesk/pkg/healthcheck"
 )
 
 const usage = `usage: marketdata-svc [command] [flags]
@@ -55,7 +56,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	case "generate":
 		return generate(ctx, cfg, log, rest, stdout)
 	case "healthcheck":
-		return healthcheck(ctx, cfg.HTTPAddr, stdout)
+		return healthcheck.Check(ctx, cfg.HTTPAddr, stdout)
 	default:
 		return fmt.Errorf("unknown command %q\n%s", cmd, usage)
 	}

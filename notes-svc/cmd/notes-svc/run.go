@@ -24,6 +24,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notesdb"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
+	"github.com/tickerdesk/tickerdesk/pkg/healthcheck"
 )
 
 const usage = `usage: notes-svc [command]
@@ -78,7 +79,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	case "keys":
 		return keys(ctx, cfg, args, stdout)
 	case "healthcheck":
-		return healthcheck(ctx, cfg.HTTPAddr, stdout)
+		return healthcheck.Check(ctx, cfg.HTTPAddr, stdout)
 	}
 	return fmt.Errorf("unknown command %q\n%s", cmd, usage)
 }

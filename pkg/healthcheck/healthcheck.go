@@ -1,4 +1,8 @@
-package main
+// Package healthcheck is the health-check subcommand both service binaries
+// carry: their images are FROM scratch, with no shell or curl, so the
+// container runtime runs the binary itself to ask the server beside it
+// whether it is ready.
+package healthcheck
 
 import (
 	"context"
@@ -9,14 +13,17 @@ import (
 	"time"
 )
 
-// healthcheck asks the server running beside it whether it is ready. It
-// exists for container health checks: the image has no shell or curl.
-func healthcheck(ctx context.Context, httpAddr string, stdout io.Writer) error {
+// Timeout bounds the whole check, below the runtimes' usual probe timeout.
+const Timeout = 2 * time.Second
+
+// Check asks the server listening on httpAddr's port, on the loopback
+// address, for GET /readyz, and succeeds (printing "ready") only on a 200.
+func Check(ctx context.Context, httpAddr string, stdout io.Writer) error {
 	_, port, err := net.SplitHostPort(httpAddr)
 	if err != nil {
 		return fmt.Errorf("healthcheck: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+net.JoinHostPort("127.0.0.1", port)+"/readyz", nil)
 	if err != nil {

@@ -1,4 +1,4 @@
-package main
+package healthcheck
 
 import (
 	"context"
@@ -21,15 +21,15 @@ func TestHealthcheck(t *testing.T) {
 	defer srv.Close()
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
 
-	if err := healthcheck(context.Background(), ":"+port, io.Discard); err != nil {
+	if err := Check(context.Background(), ":"+port, io.Discard); err != nil {
 		t.Fatalf("ready server: %v", err)
 	}
 	status = http.StatusServiceUnavailable
-	if err := healthcheck(context.Background(), ":"+port, io.Discard); err == nil {
+	if err := Check(context.Background(), ":"+port, io.Discard); err == nil {
 		t.Fatal("unready server passed the health check")
 	}
 	srv.Close()
-	if err := healthcheck(context.Background(), ":"+port, io.Discard); err == nil {
+	if err := Check(context.Background(), ":"+port, io.Discard); err == nil {
 		t.Fatal("stopped server passed the health check")
 	}
 }
