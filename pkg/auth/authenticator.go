@@ -8,8 +8,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/gin-gonic/gin"
 )
 
 // Defaults for the verified-key cache. The TTL bounds how long a revoked
@@ -272,42 +270,28 @@ func FirstOf(sources ...CredentialSource) CredentialSource {
 	}
 }
 
-// ErrorWriter answers a failed authentication in the service's own error
-// format. err is ErrMissingKey, ErrInvalidKey, a *ThrottledError (429 with
-// Retry-After) or a store error.
-type ErrorWriter func(c *gin.Context, err error)
-
-// Middleware authenticates every request with the key from src and stores
-// the principal in the request context. Failures are answered by writeErr.
-// With a throttle, the client address is gin's ClientIP, so it is only as
-// trustworthy as the engine's trusted-proxy setting.
-func (a *Authenticator) Middleware(src CredentialSource, writeErr ErrorWriter) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		key, present := src(c.Request)
-		if !present {
-			writeErr(c, ErrMissingKey)
-			c.Abort()
-			return
-		}
-		client := ""
-		if a.throttle != nil {
-			client = c.ClientIP()
-		}
-		if key == "" {
-			if client != "" {
-				a.throttle.Fail(client)
-			}
-			writeErr(c, ErrInvalidKey)
-			c.Abort()
-			return
-		}
-		p, err := a.verify(c.Request.Context(), key, client)
-		if err != nil {
-			writeErr(c, err)
-			c.Abort()
-			return
-		}
-		c.Request = c.Request.WithContext(WithPrincipal(c.Request.Context(), p))
-		c.Next()
+// Authenticate verifies the credential a CredentialSource took from a
+// request: present reports whether the caller sent one at all, so that an
+// empty or badly formed credential counts as invalid (and, with a throttle,
+// as a failure of client) rather than as missing. client is the caller's
+// address for the failure throttle, or "" for none. It returns
+// ErrMissingKey, ErrInvalidKey, a *ThrottledError or a store error.
+func (a *Authenticator) Authenticate(ctx context.Context, key string, present bool, client string) (Principal, error) {
+	if !present {
+		return Principal{}, ErrMissingKey
 	}
+	if a.throttle == nil {
+		client = ""
+	}
+	if key == "" {
+		if client != "" {
+			a.throttle.Fail(client)
+		}
+		return Principal{}, ErrInvalidKey
+	}
+	return a.verify(ctx, key, client)
 }
+
+// ThrottlesClients reports whether Authenticate counts failures by client
+// address, so that a caller works the address out only when it is used.
+func (a *Authenticator) ThrottlesClients() bool { return a.throttle != nil }

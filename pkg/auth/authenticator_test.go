@@ -3,13 +3,13 @@ package auth
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/gin-gonic/gin"
 )
 
 // fakeStore counts lookups; failOnCall makes any lookup fail the test.
@@ -200,23 +200,40 @@ func TestCacheIsBounded(t *testing.T) {
 	}
 }
 
-func TestMiddleware(t *testing.T) {
-	gin.SetMode(gin.TestMode)
+// serve is a service's auth middleware without a web framework (pkg/ginauth
+// is the gin one): the tests drive Authenticate through it as a request
+// would.
+func serve(a *Authenticator, src CredentialSource, fail func(http.ResponseWriter, error), next http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key, present := src(r)
+		client := ""
+		if a.ThrottlesClients() {
+			client, _, _ = net.SplitHostPort(r.RemoteAddr)
+		}
+		p, err := a.Authenticate(r.Context(), key, present, client)
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		next(w, r.WithContext(WithPrincipal(r.Context(), p)))
+	})
+}
+
+func TestAuthenticate(t *testing.T) {
 	store := &fakeStore{t: t}
 	key := newKey(t, store, Principal{AccountID: "acc-1", KeyID: "k"})
 	var used []string
 	a := NewAuthenticator(Options{Prefix: NotesPrefix, Store: store, OnVerified: func(p Principal, _ time.Time) { used = append(used, p.KeyID) }})
 
-	r := gin.New()
-	r.Use(a.Middleware(FirstOf(BearerHeader(), QueryParam("access_key")), func(c *gin.Context, err error) {
-		c.String(http.StatusUnauthorized, err.Error())
-	}))
-	r.GET("/", func(c *gin.Context) {
-		p, ok := PrincipalFrom(c.Request.Context())
+	r := serve(a, FirstOf(BearerHeader(), QueryParam("access_key")), func(w http.ResponseWriter, err error) {
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, err.Error())
+	}, func(w http.ResponseWriter, r *http.Request) {
+		p, ok := PrincipalFrom(r.Context())
 		if !ok {
 			t.Error("no principal in context")
 		}
-		c.String(http.StatusOK, p.AccountID)
+		io.WriteString(w, p.AccountID)
 	})
 
 	cases := []struct {

@@ -1,7 +1,6 @@
 package auth
 
 import (
-	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -13,9 +12,6 @@ const Redacted = "REDACTED"
 // credentialParams are query parameters that carry keys. access_key is
 // marketstack's; the others are common enough that a caller may try them.
 var credentialParams = map[string]bool{"access_key": true, "api_key": true, "apikey": true, "key": true, "token": true}
-
-// credentialHeaders are headers whose values are secrets.
-var credentialHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "X-Api-Key"}
 
 // RedactQuery returns rawQuery with the values of credential parameters,
 // and of the extra parameters named (say, ones that quote private content),
@@ -58,15 +54,4 @@ func RedactURL(u *url.URL, extra ...string) string {
 		return path
 	}
 	return path + "?" + RedactQuery(u.RawQuery, extra...)
-}
-
-// RedactHeader returns a copy of h with credential headers masked.
-func RedactHeader(h http.Header) http.Header {
-	out := h.Clone()
-	for _, name := range credentialHeaders {
-		if _, ok := out[http.CanonicalHeaderKey(name)]; ok {
-			out.Set(name, Redacted)
-		}
-	}
-	return out
 }

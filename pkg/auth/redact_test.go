@@ -40,19 +40,6 @@ func TestRedactQueryExtraNames(t *testing.T) {
 	}
 }
 
-func TestRedactHeader(t *testing.T) {
-	h := http.Header{}
-	h.Set("Authorization", "Bearer s3cret")
-	h.Set("Accept", "application/json")
-	out := RedactHeader(h)
-	if out.Get("Authorization") != Redacted || out.Get("Accept") != "application/json" {
-		t.Fatalf("RedactHeader = %v", out)
-	}
-	if h.Get("Authorization") != "Bearer s3cret" {
-		t.Fatal("RedactHeader changed its input")
-	}
-}
-
 // TestLoggedRequestLineHasNoAccessKey logs a request the way the services'
 // access logs do and checks the secret is absent from the output.
 func TestLoggedRequestLineHasNoAccessKey(t *testing.T) {
@@ -65,8 +52,7 @@ func TestLoggedRequestLineHasNoAccessKey(t *testing.T) {
 		"/v1/eod?access%5Fkey=" + secret,
 	} {
 		req := httptest.NewRequest(http.MethodGet, target, nil)
-		req.Header.Set("Authorization", "Bearer "+secret)
-		log.Info("request", "method", req.Method, "url", RedactURL(req.URL), "headers", RedactHeader(req.Header))
+		log.Info("request", "method", req.Method, "url", RedactURL(req.URL))
 	}
 	if strings.Contains(buf.String(), secret) || strings.Contains(buf.String(), secret[4:20]) {
 		t.Fatalf("log contains the key:\n%s", buf.String())

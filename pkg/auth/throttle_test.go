@@ -10,8 +10,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/gin-gonic/gin"
 )
 
 func TestFailureThrottle(t *testing.T) {
@@ -47,21 +45,18 @@ func TestFailureThrottleIsBounded(t *testing.T) {
 	}
 }
 
-func TestMiddlewareThrottlesBadKeysWithoutStore(t *testing.T) {
-	gin.SetMode(gin.TestMode)
+func TestThrottlesBadKeysWithoutStore(t *testing.T) {
 	store := &fakeStore{t: t}
 	good := newKey(t, store, Principal{AccountID: "acc"})
 	a := NewAuthenticator(Options{Prefix: NotesPrefix, Store: store, Throttle: NewFailureThrottle(5, time.Minute, 100, nil)})
-	r := gin.New()
-	r.Use(a.Middleware(BearerHeader(), func(c *gin.Context, err error) {
+	r := serve(a, BearerHeader(), func(w http.ResponseWriter, err error) {
 		var te *ThrottledError
 		if errors.As(err, &te) {
-			c.String(http.StatusTooManyRequests, "throttled")
+			w.WriteHeader(http.StatusTooManyRequests)
 			return
 		}
-		c.String(http.StatusUnauthorized, err.Error())
-	}))
-	r.GET("/", func(c *gin.Context) { c.String(http.StatusOK, "ok") })
+		w.WriteHeader(http.StatusUnauthorized)
+	}, func(http.ResponseWriter, *http.Request) {})
 	call := func(key, ip string) int {
 		req := httptest.NewRequest(http.MethodGet, "/", nil)
 		req.RemoteAddr = ip + ":1234"

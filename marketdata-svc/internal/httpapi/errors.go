@@ -12,6 +12,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/ratelimit"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
+	"github.com/tickerdesk/tickerdesk/pkg/httpedge"
 	"github.com/tickerdesk/tickerdesk/pkg/recovery"
 )
 
@@ -94,10 +95,10 @@ func (s *Server) writeError(c *gin.Context, err error) {
 	status, obj, internal := errorResponse(err)
 	if internal && !errors.Is(err, recovery.ErrPanic) { // a panic is logged with its stack already
 		s.log.LogAttrs(c.Request.Context(), slog.LevelError, "request failed",
-			slog.String("request_id", requestID(c)), slog.String("route", c.FullPath()), slog.String("err", err.Error()))
+			slog.String("request_id", httpedge.RequestIDOf(c)), slog.String("route", c.FullPath()), slog.String("err", err.Error()))
 	} else if status == http.StatusServiceUnavailable && !errors.Is(err, context.Canceled) {
 		s.log.LogAttrs(c.Request.Context(), slog.LevelWarn, "store unavailable",
-			slog.String("request_id", requestID(c)), slog.String("err", err.Error()))
+			slog.String("request_id", httpedge.RequestIDOf(c)), slog.String("err", err.Error()))
 	}
 	h := c.Writer.Header()
 	h.Set("Cache-Control", "no-store")

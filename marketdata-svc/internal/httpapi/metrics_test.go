@@ -81,7 +81,7 @@ func TestMetricLabelsStayBounded(t *testing.T) {
 	after := scrape()
 
 	for _, line := range strings.Split(after, "\n") {
-		if !strings.HasPrefix(line, "marketdata_http_requests_total{") {
+		if !strings.HasPrefix(line, "http_requests_total{") {
 			continue
 		}
 		i := strings.Index(line, `method="`)

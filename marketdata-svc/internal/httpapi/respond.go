@@ -3,10 +3,11 @@ package httpapi
 import (
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/gin-gonic/gin"
+
+	"github.com/tickerdesk/tickerdesk/pkg/etag"
 )
 
 // Cache-Control of market data. Prices change only when data is imported,
@@ -38,11 +39,11 @@ func etagOf(body []byte) string {
 }
 
 // sendTaggedJSON is sendJSON with body's ETag already known.
-func sendTaggedJSON(c *gin.Context, body []byte, etag, cacheControl string) {
+func sendTaggedJSON(c *gin.Context, body []byte, tag, cacheControl string) {
 	h := c.Writer.Header()
-	h.Set("ETag", etag)
+	h.Set("ETag", tag)
 	h.Set("Cache-Control", cacheControl)
-	if inm := c.Request.Header.Get("If-None-Match"); inm != "" && etagMatches(inm, etag) {
+	if etag.NoneMatch(c.Request.Header.Values("If-None-Match"), tag) {
 		c.Status(http.StatusNotModified)
 		return
 	}
@@ -53,15 +54,3 @@ func sendTaggedJSON(c *gin.Context, body []byte, etag, cacheControl string) {
 }
 
 const hexDigit = "0123456789abcdef"
-
-// etagMatches applies If-None-Match's weak comparison (RFC 9110 13.1.2):
-// "*" or any listed tag equal to etag once W/ is ignored.
-func etagMatches(header, etag string) bool {
-	for part := range strings.SplitSeq(header, ",") {
-		part = strings.TrimSpace(part)
-		if part == "*" || strings.TrimPrefix(part, "W/") == etag {
-			return true
-		}
-	}
-	return false
-}

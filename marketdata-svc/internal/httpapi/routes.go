@@ -4,7 +4,10 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/tickerdesk/tickerdesk/pkg/accesslog"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
+	"github.com/tickerdesk/tickerdesk/pkg/ginauth"
+	"github.com/tickerdesk/tickerdesk/pkg/httpedge"
 	"github.com/tickerdesk/tickerdesk/pkg/recovery"
 )
 
@@ -14,7 +17,10 @@ import (
 // Bearer <key>"; when both are sent the query parameter wins.
 func (s *Server) routes() {
 	e := s.engine
-	e.Use(s.requestContext, drainBody, recovery.Middleware(s.log, requestID, s.writeError))
+	// The edge both services share, in the same order; the access log
+	// redacts access_key (pkg/auth's credential parameters) from the URL.
+	e.Use(httpedge.RequestID(), accesslog.Middleware(s.log), s.metrics.Middleware(),
+		httpedge.Timeout(s.requestTimeout), httpedge.DrainBody, recovery.Middleware(s.log, httpedge.RequestIDOf, s.writeError))
 	if s.cors != nil {
 		e.Use(s.cors.handle)
 	}
@@ -27,7 +33,7 @@ func (s *Server) routes() {
 	e.GET("/v1/openapi.json", s.openAPI(s.openapi))
 	e.GET("/v2/openapi.json", s.openAPI(s.openapiV2))
 
-	keyed := s.auth.Middleware(auth.FirstOf(auth.QueryParam("access_key"), auth.BearerHeader()), s.authErr)
+	keyed := ginauth.Middleware(s.auth, auth.FirstOf(auth.QueryParam("access_key"), auth.BearerHeader()), s.writeError)
 	g1 := e.Group("/v1", keyed)
 	s.versionRoutes(g1, v1)
 	g2 := e.Group("/v2", keyed)

@@ -19,9 +19,8 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/ratelimit"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
-	"github.com/tickerdesk/tickerdesk/pkg/bodydrain"
+	"github.com/tickerdesk/tickerdesk/pkg/httpedge"
 	"github.com/tickerdesk/tickerdesk/pkg/httpmetrics"
-	"github.com/tickerdesk/tickerdesk/pkg/requestid"
 )
 
 // Limiter checks and counts a request against its key's limits.
@@ -61,7 +60,7 @@ type Server struct {
 	log            *slog.Logger
 	registry       *prometheus.Registry
 	requestTimeout time.Duration
-	metrics        *httpMetrics
+	metrics        *httpmetrics.Metrics
 	engine         *gin.Engine
 	shuttingDown   atomic.Bool
 	openapi        []byte
@@ -102,21 +101,11 @@ func NewServer(o Options) (*Server, error) {
 	if s.cacheStatus == nil {
 		s.cacheStatus = func(context.Context) string { return "disabled" }
 	}
-	s.metrics, err = newHTTPMetrics(o.Registry)
-	if err != nil {
+	if s.metrics, err = httpmetrics.NewMetrics(o.Registry); err != nil {
 		return nil, fmt.Errorf("new server: %w", err)
 	}
-	s.engine = gin.New()
-	s.engine.HandleMethodNotAllowed = true
-	s.engine.RedirectTrailingSlash = false
-	s.engine.RedirectFixedPath = false
-	// Route on the escaped path so that %2F inside a symbol stays part of
-	// the symbol (and fails as one) instead of splitting it into segments.
-	s.engine.UseRawPath = true
-	s.engine.UnescapePathValues = true
-	s.engine.ContextWithFallback = true
-	if err := s.engine.SetTrustedProxies(o.TrustedProxies); err != nil {
-		return nil, fmt.Errorf("new server: trusted proxies: %w", err)
+	if s.engine, err = httpedge.NewEngine(o.TrustedProxies); err != nil {
+		return nil, fmt.Errorf("new server: %w", err)
 	}
 	s.routes()
 	return s, nil
@@ -129,44 +118,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.engine.Se
 // traffic before the server stops accepting it.
 func (s *Server) SetShuttingDown() { s.shuttingDown.Store(true) }
 
-const requestIDKey = "request_id"
-
-func requestID(c *gin.Context) string { return c.GetString(requestIDKey) }
-
-// requestContext assigns the request id, bounds the request's work and
-// writes the access log line (with the query redacted: it may hold the
-// access_key) and the request metrics.
-func (s *Server) requestContext(c *gin.Context) {
-	start := time.Now()
-	id := requestid.From(c.GetHeader(requestid.Header))
-	c.Set(requestIDKey, id)
-	c.Header(requestid.Header, id)
-	if s.requestTimeout > 0 {
-		ctx, cancel := context.WithTimeout(c.Request.Context(), s.requestTimeout)
-		defer cancel()
-		c.Request = c.Request.WithContext(ctx)
-	}
-	c.Next()
-	status := c.Writer.Status()
-	route := httpmetrics.Route(c.FullPath())
-	elapsed := time.Since(start)
-	s.metrics.observe(route, c.Request.Method, status, elapsed)
-	attrs := []slog.Attr{
-		slog.String("request_id", id),
-		slog.String("method", httpmetrics.Method(c.Request.Method)),
-		slog.String("path", auth.RedactURL(c.Request.URL)),
-		slog.String("route", route),
-		slog.Int("status", status),
-		slog.Int("bytes", c.Writer.Size()),
-		slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
-		slog.String("client_ip", c.ClientIP()),
-	}
-	if p, ok := auth.PrincipalFrom(c.Request.Context()); ok {
-		attrs = append(attrs, slog.String("key_id", p.KeyID))
-	}
-	s.log.LogAttrs(c.Request.Context(), slog.LevelInfo, "request", attrs...)
-}
-
 // requireScope refuses a key without scope.
 func (s *Server) requireScope(scope string) gin.HandlerFunc {
 	return func(c *gin.Context) {
@@ -177,16 +128,4 @@ func (s *Server) requireScope(scope string) gin.HandlerFunc {
 		}
 		c.Next()
 	}
-}
-
-// authErr adapts writeError to the auth middleware.
-func (s *Server) authErr(c *gin.Context, err error) { s.writeError(c, err) }
-
-// drainBody lets an answer given without reading a body (the API takes
-// none, so every request with one is answered early) reach a client that is
-// still sending: see pkg/bodydrain.
-func drainBody(c *gin.Context) {
-	b := bodydrain.Track(c.Request)
-	c.Next()
-	b.Drain(c.Writer)
 }

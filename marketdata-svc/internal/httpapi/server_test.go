@@ -255,7 +255,7 @@ func TestServerBehaviour(t *testing.T) {
 			t.Errorf("openapi %d", rec.Code)
 		}
 		rec := doc.do(t, srv, "/metrics")
-		if !strings.Contains(rec.Body.String(), `marketdata_http_requests_total{method="GET",route="/v1/eod",status="200"}`) {
+		if !strings.Contains(rec.Body.String(), `http_requests_total{method="GET",route="/v1/eod",status="200"}`) {
 			t.Errorf("metrics lack the request counter")
 		}
 	})

@@ -114,9 +114,6 @@ func TestIfMatch(t *testing.T) {
 	if c := ifMatch(h); !c.Present || c.Matches(1) {
 		t.Error("garbage If-Match must match nothing")
 	}
-	if !noneMatchHits(`W/"2"`, 2) || !noneMatchHits(`"1", "2"`, 2) || noneMatchHits(`"1"`, 2) || !noneMatchHits(`*`, 9) {
-		t.Error("If-None-Match comparison")
-	}
 }
 
 func TestIdempotencyKeyHeader(t *testing.T) {

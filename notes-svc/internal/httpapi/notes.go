@@ -13,6 +13,8 @@ import (
 
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
+	"github.com/tickerdesk/tickerdesk/pkg/etag"
+	"github.com/tickerdesk/tickerdesk/pkg/httpedge"
 	"github.com/tickerdesk/tickerdesk/pkg/pagination"
 )
 
@@ -42,7 +44,7 @@ func render(n notes.Note) noteJSON {
 }
 
 // etag is the strong entity tag of a note version.
-func etag(n notes.Note) string { return `"` + strconv.FormatInt(n.Version, 10) + `"` }
+func etagOf(n notes.Note) string { return `"` + strconv.FormatInt(n.Version, 10) + `"` }
 
 func accountOf(c *gin.Context) string {
 	p, _ := auth.PrincipalFrom(c.Request.Context())
@@ -62,7 +64,7 @@ func (s *Server) writeNote(c *gin.Context, status int, n notes.Note) {
 	body := appendNoteJSON(make([]byte, 0, noteJSONSize(n)), n)
 	// Header keys in canonical form skip the canonicalization of Set.
 	h := c.Writer.Header()
-	h["Etag"] = []string{etag(n)}
+	h["Etag"] = []string{etagOf(n)}
 	if status == http.StatusCreated {
 		h["Location"] = []string{"/v1/notes/" + n.ID}
 	}
@@ -134,8 +136,8 @@ func (s *Server) getNote(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	if inm := c.Request.Header.Values("If-None-Match"); len(inm) > 0 && noneMatchHits(strings.Join(inm, ","), n.Version) {
-		c.Header("ETag", etag(n))
+	if etag.NoneMatch(c.Request.Header.Values("If-None-Match"), etagOf(n)) {
+		c.Header("ETag", etagOf(n))
 		c.Status(http.StatusNotModified)
 		return
 	}
@@ -227,20 +229,6 @@ func parseStrongTag(tag string) (int64, bool) {
 		return 0, false
 	}
 	return v, true
-}
-
-// noneMatchHits applies If-None-Match with weak comparison.
-func noneMatchHits(header string, version int64) bool {
-	for raw := range strings.SplitSeq(header, ",") {
-		tag := strings.TrimSpace(raw)
-		if tag == "*" {
-			return true
-		}
-		if v, ok := parseStrongTag(strings.TrimPrefix(tag, "W/")); ok && v == version {
-			return true
-		}
-	}
-	return false
 }
 
 // listQuery reads the listing's query parameters, reporting every bad one.
@@ -350,7 +338,7 @@ func (s *Server) listNotes(c *gin.Context) {
 		}
 		// The status is out: all that is left is to cut the response short
 		// so the client sees a broken array, never a complete-looking one.
-		s.log.Warn("list stream aborted", "request_id", requestID(c), "error", err.Error())
+		s.log.Warn("list stream aborted", "request_id", httpedge.RequestIDOf(c), "error", err.Error())
 		_ = out.Flush()
 		panic(http.ErrAbortHandler)
 	}

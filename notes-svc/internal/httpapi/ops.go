@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/tickerdesk/tickerdesk/pkg/httpedge"
 )
 
 type statusJSON struct {
@@ -34,9 +36,9 @@ func (s *Server) readyz(c *gin.Context) {
 }
 
 func (s *Server) notReady(c *gin.Context, cause error) {
-	s.log.Warn("not ready", "request_id", requestID(c), "error", cause.Error())
+	s.log.Warn("not ready", "request_id", httpedge.RequestIDOf(c), "error", cause.Error())
 	p := problem{Type: problemTypeBase + "not-ready", Title: "Not ready", Status: http.StatusServiceUnavailable,
-		Detail: "The service is shutting down or cannot reach its database.", RequestID: requestID(c), Instance: c.Request.URL.Path}
+		Detail: "The service is shutting down or cannot reach its database.", RequestID: httpedge.RequestIDOf(c), Instance: c.Request.URL.Path}
 	c.Header("Retry-After", "1")
 	writeProblem(c, p)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
+	"github.com/tickerdesk/tickerdesk/pkg/httpedge"
 	"github.com/tickerdesk/tickerdesk/pkg/pagination"
 	"github.com/tickerdesk/tickerdesk/pkg/recovery"
 )
@@ -135,7 +136,7 @@ func problemFor(err error) problem {
 // the server's fault once.
 func (s *Server) fail(c *gin.Context, err error) {
 	p := problemFor(err)
-	p.RequestID = requestID(c)
+	p.RequestID = httpedge.RequestIDOf(c)
 	p.Instance = c.Request.URL.EscapedPath()
 	switch p.Status {
 	case http.StatusUnauthorized:

@@ -4,7 +4,10 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/tickerdesk/tickerdesk/pkg/accesslog"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
+	"github.com/tickerdesk/tickerdesk/pkg/ginauth"
+	"github.com/tickerdesk/tickerdesk/pkg/httpedge"
 	"github.com/tickerdesk/tickerdesk/pkg/recovery"
 )
 
@@ -17,7 +20,10 @@ const (
 // routes lists the whole API surface.
 func (s *Server) routes() {
 	e := s.engine
-	e.Use(s.requestID(), s.accessLog(), s.instrument(), drainBody, recovery.Middleware(s.log, requestID, s.fail))
+	// The edge both services share, in the same order. q and tag quote note
+	// content, which never goes into logs.
+	e.Use(httpedge.RequestID(), accesslog.Middleware(s.log, "q", "tag"), s.metrics.Middleware(),
+		httpedge.Timeout(s.requestTimeout), httpedge.DrainBody, recovery.Middleware(s.log, httpedge.RequestIDOf, s.fail))
 	e.NoRoute(func(c *gin.Context) { s.fail(c, errRouteNotFound) })
 	e.NoMethod(func(c *gin.Context) { s.fail(c, errMethodNotAllowed) })
 
@@ -27,13 +33,13 @@ func (s *Server) routes() {
 	e.GET("/metrics", gin.WrapH(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{Registry: s.registry})))
 	e.GET("/v1/openapi.json", s.openAPI)
 
-	authn := s.auth.Middleware(auth.BearerHeader(), s.fail)
-	v1 := e.Group("/v1", s.timeout(), authn)
+	authn := ginauth.Middleware(s.auth, auth.BearerHeader(), s.fail)
+	v1 := e.Group("/v1", authn)
 	s.noteRoutes(v1)
 
 	// The spec's listing example uses /notes: served as a deprecated alias
 	// of /v1 (docs/API.md, "Unversioned alias").
-	alias := e.Group("", s.deprecatedAlias(), s.timeout(), authn)
+	alias := e.Group("", s.deprecatedAlias(), authn)
 	s.noteRoutes(alias)
 }
 

@@ -18,6 +18,8 @@ import (
 
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
+	"github.com/tickerdesk/tickerdesk/pkg/httpedge"
+	"github.com/tickerdesk/tickerdesk/pkg/httpmetrics"
 )
 
 // Options wire a Server.
@@ -47,7 +49,7 @@ type Server struct {
 	requestTimeout time.Duration
 	engine         *gin.Engine
 	registry       *prometheus.Registry
-	metrics        *httpMetrics
+	metrics        *httpmetrics.Metrics
 	openapi        []byte
 	shuttingDown   atomic.Bool
 }
@@ -63,7 +65,9 @@ func NewServer(o Options) (*Server, error) {
 	}
 	s := &Server{notes: o.Notes, auth: o.Auth, ping: o.Ping, log: o.Log, requestTimeout: o.RequestTimeout,
 		registry: prometheus.NewRegistry(), openapi: doc}
-	s.metrics = newHTTPMetrics(s.registry)
+	if s.metrics, err = httpmetrics.NewMetrics(s.registry); err != nil {
+		return nil, fmt.Errorf("new server: %w", err)
+	}
 	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if o.DB != nil {
 		s.registry.MustRegister(collectors.NewDBStatsCollector(o.DB, "notes"))
@@ -73,21 +77,9 @@ func NewServer(o Options) (*Server, error) {
 	buildInfo.Set(1)
 	s.registry.MustRegister(buildInfo)
 
-	e := gin.New()
-	if err := e.SetTrustedProxies(o.TrustedProxies); err != nil {
-		return nil, fmt.Errorf("new server: trusted proxies: %w", err)
+	if s.engine, err = httpedge.NewEngine(o.TrustedProxies); err != nil {
+		return nil, fmt.Errorf("new server: %w", err)
 	}
-	e.HandleMethodNotAllowed = true
-	// A redirect would answer outside the problem format and invite
-	// clients to retry writes at another path.
-	e.RedirectTrailingSlash = false
-	e.RedirectFixedPath = false
-	// Route on the escaped path so that %2F inside an id stays part of the
-	// id (which then matches no note) instead of reaching another route.
-	e.UseRawPath = true
-	e.UnescapePathValues = true
-	e.ContextWithFallback = true
-	s.engine = e
 	s.routes()
 	return s, nil
 }

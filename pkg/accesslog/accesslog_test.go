@@ -1,0 +1,66 @@
+package accesslog
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/tickerdesk/tickerdesk/pkg/auth"
+	"github.com/tickerdesk/tickerdesk/pkg/httpedge"
+)
+
+func TestLineRedactsAndNamesTheCaller(t *testing.T) {
+	gin.SetMode(gin.TestMode)
+	var buf bytes.Buffer
+	e := gin.New()
+	e.Use(httpedge.RequestID(), Middleware(slog.New(slog.NewJSONHandler(&buf, nil)), "q"))
+	e.GET("/v1/things/:id", func(c *gin.Context) {
+		c.Request = c.Request.WithContext(auth.WithPrincipal(c.Request.Context(), auth.Principal{AccountID: "acc-1", KeyID: "key-1"}))
+		c.String(http.StatusTeapot, "body")
+	})
+	req := httptest.NewRequest(http.MethodGet, "/v1/things/7?access_key=tdm_secret&q=private+words&limit=5", nil)
+	req.Header.Set("X-Request-ID", "req-42")
+	e.ServeHTTP(httptest.NewRecorder(), req)
+
+	line := buf.String()
+	for _, secret := range []string{"tdm_secret", "private"} {
+		if strings.Contains(line, secret) {
+			t.Errorf("log line holds %q: %s", secret, line)
+		}
+	}
+	var got map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+		t.Fatalf("log line is not one JSON object: %v: %s", err, line)
+	}
+	want := map[string]any{"msg": "request", "request_id": "req-42", "method": "GET", "route": "/v1/things/:id",
+		"status": float64(418), "bytes": float64(4), "account_id": "acc-1", "key_id": "key-1"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %v, want %v", k, got[k], v)
+		}
+	}
+	if path, _ := got["path"].(string); !strings.HasPrefix(path, "/v1/things/7?") || !strings.Contains(path, "limit=5") {
+		t.Errorf("path = %q, want the path with its harmless parameters", path)
+	}
+}
+
+func TestUnmatchedMethodAndRouteAreBounded(t *testing.T) {
+	gin.SetMode(gin.TestMode)
+	var buf bytes.Buffer
+	e := gin.New()
+	e.Use(httpedge.RequestID(), Middleware(slog.New(slog.NewJSONHandler(&buf, nil))))
+	e.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("BREW", "/"+strings.Repeat("x", 100), nil))
+	var got map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got["method"] != "OTHER" || got["route"] != "unmatched" {
+		t.Errorf("method, route = %v, %v; want OTHER, unmatched", got["method"], got["route"])
+	}
+}
