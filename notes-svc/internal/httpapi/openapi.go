@@ -2,13 +2,12 @@ package httpapi
 
 import (
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
 
 	"github.com/gin-gonic/gin"
-	"go.yaml.in/yaml/v3"
+	"github.com/goccy/go-yaml"
 )
 
 // openAPIYAML is the API reference, written in YAML for people and served
@@ -21,11 +20,8 @@ var openAPIYAML []byte
 func OpenAPI() ([]byte, error) { return openAPIJSON() }
 
 func openAPIJSON() ([]byte, error) {
-	var doc any
-	if err := yaml.Unmarshal(openAPIYAML, &doc); err != nil {
-		return nil, fmt.Errorf("openapi: %w", err)
-	}
-	out, err := json.Marshal(doc)
+	// goccy/go-yaml, marketdata-svc's YAML library too (and gin's already).
+	out, err := yaml.YAMLToJSON(openAPIYAML)
 	if err != nil {
 		return nil, fmt.Errorf("openapi: %w", err)
 	}
