@@ -7,7 +7,7 @@ import (
 
 // appendNoteJSON appends the note as the API shows it, followed by a
 // newline: byte for byte what json.Encoder with SetEscapeHTML(false) writes
-// for render(n), without reflection and in one buffer.
+// for the test file's render(n), without reflection and in one buffer.
 func appendNoteJSON(b []byte, n notes.Note) []byte {
 	b = append(b, `{"id":`...)
 	b = jsonstring.AppendNoHTMLEscape(b, n.ID)

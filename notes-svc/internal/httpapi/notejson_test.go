@@ -10,6 +10,28 @@ import (
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
 )
 
+// noteJSON is the API's note as a struct: encoded by encoding/json, it is
+// the reference appendNoteJSON must match byte for byte.
+type noteJSON struct {
+	ID        string   `json:"id"`
+	Title     string   `json:"title"`
+	Content   string   `json:"content"`
+	Tags      []string `json:"tags"`
+	CreatedAt string   `json:"created_at"`
+	UpdatedAt string   `json:"updated_at"`
+}
+
+func render(n notes.Note) noteJSON {
+	tags := n.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	return noteJSON{ID: n.ID, Title: n.Title, Content: n.Content, Tags: tags,
+		CreatedAt: n.CreatedAt.UTC().Format(timeFormat), UpdatedAt: n.UpdatedAt.UTC().Format(timeFormat)}
+}
+
+// etag is the strong entity tag of a note version.
+
 // encodedByReflection is what appendNoteJSON must match byte for byte.
 func encodedByReflection(t testing.TB, n notes.Note) []byte {
 	var buf bytes.Buffer

@@ -24,26 +24,6 @@ const timeFormat = "2006-01-02T15:04:05Z"
 // MaxListLimit bounds limit on the listing.
 const MaxListLimit = 1000
 
-// noteJSON is a note as the API shows it.
-type noteJSON struct {
-	ID        string   `json:"id"`
-	Title     string   `json:"title"`
-	Content   string   `json:"content"`
-	Tags      []string `json:"tags"`
-	CreatedAt string   `json:"created_at"`
-	UpdatedAt string   `json:"updated_at"`
-}
-
-func render(n notes.Note) noteJSON {
-	tags := n.Tags
-	if tags == nil {
-		tags = []string{}
-	}
-	return noteJSON{ID: n.ID, Title: n.Title, Content: n.Content, Tags: tags,
-		CreatedAt: n.CreatedAt.UTC().Format(timeFormat), UpdatedAt: n.UpdatedAt.UTC().Format(timeFormat)}
-}
-
-// etag is the strong entity tag of a note version.
 func etagOf(n notes.Note) string { return `"` + strconv.FormatInt(n.Version, 10) + `"` }
 
 func accountOf(c *gin.Context) string {
@@ -304,8 +284,9 @@ func (s *Server) listNotes(c *gin.Context) {
 		total, links = strconv.FormatInt(n, 10), pagination.Links(c.Request.URL, page, n)
 	}
 	out := bufio.NewWriterSize(c.Writer, 32<<10)
-	enc := json.NewEncoder(out)
-	enc.SetEscapeHTML(false)
+	// One encoder for every note the API writes (appendNoteJSON), and one
+	// buffer for the whole listing.
+	var buf []byte
 	started := false
 	// The paging headers go out with the array only, never on a refusal.
 	start := func() {
@@ -326,7 +307,9 @@ func (s *Server) listNotes(c *gin.Context) {
 		} else {
 			start()
 		}
-		return enc.Encode(render(n))
+		buf = appendNoteJSON(buf[:0], n)
+		_, err := out.Write(buf)
+		return err
 	})
 	if err != nil {
 		if !started {
