@@ -1,9 +1,29 @@
 // Package notesdb stores notes, accounts, API keys and idempotency records
-// in PostgreSQL through GORM, and owns the embedded schema migrations.
+// in PostgreSQL, and owns the embedded schema migrations.
 //
-// Every note query is scoped with Where("account_id = ? AND ...") so that one
-// account can never reach another's rows, and every driver error leaves the
-// package translated into a notes domain error.
+// There is one path per job. Every statement on the notes table (and the
+// idempotency record written with a note) is written by hand and runs on
+// pgx under database/sql (Store.withConn): notes are the hot path, and pgx
+// encodes and decodes text[] and timestamps natively, with its
+// per-connection statement cache preparing each statement once. They
+// share one column list (noteColumns), one row mapping (noteDest and
+// tidyNote), one insert (insertNote, with or without an Idempotency-Key)
+// and one filter (noteFilter, for listings and counts). Accounts and API
+// keys, which are cold or cached, go through GORM; the last-use times of
+// keys are flushed in one statement per batch.
+//
+// The text[] of a key's scopes crosses database/sql, where pgx hands it
+// over in its text form: textArray parses it with pgx's own
+// pgtype.Map.SQLScanner, a fresh Map per scan (2.3 µs for two scopes,
+// against 2.5 µs through one shared Map behind a lock), since neither
+// pgtype.FlatArray nor pgtype.Array is a sql.Scanner. Its encoder stays
+// hand-written: GORM expands a plain slice argument into a parameter list,
+// so it needs a driver.Valuer, and pgx's encoder through a Map takes 4.2
+// µs where the hand-written one takes 0.14 µs.
+//
+// Every note query is scoped with account_id = $1 AND ... so that one
+// account can never reach another's rows, and every driver error leaves
+// the package translated into a notes domain error.
 package notesdb
 
 import (

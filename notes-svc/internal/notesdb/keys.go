@@ -181,19 +181,23 @@ func (s *Store) LookupKey(ctx context.Context, hash auth.Hash) (auth.Principal, 
 	return p, nil
 }
 
-// FlushLastUsed records when keys were last used. It fits
-// auth.LastUsedFlusher; a time never moves backwards.
+// FlushLastUsed records when keys were last used, in one statement for
+// the whole batch. It fits auth.LastUsedFlusher; a time never moves
+// backwards, and a key whose time does not advance is not written.
 func (s *Store) FlushLastUsed(ctx context.Context, lastUsed map[string]time.Time) error {
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		for id, at := range lastUsed {
-			err := tx.Model(&keyRow{}).Where("id = ? AND (last_used_at IS NULL OR last_used_at < ?)", id, at).
-				Update("last_used_at", at.UTC()).Error
-			if err != nil {
-				return err
-			}
-		}
+	if len(lastUsed) == 0 {
 		return nil
-	})
+	}
+	ids := make([]string, 0, len(lastUsed))
+	times := make([]time.Time, 0, len(lastUsed))
+	for id, at := range lastUsed {
+		ids = append(ids, id)
+		times = append(times, at.UTC())
+	}
+	// api_keys.id is text (key_...), not uuid.
+	_, err := s.sql.ExecContext(ctx, `UPDATE api_keys AS k SET last_used_at = v.t
+		FROM unnest($1::text[], $2::timestamptz[]) AS v(id, t)
+		WHERE k.id = v.id AND (k.last_used_at IS NULL OR k.last_used_at < v.t)`, ids, times)
 	if err != nil {
 		return fmt.Errorf("flush last used: %w", translate(err))
 	}

@@ -12,9 +12,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
-	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
 )
@@ -27,35 +26,95 @@ func mustSub(fsys fs.FS, dir string) fs.FS {
 	return sub
 }
 
-// noteColumns are the columns a note is read from; the search vector is
-// never sent back.
-var noteColumns = []string{"id", "account_id", "title", "content", "tags", "created_at", "updated_at", "version"}
+// noteColumns are the columns every statement reads a note from and the
+// insert writes, in the order of noteDest; the search vector is never
+// sent back.
+const noteColumns = "id, account_id, title, content, tags, created_at, updated_at, version"
 
-type noteRow struct {
-	ID        string
-	AccountID string
-	Title     string
-	Content   string
-	Tags      textArray
-	CreatedAt time.Time
-	UpdatedAt time.Time
-	Version   int64
+// The statements on notes are written by hand; only listings and counts
+// are assembled, by noteFilter and listSQL. Every one is scoped to an
+// account.
+const (
+	selectNoteSQL = `SELECT ` + noteColumns + ` FROM notes WHERE account_id = $1 AND id = $2`
+	lockNoteSQL   = selectNoteSQL + ` FOR UPDATE`
+	insertNoteSQL = `INSERT INTO notes (` + noteColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`
+	// updateNoteSQL keeps the tags when $5 is NULL (Update.Tags nil), and
+	// checks the version only when $7 is not NULL.
+	updateNoteSQL = `UPDATE notes SET title = $3, content = $4, tags = COALESCE($5, tags), updated_at = $6, version = version + 1
+		WHERE account_id = $1 AND id = $2 AND ($7::bigint[] IS NULL OR version = ANY($7))
+		RETURNING ` + noteColumns
+	deleteNoteSQL = `DELETE FROM notes WHERE account_id = $1 AND id = $2 AND ($3::bigint[] IS NULL OR version = ANY($3))`
+	noteExistsSQL = `SELECT EXISTS (SELECT 1 FROM notes WHERE account_id = $1 AND id = $2)`
+)
+
+// noteDest is the one mapping from a row of noteColumns to a Note: the
+// Scan destinations in column order, then tidyNote. The hot reads call
+// Scan on pgx's concrete row with these, so that the call is
+// devirtualized and the destinations stay on the stack; scanNote, for the
+// others, costs an allocation more.
+func noteDest(n *notes.Note) [8]any {
+	return [8]any{&n.ID, &n.AccountID, &n.Title, &n.Content, &n.Tags, &n.CreatedAt, &n.UpdatedAt, &n.Version}
 }
 
-func (noteRow) TableName() string { return "notes" }
-
-func (r noteRow) note() notes.Note {
-	tags := []string(r.Tags)
-	if tags == nil {
-		tags = []string{}
+// scanNote reads row into n.
+func scanNote(row pgx.Row, n *notes.Note) error {
+	dest := noteDest(n)
+	if err := row.Scan(dest[:]...); err != nil {
+		return err
 	}
-	return notes.Note{ID: r.ID, AccountID: r.AccountID, Title: r.Title, Content: r.Content, Tags: tags,
-		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), Version: r.Version}
+	tidyNote(n)
+	return nil
 }
 
-func rowOf(n notes.Note) noteRow {
-	return noteRow{ID: n.ID, AccountID: n.AccountID, Title: n.Title, Content: n.Content, Tags: textArray(n.Tags),
-		CreatedAt: n.CreatedAt, UpdatedAt: n.UpdatedAt, Version: n.Version}
+// tidyNote gives a scanned note the form the domain promises: tags never
+// nil, times in UTC.
+func tidyNote(n *notes.Note) {
+	if n.Tags == nil {
+		n.Tags = []string{}
+	}
+	n.CreatedAt, n.UpdatedAt = n.CreatedAt.UTC(), n.UpdatedAt.UTC()
+}
+
+// querier is what the statements on notes run on: a connection, or a
+// transaction on it.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// insertNote is the one insert of a note, with or without an
+// idempotency record.
+func insertNote(ctx context.Context, q querier, n notes.Note) error {
+	tags := n.Tags
+	if tags == nil {
+		tags = []string{} // the column is NOT NULL
+	}
+	_, err := q.Exec(ctx, insertNoteSQL, n.ID, n.AccountID, n.Title, n.Content, tags, n.CreatedAt, n.UpdatedAt, n.Version)
+	return err
+}
+
+// withConn runs f on a pgx connection of the pool. database/sql still
+// owns the connection: it comes back to the pool afterwards, and a
+// connection f left broken or inside a transaction is discarded there
+// (stdlib.Conn reports it invalid).
+func (s *Store) withConn(ctx context.Context, f func(*pgx.Conn) error) error {
+	conn, err := s.sql.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	err = conn.Raw(func(dc any) error { return f(dc.(*stdlib.Conn).Conn()) })
+	if cerr := conn.Close(); err == nil && !errors.Is(cerr, sql.ErrConnDone) {
+		err = cerr
+	}
+	return err
+}
+
+// withTx runs f in a transaction on a pgx connection of the pool, and
+// commits when f succeeds.
+func (s *Store) withTx(ctx context.Context, f func(pgx.Tx) error) error {
+	return s.withConn(ctx, func(c *pgx.Conn) error {
+		return pgx.BeginFunc(ctx, c, f)
+	})
 }
 
 // noteSnapshot is the note an idempotency record replays.
@@ -72,42 +131,33 @@ type noteSnapshot struct {
 // CreateNote implements notes.Store.
 func (s *Store) CreateNote(ctx context.Context, n notes.Note, idem *notes.IdempotencyRecord) (notes.Note, bool, error) {
 	if idem == nil {
-		err := s.withConn(ctx, func(c *pgx.Conn) error {
-			_, err := c.Exec(ctx, insertNoteSQL, n.ID, n.AccountID, n.Title, n.Content, tagsOf(n.Tags), n.CreatedAt, n.UpdatedAt, n.Version)
-			return err
-		})
-		if err != nil {
+		if err := s.withConn(ctx, func(c *pgx.Conn) error { return insertNote(ctx, c, n) }); err != nil {
 			return notes.Note{}, false, translate(err)
 		}
 		return n, false, nil
 	}
 	var out notes.Note
 	var replayed bool
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.withTx(ctx, func(tx pgx.Tx) error {
 		// The transaction-scoped lock tells a concurrent duplicate that
 		// the key is in flight instead of making it wait.
 		var locked bool
-		if err := tx.Raw("SELECT pg_try_advisory_xact_lock(?)", idem.LockID(n.AccountID)).Scan(&locked).Error; err != nil {
+		if err := tx.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock($1)", idem.LockID(n.AccountID)).Scan(&locked); err != nil {
 			return err
 		}
 		if !locked {
 			return notes.ErrIdempotencyInFlight
 		}
-		var rec struct {
-			Fingerprint []byte
-			Response    []byte
-		}
-		res := tx.Raw("SELECT fingerprint, response FROM idempotency_keys WHERE account_id = ? AND key = ? AND expires_at > ?",
-			n.AccountID, idem.Key, n.CreatedAt).Scan(&rec)
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected > 0 {
-			if string(rec.Fingerprint) != string(idem.Fingerprint[:]) {
+		var fingerprint, response []byte
+		err := tx.QueryRow(ctx, "SELECT fingerprint, response FROM idempotency_keys WHERE account_id = $1 AND key = $2 AND expires_at > $3",
+			n.AccountID, idem.Key, n.CreatedAt).Scan(&fingerprint, &response)
+		switch {
+		case err == nil:
+			if string(fingerprint) != string(idem.Fingerprint[:]) {
 				return notes.ErrIdempotencyMismatch
 			}
 			var snap noteSnapshot
-			if err := json.Unmarshal(rec.Response, &snap); err != nil {
+			if err := json.Unmarshal(response, &snap); err != nil {
 				return fmt.Errorf("decode idempotency record: %w", err)
 			}
 			out = notes.Note{ID: snap.ID, AccountID: n.AccountID, Title: snap.Title, Content: snap.Content, Tags: snap.Tags,
@@ -117,8 +167,10 @@ func (s *Store) CreateNote(ctx context.Context, n notes.Note, idem *notes.Idempo
 			}
 			replayed = true
 			return nil
+		case !errors.Is(err, pgx.ErrNoRows):
+			return err
 		}
-		if err := tx.Create(new(rowOf(n))).Error; err != nil {
+		if err := insertNote(ctx, tx, n); err != nil {
 			return err
 		}
 		snap, err := json.Marshal(noteSnapshot{ID: n.ID, Title: n.Title, Content: n.Content, Tags: n.Tags,
@@ -127,11 +179,11 @@ func (s *Store) CreateNote(ctx context.Context, n notes.Note, idem *notes.Idempo
 			return fmt.Errorf("encode idempotency record: %w", err)
 		}
 		// An expired record of the same key is replaced.
-		err = tx.Exec(`INSERT INTO idempotency_keys (account_id, key, fingerprint, note_id, response, created_at, expires_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?)
+		_, err = tx.Exec(ctx, `INSERT INTO idempotency_keys (account_id, key, fingerprint, note_id, response, created_at, expires_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)
 			ON CONFLICT (account_id, key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, note_id = EXCLUDED.note_id,
 				response = EXCLUDED.response, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at`,
-			n.AccountID, idem.Key, idem.Fingerprint[:], n.ID, string(snap), n.CreatedAt, idem.ExpiresAt).Error
+			n.AccountID, idem.Key, idem.Fingerprint[:], n.ID, string(snap), n.CreatedAt, idem.ExpiresAt)
 		if err != nil {
 			return err
 		}
@@ -144,122 +196,69 @@ func (s *Store) CreateNote(ctx context.Context, n notes.Note, idem *notes.Idempo
 	return out, replayed, nil
 }
 
-// The hottest statements are written by hand and run on the pgx connection
-// under database/sql: no GORM statement building or reflection, no
-// database/sql value conversion, and pgx's per-connection statement cache
-// prepares each once. Tenancy scoping is the same as everywhere else.
-const (
-	selectNoteSQL = `SELECT id, account_id, title, content, tags, created_at, updated_at, version
-		FROM notes WHERE account_id = $1 AND id = $2`
-	insertNoteSQL = `INSERT INTO notes (id, account_id, title, content, tags, created_at, updated_at, version)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`
-)
-
-// tagsOf never sends NULL for the NOT NULL tags column.
-func tagsOf(tags []string) []string {
-	if tags == nil {
-		return []string{}
-	}
-	return tags
-}
-
-// withConn runs f on a pgx connection of the pool. database/sql still
-// owns the connection: it comes back to the pool afterwards, and a
-// connection f left broken is discarded there (stdlib.Conn reports it
-// invalid).
-func (s *Store) withConn(ctx context.Context, f func(*pgx.Conn) error) error {
-	conn, err := s.sql.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	err = conn.Raw(func(dc any) error { return f(dc.(*stdlib.Conn).Conn()) })
-	if cerr := conn.Close(); err == nil && !errors.Is(cerr, sql.ErrConnDone) {
-		err = cerr
-	}
-	return err
-}
-
 // GetNote implements notes.Store.
 func (s *Store) GetNote(ctx context.Context, accountID, id string) (notes.Note, error) {
 	var n notes.Note
 	err := s.withConn(ctx, func(c *pgx.Conn) error {
-		return c.QueryRow(ctx, selectNoteSQL, accountID, id).
-			Scan(&n.ID, &n.AccountID, &n.Title, &n.Content, &n.Tags, &n.CreatedAt, &n.UpdatedAt, &n.Version)
+		dest := noteDest(&n)
+		return c.QueryRow(ctx, selectNoteSQL, accountID, id).Scan(dest[:]...)
 	})
 	if err != nil {
 		return notes.Note{}, translate(err)
 	}
-	if n.Tags == nil {
-		n.Tags = []string{}
-	}
-	n.CreatedAt, n.UpdatedAt = n.CreatedAt.UTC(), n.UpdatedAt.UTC()
+	tidyNote(&n)
 	return n, nil
 }
 
 // UpdateNote implements notes.Store.
 func (s *Store) UpdateNote(ctx context.Context, accountID, id string, u notes.Update, versions []int64) (notes.Note, error) {
-	set := updateSet(u)
-	var rows []noteRow
-	q := s.db.WithContext(ctx).Model(&rows).Clauses(returningNote()).Where("account_id = ? AND id = ?", accountID, id)
-	if versions != nil {
-		q = q.Where("version IN ?", versions)
+	var n notes.Note
+	err := s.withConn(ctx, func(c *pgx.Conn) error {
+		err := updateNote(ctx, c, accountID, id, u, versions, &n)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return missOrMismatch(ctx, c, accountID, id)
+		}
+		return err
+	})
+	if err != nil {
+		return notes.Note{}, translate(err)
 	}
-	res := q.Updates(set)
-	if res.Error != nil {
-		return notes.Note{}, translate(res.Error)
-	}
-	if len(rows) == 0 {
-		return notes.Note{}, s.missOrMismatch(ctx, accountID, id)
-	}
-	return rows[0].note(), nil
+	return n, nil
 }
 
-func returningNote() clause.Returning {
-	cols := make([]clause.Column, len(noteColumns))
-	for i, c := range noteColumns {
-		cols[i] = clause.Column{Name: c}
-	}
-	return clause.Returning{Columns: cols}
+// updateNote writes u over the note and bumps its version into out, when
+// the note is at one of versions or versions is nil; otherwise it is
+// pgx.ErrNoRows.
+func updateNote(ctx context.Context, q querier, accountID, id string, u notes.Update, versions []int64, out *notes.Note) error {
+	// A nil slice is sent as NULL: no version check, or keep the tags.
+	return scanNote(q.QueryRow(ctx, updateNoteSQL, accountID, id, u.Title, u.Content, u.Tags, u.UpdatedAt, versions), out)
 }
 
 // missOrMismatch explains a conditional write that touched no row.
-func (s *Store) missOrMismatch(ctx context.Context, accountID, id string) error {
-	var n int64
-	err := s.db.WithContext(ctx).Model(&noteRow{}).Where("account_id = ? AND id = ?", accountID, id).Count(&n).Error
-	switch {
-	case err != nil:
-		return translate(err)
-	case n == 0:
-		return notes.ErrNotFound
-	default:
-		return notes.ErrPreconditionFailed
+func missOrMismatch(ctx context.Context, q querier, accountID, id string) error {
+	var exists bool
+	if err := q.QueryRow(ctx, noteExistsSQL, accountID, id).Scan(&exists); err != nil {
+		return err
 	}
+	if !exists {
+		return notes.ErrNotFound
+	}
+	return notes.ErrPreconditionFailed
 }
 
 // ModifyNote implements notes.Store.
 func (s *Store) ModifyNote(ctx context.Context, accountID, id string, change func(notes.Note) (notes.Update, error)) (notes.Note, error) {
 	var out notes.Note
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var cur noteRow
-		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Select(noteColumns).
-			Where("account_id = ? AND id = ?", accountID, id).Take(&cur).Error
+	err := s.withTx(ctx, func(tx pgx.Tx) error {
+		var cur notes.Note
+		if err := scanNote(tx.QueryRow(ctx, lockNoteSQL, accountID, id), &cur); err != nil {
+			return err
+		}
+		u, err := change(cur)
 		if err != nil {
 			return err
 		}
-		u, err := change(cur.note())
-		if err != nil {
-			return err
-		}
-		var rows []noteRow
-		res := tx.Model(&rows).Clauses(returningNote()).Where("account_id = ? AND id = ?", accountID, id).Updates(updateSet(u))
-		if res.Error != nil {
-			return res.Error
-		}
-		if len(rows) == 0 {
-			return notes.ErrNotFound
-		}
-		out = rows[0].note()
-		return nil
+		return updateNote(ctx, tx, accountID, id, u, nil, &out)
 	})
 	if err != nil {
 		return notes.Note{}, translate(err)
@@ -267,44 +266,19 @@ func (s *Store) ModifyNote(ctx context.Context, accountID, id string, change fun
 	return out, nil
 }
 
-func updateSet(u notes.Update) map[string]any {
-	set := map[string]any{
-		"title":      u.Title,
-		"content":    u.Content,
-		"updated_at": u.UpdatedAt,
-		"version":    gorm.Expr("version + 1"),
-	}
-	if u.Tags != nil {
-		set["tags"] = textArray(u.Tags)
-	}
-	return set
-}
-
 // DeleteNote implements notes.Store.
 func (s *Store) DeleteNote(ctx context.Context, accountID, id string, versions []int64) error {
-	q := s.db.WithContext(ctx).Where("account_id = ? AND id = ?", accountID, id)
-	if versions != nil {
-		q = q.Where("version IN ?", versions)
-	}
-	res := q.Delete(&noteRow{})
-	if res.Error != nil {
-		return translate(res.Error)
-	}
-	if res.RowsAffected == 0 {
-		return s.missOrMismatch(ctx, accountID, id)
-	}
-	return nil
-}
-
-func (s *Store) filtered(ctx context.Context, accountID string, q notes.ListQuery) *gorm.DB {
-	db := s.db.WithContext(ctx).Model(&noteRow{}).Where("account_id = ?", accountID)
-	if len(q.Tags) > 0 {
-		db = db.Where("tags @> ?::text[]", textArray(q.Tags))
-	}
-	if q.Search != "" {
-		db = db.Where("search @@ websearch_to_tsquery('english', ?)", q.Search)
-	}
-	return db
+	err := s.withConn(ctx, func(c *pgx.Conn) error {
+		tag, err := c.Exec(ctx, deleteNoteSQL, accountID, id, versions)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return missOrMismatch(ctx, c, accountID, id)
+		}
+		return nil
+	})
+	return translate(err)
 }
 
 // listSort is one whitelisted listing order: its sort key, direction, and
@@ -418,13 +392,11 @@ func (s *Store) listBatch(ctx context.Context, accountID string, q notes.ListQue
 		size := 0
 		for rows.Next() {
 			var n notes.Note
-			if err := rows.Scan(&n.ID, &n.AccountID, &n.Title, &n.Content, &n.Tags, &n.CreatedAt, &n.UpdatedAt, &n.Version); err != nil {
+			dest := noteDest(&n)
+			if err := rows.Scan(dest[:]...); err != nil {
 				return err
 			}
-			if n.Tags == nil {
-				n.Tags = []string{}
-			}
-			n.CreatedAt, n.UpdatedAt = n.CreatedAt.UTC(), n.UpdatedAt.UTC()
+			tidyNote(&n)
 			buf = append(buf, n)
 			size += noteSize(n)
 			if size >= s.batch.Bytes && len(buf) < limit {
@@ -444,22 +416,35 @@ func (s *Store) listBatch(ctx context.Context, accountID string, q notes.ListQue
 	return buf, more, early, err
 }
 
-// listSQL builds a batch's statement from whitelisted parts only; every
-// value is a parameter.
-func listSQL(accountID string, q notes.ListQuery, srt listSort, after *notes.Note, offset, limit int) (string, []any) {
-	var b strings.Builder
-	args := []any{accountID}
-	arg := func(v any) string {
-		args = append(args, v)
-		return "$" + strconv.Itoa(len(args))
-	}
-	b.WriteString(`SELECT id, account_id, title, content, tags, created_at, updated_at, version FROM notes WHERE account_id = $1`)
+// noteFilter is the WHERE clause of q's filters for accountID, the one
+// listings and counts share. It is built from whitelisted parts only;
+// every value is a parameter.
+type noteFilter struct {
+	b    strings.Builder
+	args []any
+}
+
+func newNoteFilter(accountID string, q notes.ListQuery) *noteFilter {
+	f := &noteFilter{args: []any{accountID}}
+	f.b.WriteString(" WHERE account_id = $1")
 	if len(q.Tags) > 0 {
-		b.WriteString(" AND tags @> " + arg(q.Tags))
+		f.b.WriteString(" AND tags @> " + f.arg(q.Tags))
 	}
 	if q.Search != "" {
-		b.WriteString(" AND search @@ websearch_to_tsquery('english', " + arg(q.Search) + ")")
+		f.b.WriteString(" AND search @@ websearch_to_tsquery('english', " + f.arg(q.Search) + ")")
 	}
+	return f
+}
+
+// arg adds v as the next parameter and returns its placeholder.
+func (f *noteFilter) arg(v any) string {
+	f.args = append(f.args, v)
+	return "$" + strconv.Itoa(len(f.args))
+}
+
+// listSQL builds a batch's statement.
+func listSQL(accountID string, q notes.ListQuery, srt listSort, after *notes.Note, offset, limit int) (string, []any) {
+	f := newNoteFilter(accountID, q)
 	dir, cmp := "", ">"
 	if srt.desc {
 		dir, cmp = " DESC", "<"
@@ -467,13 +452,13 @@ func listSQL(accountID string, q notes.ListQuery, srt listSort, after *notes.Not
 	if after != nil {
 		// A row comparison follows the index on (account_id, key, id) and
 		// the ORDER BY below, collation included.
-		b.WriteString(" AND (" + srt.column + ", id) " + cmp + " (" + arg(srt.key(*after)) + ", " + arg(after.ID) + ")")
+		f.b.WriteString(" AND (" + srt.column + ", id) " + cmp + " (" + f.arg(srt.key(*after)) + ", " + f.arg(after.ID) + ")")
 	}
-	b.WriteString(" ORDER BY " + srt.column + dir + ", id" + dir + " LIMIT " + arg(limit))
+	f.b.WriteString(" ORDER BY " + srt.column + dir + ", id" + dir + " LIMIT " + f.arg(limit))
 	if offset > 0 {
-		b.WriteString(" OFFSET " + arg(offset))
+		f.b.WriteString(" OFFSET " + f.arg(offset))
 	}
-	return b.String(), args
+	return "SELECT " + noteColumns + " FROM notes" + f.b.String(), f.args
 }
 
 // noteSize approximates the memory a note read takes.
@@ -487,8 +472,12 @@ func noteSize(n notes.Note) int {
 
 // CountNotes implements notes.Store.
 func (s *Store) CountNotes(ctx context.Context, accountID string, q notes.ListQuery) (int64, error) {
+	f := newNoteFilter(accountID, q)
 	var n int64
-	if err := s.filtered(ctx, accountID, q).Count(&n).Error; err != nil {
+	err := s.withConn(ctx, func(c *pgx.Conn) error {
+		return c.QueryRow(ctx, "SELECT count(*) FROM notes"+f.b.String(), f.args...).Scan(&n)
+	})
+	if err != nil {
 		return 0, translate(err)
 	}
 	return n, nil

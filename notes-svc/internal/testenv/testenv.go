@@ -5,6 +5,12 @@
 // The server is NOTES_TEST_DATABASE_URL when set (an admin URL, usually to
 // the "postgres" database), else a container started with testcontainers
 // when a Docker engine answers; otherwise the tests fail loudly.
+//
+// Nothing starts until a test first asks for a database, so a package's
+// tests that need none run without Docker. Under go test -short every test
+// that asks for one is skipped instead, so that a newcomer's first
+// `go test -short ./...` needs neither; without -short a missing server
+// fails the test, never skips it, so that CI cannot pass vacuously.
 package testenv
 
 import (
@@ -28,31 +34,44 @@ import (
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notesdb"
 )
 
-// env is the per-binary state set up by Main.
+// env is the per-binary state, set up by the first test that needs a
+// database and torn down by Main.
 var env struct {
+	once     sync.Once
+	err      error
+	stop     func()
 	mu       sync.Mutex
 	adminURL string
 	template string
 	admin    *sql.DB
 }
 
-// Main sets up the server and the template database, runs the tests and
-// tears everything down. Use it as os.Exit(testenv.Main(m)) in TestMain.
+// Main runs the tests and tears down whatever they set up. Use it as
+// os.Exit(testenv.Main(m)) in TestMain.
 func Main(m *testing.M) int {
-	ctx := context.Background()
-	adminURL, source, stop, err := server(ctx)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "testenv:", err)
-		return 1
-	}
-	defer stop()
-	fmt.Fprintf(os.Stderr, "testenv: postgres via %s\n", source)
-	if err := setup(ctx, adminURL); err != nil {
-		fmt.Fprintln(os.Stderr, "testenv:", err)
-		return 1
-	}
-	defer teardown(ctx)
-	return m.Run()
+	code := m.Run()
+	teardown(context.Background())
+	return code
+}
+
+// start finds the server and migrates the template database, once per
+// test binary; a failure is kept and reported to every test that asks.
+func start() error {
+	env.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		adminURL, source, stop, err := server(ctx)
+		if err != nil {
+			env.err = fmt.Errorf("testenv: %w", err)
+			return
+		}
+		env.stop = stop
+		fmt.Fprintf(os.Stderr, "testenv: postgres via %s\n", source)
+		if err := setup(ctx, adminURL); err != nil {
+			env.err = fmt.Errorf("testenv: %w", err)
+		}
+	})
+	return env.err
 }
 
 func server(ctx context.Context) (adminURL, source string, stop func(), err error) {
@@ -124,19 +143,25 @@ func setup(ctx context.Context, adminURL string) error {
 }
 
 func teardown(ctx context.Context) {
-	if env.admin == nil {
-		return
+	if env.admin != nil {
+		_, _ = env.admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+env.template+" WITH (FORCE)")
+		_ = env.admin.Close()
 	}
-	_, _ = env.admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+env.template+" WITH (FORCE)")
-	_ = env.admin.Close()
+	if env.stop != nil {
+		env.stop()
+	}
 }
 
 // DatabaseURL creates a fresh, migrated database for t, drops it when t
-// ends, and returns its URL.
+// ends, and returns its URL. The first call starts the server; under
+// -short it skips t instead.
 func DatabaseURL(t testing.TB) string {
 	t.Helper()
-	if env.admin == nil {
-		t.Fatal("testenv: call testenv.Main from TestMain")
+	if testing.Short() {
+		t.Skip("testenv: needs PostgreSQL; skipped under -short")
+	}
+	if err := start(); err != nil {
+		t.Fatal(err)
 	}
 	name := "t_notes_" + randomSuffix()
 	// CREATE DATABASE ... TEMPLATE needs the template to be idle; one copy

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/tickerdesk/tickerdesk/notes-svc/internal/config"
+	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notesdb"
+)
+
+// migrateCommand is `notes-svc migrate`.
+func migrateCommand(ctx context.Context, cfg config.Config, args []string, stdout io.Writer) error {
+	if len(args) > 0 {
+		return fmt.Errorf("migrate takes no arguments\n%s", usage)
+	}
+	return migrate(ctx, cfg, stdout)
+}
+
+func migrate(ctx context.Context, cfg config.Config, stdout io.Writer) error {
+	log := newLogger(cfg, stdout)
+	db, err := openDB(cfg)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	// Migrations may rewrite big tables: no statement timeout here, and a
+	// lock timeout instead, so one stuck behind a lock fails clearly.
+	if _, err := db.ExecContext(ctx, "SET statement_timeout = 0; SET lock_timeout = '60s'"); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	db.SetMaxOpenConns(1)
+	return notesdb.Migrate(ctx, db, log)
+}

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"runtime/debug"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tickerdesk/tickerdesk/notes-svc/internal/config"
+	"github.com/tickerdesk/tickerdesk/notes-svc/internal/httpapi"
+	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
+	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notesdb"
+	"github.com/tickerdesk/tickerdesk/pkg/auth"
+)
+
+// serveCommand is `notes-svc serve`, the default command.
+func serveCommand(ctx context.Context, cfg config.Config, args []string, getenv func(string) string, stdout io.Writer) error {
+	if len(args) > 0 {
+		return fmt.Errorf("serve takes no arguments\n%s", usage)
+	}
+	if getenv("GOGC") == "" {
+		// The live heap of a serving process is a few MB: at the default
+		// 100% the collector runs every few thousand requests and costs
+		// about a tenth of the CPU under load (bench/analysis.md).
+		debug.SetGCPercent(cfg.GCPercent)
+	}
+	return serve(ctx, cfg, stdout)
+}
+
+func serve(ctx context.Context, cfg config.Config, stdout io.Writer) error {
+	log := newLogger(cfg, stdout)
+	log.Info("starting notes-svc", "version", version, "config", cfg)
+	db, err := openDB(cfg)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	store, err := notesdb.New(db)
+	if err != nil {
+		return err
+	}
+	store.SetListBatch(notesdb.ListBatch{Rows: cfg.ListBatchSize})
+	listings := notes.NewListLimiter(cfg.ListMaxPerAccount, cfg.ListMaxConcurrent, cfg.ListWait)
+
+	// Background work ends with bg, after the HTTP server has drained.
+	bg, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopBackground()
+	tracker := auth.NewLastUsedTracker(store.FlushLastUsed)
+	trackerDone := make(chan struct{})
+	go func() {
+		defer close(trackerDone)
+		tracker.Run(bg, cfg.LastUsedFlushInterval, func(err error) { log.Warn("flush last_used_at", "error", err.Error()) })
+	}()
+	janitorDone := make(chan struct{})
+	go func() {
+		defer close(janitorDone)
+		expireIdempotencyKeys(bg, store, log)
+	}()
+
+	authn := auth.NewAuthenticator(auth.Options{
+		Prefix: auth.NotesPrefix, Store: store, CacheTTL: auth.CacheTTLFromSetting(cfg.KeyCacheTTL), CacheSize: cfg.KeyCacheSize, OnVerified: tracker.Record,
+		Throttle: auth.NewFailureThrottle(cfg.AuthFailureLimit, cfg.AuthFailureWindow, 100_000, nil),
+	})
+	gin.SetMode(gin.ReleaseMode)
+	api, err := httpapi.NewServer(httpapi.Options{
+		Notes: notes.NewService(store, nil).WithListLimiter(listings), Auth: authn, Ping: store.Ping, DB: db, Log: log,
+		RequestTimeout: cfg.RequestTimeout, TrustedProxies: cfg.TrustedProxies, Version: version,
+	})
+	if err != nil {
+		return err
+	}
+	registerListingMetrics(api.Registry(), listings)
+	srv := &http.Server{
+		Addr:              cfg.HTTPAddr,
+		Handler:           api,
+		ReadTimeout:       cfg.HTTPReadTimeout,
+		ReadHeaderTimeout: cfg.HTTPReadHeaderTimeout,
+		WriteTimeout:      cfg.HTTPWriteTimeout,
+		IdleTimeout:       cfg.HTTPIdleTimeout,
+		MaxHeaderBytes:    cfg.HTTPMaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	var pprofSrv *http.Server
+	if cfg.PprofAddr != "" {
+		pprofSrv = startPprof(cfg.PprofAddr, log)
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	log.Info("listening", "addr", ln.Addr().String())
+
+	select {
+	case err := <-serveErr:
+		stopBackground()
+		<-trackerDone
+		<-janitorDone
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	// Readiness fails first so that load balancers stop routing here, then
+	// in-flight requests finish, then the process exits.
+	api.SetShuttingDown()
+	log.Info("shutting down", "drain", cfg.ShutdownDrain.String())
+	if cfg.ShutdownDrain > 0 {
+		time.Sleep(cfg.ShutdownDrain)
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
+	defer cancel()
+	err = srv.Shutdown(shutdownCtx)
+	if pprofSrv != nil {
+		_ = pprofSrv.Shutdown(shutdownCtx)
+	}
+	stopBackground()
+	<-trackerDone // the tracker flushes what it still holds
+	<-janitorDone
+	if err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// registerListingMetrics exports the listing limiter's slots in use and
+// its refusals by cause.
+func registerListingMetrics(reg prometheus.Registerer, l *notes.ListLimiter) {
+	reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "notes_listings_in_progress",
+			Help: "Unpaged listings holding a slot of the listing limiter."}, func() float64 { return float64(l.InProgress()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "notes_listings_refused_total", ConstLabels: prometheus.Labels{"reason": "account"},
+			Help: "Unpaged listings refused: 429 over the account's bound, 503 when no process slot came free."},
+			func() float64 { a, _ := l.Refused(); return float64(a) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "notes_listings_refused_total", ConstLabels: prometheus.Labels{"reason": "busy"},
+			Help: "Unpaged listings refused: 429 over the account's bound, 503 when no process slot came free."},
+			func() float64 { _, b := l.Refused(); return float64(b) }),
+	)
+}
+
+// expireIdempotencyKeys deletes expired Idempotency-Key records hourly, in
+// small batches so that no run holds locks for long.
+func expireIdempotencyKeys(ctx context.Context, store *notesdb.Store, log *slog.Logger) {
+	ticker := time.NewTicker(time.Hour)
+	defer ticker.Stop()
+	for {
+		for {
+			n, err := store.DeleteExpiredIdempotencyKeys(ctx, time.Now(), 1000)
+			if err != nil {
+				if ctx.Err() == nil {
+					log.Warn("expire idempotency keys", "error", err.Error())
+				}
+				break
+			}
+			if n < 1000 {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+	}
+}
+
+func startPprof(addr string, log *slog.Logger) *http.Server {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("pprof server", "error", err.Error())
+		}
+	}()
+	log.Info("pprof listening", "addr", addr)
+	return srv
+}

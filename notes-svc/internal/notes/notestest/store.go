@@ -1,0 +1,239 @@
+// Package notestest provides an in-memory notes.Store, so that the layers
+// above the store can be tested without PostgreSQL.
+//
+// It keeps the contract the interface documents (account scoping,
+// versions, idempotency records) closely enough for handler tests; it is
+// not a model of PostgreSQL: full-text search is a case-insensitive
+// substring match and a listing is one snapshot.
+package notestest
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
+)
+
+// Store is an in-memory notes.Store, safe for concurrent use. The zero
+// value is not usable; call New.
+type Store struct {
+	mu    sync.Mutex
+	notes map[key]notes.Note
+	idem  map[key]idemRecord
+	err   error
+}
+
+// key scopes an id to its account, as every query of the real store does.
+type key struct{ account, id string }
+
+type idemRecord struct {
+	fingerprint [32]byte
+	note        notes.Note
+}
+
+// New returns an empty Store.
+func New() *Store {
+	return &Store{notes: map[key]notes.Note{}, idem: map[key]idemRecord{}}
+}
+
+// FailWith makes every later call return err, as a broken database would;
+// nil heals the store.
+func (s *Store) FailWith(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.err = err
+}
+
+// CreateNote implements notes.Store.
+func (s *Store) CreateNote(_ context.Context, n notes.Note, idem *notes.IdempotencyRecord) (notes.Note, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return notes.Note{}, false, s.err
+	}
+	if idem != nil {
+		if rec, ok := s.idem[key{n.AccountID, idem.Key}]; ok {
+			if rec.fingerprint != idem.Fingerprint {
+				return notes.Note{}, false, notes.ErrIdempotencyMismatch
+			}
+			return clone(rec.note), true, nil
+		}
+	}
+	k := key{n.AccountID, n.ID}
+	if _, ok := s.notes[k]; ok {
+		return notes.Note{}, false, notes.ErrConflict
+	}
+	s.notes[k] = clone(n)
+	if idem != nil {
+		s.idem[key{n.AccountID, idem.Key}] = idemRecord{fingerprint: idem.Fingerprint, note: clone(n)}
+	}
+	return clone(n), false, nil
+}
+
+// GetNote implements notes.Store.
+func (s *Store) GetNote(_ context.Context, accountID, id string) (notes.Note, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return notes.Note{}, s.err
+	}
+	n, ok := s.notes[key{accountID, id}]
+	if !ok {
+		return notes.Note{}, notes.ErrNotFound
+	}
+	return clone(n), nil
+}
+
+// UpdateNote implements notes.Store.
+func (s *Store) UpdateNote(_ context.Context, accountID, id string, u notes.Update, versions []int64) (notes.Note, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return notes.Note{}, s.err
+	}
+	n, ok := s.notes[key{accountID, id}]
+	if !ok {
+		return notes.Note{}, notes.ErrNotFound
+	}
+	if versions != nil && !slices.Contains(versions, n.Version) {
+		return notes.Note{}, notes.ErrPreconditionFailed
+	}
+	return s.apply(n, u), nil
+}
+
+// ModifyNote implements notes.Store. change runs under the store's lock,
+// which serializes it with every other call as the row lock would.
+func (s *Store) ModifyNote(_ context.Context, accountID, id string, change func(notes.Note) (notes.Update, error)) (notes.Note, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return notes.Note{}, s.err
+	}
+	n, ok := s.notes[key{accountID, id}]
+	if !ok {
+		return notes.Note{}, notes.ErrNotFound
+	}
+	u, err := change(clone(n))
+	if err != nil {
+		return notes.Note{}, err
+	}
+	return s.apply(n, u), nil
+}
+
+// apply writes u over n and bumps its version; s.mu is held.
+func (s *Store) apply(n notes.Note, u notes.Update) notes.Note {
+	n.Title, n.Content, n.UpdatedAt = u.Title, u.Content, u.UpdatedAt
+	if u.Tags != nil {
+		n.Tags = slices.Clone(u.Tags)
+	}
+	n.Version++
+	s.notes[key{n.AccountID, n.ID}] = n
+	return clone(n)
+}
+
+// DeleteNote implements notes.Store.
+func (s *Store) DeleteNote(_ context.Context, accountID, id string, versions []int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return s.err
+	}
+	k := key{accountID, id}
+	n, ok := s.notes[k]
+	if !ok {
+		return notes.ErrNotFound
+	}
+	if versions != nil && !slices.Contains(versions, n.Version) {
+		return notes.ErrPreconditionFailed
+	}
+	delete(s.notes, k)
+	return nil
+}
+
+// ListNotes implements notes.Store. each runs after the lock is released,
+// as the real store holds no connection while it runs.
+func (s *Store) ListNotes(_ context.Context, accountID string, q notes.ListQuery, each func(notes.Note) error) error {
+	list, err := s.selected(accountID, q)
+	if err != nil {
+		return err
+	}
+	list = list[min(q.Offset, len(list)):]
+	if q.Limit > 0 {
+		list = list[:min(q.Limit, len(list))]
+	}
+	for _, n := range list {
+		if err := each(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CountNotes implements notes.Store.
+func (s *Store) CountNotes(_ context.Context, accountID string, q notes.ListQuery) (int64, error) {
+	list, err := s.selected(accountID, q)
+	return int64(len(list)), err
+}
+
+// selected returns copies of the notes of accountID that q's filters keep,
+// in q's order with id breaking ties.
+func (s *Store) selected(accountID string, q notes.ListQuery) ([]notes.Note, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return nil, s.err
+	}
+	var out []notes.Note
+	for k, n := range s.notes {
+		if k.account != accountID || !hasTags(n, q.Tags) ||
+			(q.Search != "" && !strings.Contains(strings.ToLower(n.Title+"\n"+n.Content), strings.ToLower(q.Search))) {
+			continue
+		}
+		out = append(out, clone(n))
+	}
+	// Descending orders break ties by descending id too, as ORDER BY
+	// key DESC, id DESC does.
+	desc := q.Sort == notes.SortCreatedDesc || q.Sort == notes.SortUpdatedDesc
+	slices.SortFunc(out, func(a, b notes.Note) int {
+		var c int
+		switch q.Sort {
+		case notes.SortCreatedDesc:
+			c = a.CreatedAt.Compare(b.CreatedAt)
+		case notes.SortUpdatedAsc, notes.SortUpdatedDesc:
+			c = a.UpdatedAt.Compare(b.UpdatedAt)
+		case notes.SortTitle:
+			c = cmp.Compare(a.Title, b.Title)
+		default:
+			c = a.CreatedAt.Compare(b.CreatedAt)
+		}
+		c = cmp.Or(c, cmp.Compare(a.ID, b.ID))
+		if desc {
+			return -c
+		}
+		return c
+	})
+	return out, nil
+}
+
+func hasTags(n notes.Note, tags []string) bool {
+	for _, t := range tags {
+		if !slices.Contains(n.Tags, t) {
+			return false
+		}
+	}
+	return true
+}
+
+// clone keeps callers from sharing the stored tag slices.
+func clone(n notes.Note) notes.Note {
+	n.Tags = slices.Clone(n.Tags)
+	if n.Tags == nil {
+		n.Tags = []string{}
+	}
+	return n
+}
+
+var _ notes.Store = (*Store)(nil)
