@@ -25,9 +25,7 @@ const (
 // empty at the start and flushed at the end.
 func Redis(t testing.TB) string {
 	t.Helper()
-	if err := setup(); err != nil {
-		t.Fatal(err)
-	}
+	require(t)
 	u, err := url.Parse(env.redisURL)
 	if err != nil {
 		t.Fatalf("testenv: redis URL does not parse")

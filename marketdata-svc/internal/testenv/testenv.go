@@ -257,6 +257,19 @@ func migrationsHash() (string, error) {
 	return hex.EncodeToString(h.Sum(nil))[:12], nil
 }
 
+// require starts the containers on first use. Under -short it skips t
+// instead, so that 'go test -short ./...' needs no Docker; without -short a
+// failed start fails t, never skips it.
+func require(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("testenv: needs PostgreSQL and Redis containers; skipped under -short")
+	}
+	if err := setup(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Postgres returns the URL of a fresh, migrated database that exists for
 // the duration of the test.
 func Postgres(t testing.TB) string {
@@ -276,9 +289,7 @@ func EmptyPostgres(t testing.TB) string {
 // drops it when the test ends.
 func freshDatabase(t testing.TB, prefix, template string) string {
 	t.Helper()
-	if err := setup(); err != nil {
-		t.Fatal(err)
-	}
+	require(t)
 	if template == "" {
 		template = env.template
 	}
