@@ -66,4 +66,3 @@ func AuditMetricLabels(ctx context.Context, e *Env) {
 		s.Note("answers: %s", statusString(statuses))
 	}
 }
-
