@@ -1,5 +1,5 @@
 // Package cache is a cache-aside decorator of marketdata.Store for EOD
-// queries. It keeps pages already encoded (marketdata.EncodedEOD), so a hit
+// queries. It keeps pages already encoded (eodjson.Page), so a hit
 // costs one cache round trip and no database work, encoding or reflection.
 //
 // Keys are the normalised query's digest plus the data version that every
@@ -33,6 +33,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/eodjson"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 )
 
@@ -133,7 +134,7 @@ func (s *Store) EOD(ctx context.Context, q marketdata.EODQuery) (marketdata.EODP
 // inner store on a miss or a cache failure. When ctx carries the data
 // version (marketdata.WithDataVersion), the in-process layer is tried
 // first and Redis is asked for the entry alone.
-func (s *Store) EncodedEOD(ctx context.Context, q marketdata.EODQuery) (marketdata.EncodedEOD, error) {
+func (s *Store) EncodedEOD(ctx context.Context, q marketdata.EODQuery) (eodjson.Page, error) {
 	if v, ok := marketdata.DataVersionFrom(ctx); ok && s.l1 != nil {
 		return s.encodedAt(ctx, q, v)
 	}
@@ -163,11 +164,11 @@ func (s *Store) EncodedEOD(ctx context.Context, q marketdata.EODQuery) (marketda
 }
 
 // encodedAt is EncodedEOD at a data version already read from Redis.
-func (s *Store) encodedAt(ctx context.Context, q marketdata.EODQuery, v int64) (marketdata.EncodedEOD, error) {
+func (s *Store) encodedAt(ctx context.Context, q marketdata.EODQuery, v int64) (eodjson.Page, error) {
 	l1Key := l1EODKey(v, q)
 	if val, ok := s.l1.get(l1Key); ok {
 		s.metrics.hits.Inc()
-		return val.(marketdata.EncodedEOD), nil
+		return val.(eodjson.Page), nil
 	}
 	key := q.CacheKey()
 	version := int64(-1)
@@ -197,7 +198,7 @@ func (s *Store) encodedAt(ctx context.Context, q marketdata.EODQuery, v int64) (
 
 // fill answers a miss from the inner store and caches the page at
 // version (not at all when the version is unknown).
-func (s *Store) fill(ctx context.Context, q marketdata.EODQuery, key string, version int64) (marketdata.EncodedEOD, error) {
+func (s *Store) fill(ctx context.Context, q marketdata.EODQuery, key string, version int64) (eodjson.Page, error) {
 	s.metrics.misses.Inc()
 	// Misses of the same key at the same version share one store query.
 	// Callers at an unknown version (cache down) share it too.
@@ -206,7 +207,7 @@ func (s *Store) fill(ctx context.Context, q marketdata.EODQuery, key string, ver
 		if err != nil {
 			return nil, err
 		}
-		enc := marketdata.EncodeEOD(page)
+		enc := eodjson.Encode(page)
 		if version >= 0 {
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
 			if err := s.backend.store(cctx, version, key, encodeEntry(enc)); err != nil {
@@ -218,13 +219,13 @@ func (s *Store) fill(ctx context.Context, q marketdata.EODQuery, key string, ver
 		return enc, nil
 	})
 	if err != nil {
-		return marketdata.EncodedEOD{}, err
+		return eodjson.Page{}, err
 	}
-	return res.(marketdata.EncodedEOD), nil
+	return res.(eodjson.Page), nil
 }
 
 // remember keeps a page in the in-process layer, when there is one.
-func (s *Store) remember(version int64, q marketdata.EODQuery, enc marketdata.EncodedEOD) marketdata.EncodedEOD {
+func (s *Store) remember(version int64, q marketdata.EODQuery, enc eodjson.Page) eodjson.Page {
 	if s.l1 != nil && version >= 0 {
 		enc = enc.Memoized()
 		s.l1.put(l1EODKey(version, q), enc, len(enc.Data))
@@ -281,7 +282,7 @@ func (s *Store) failed(op string, err error) {
 
 // An entry is the page's total (8 bytes), its count (4 bytes) and the
 // encoded records.
-func encodeEntry(enc marketdata.EncodedEOD) []byte {
+func encodeEntry(enc eodjson.Page) []byte {
 	b := make([]byte, 12, 12+len(enc.Data))
 	binary.BigEndian.PutUint64(b, uint64(enc.Total))
 	binary.BigEndian.PutUint32(b[8:], uint32(enc.Count))
@@ -290,11 +291,11 @@ func encodeEntry(enc marketdata.EncodedEOD) []byte {
 
 var errCorrupt = errors.New("corrupt cache entry")
 
-func decodeEntry(b []byte) (marketdata.EncodedEOD, error) {
+func decodeEntry(b []byte) (eodjson.Page, error) {
 	if len(b) < 14 || b[12] != '[' || b[len(b)-1] != ']' {
-		return marketdata.EncodedEOD{}, errCorrupt
+		return eodjson.Page{}, errCorrupt
 	}
-	return marketdata.EncodedEOD{Total: int64(binary.BigEndian.Uint64(b)), Count: int(binary.BigEndian.Uint32(b[8:])), Data: b[12:]}, nil
+	return eodjson.Page{Total: int64(binary.BigEndian.Uint64(b)), Count: int(binary.BigEndian.Uint32(b[8:])), Data: b[12:]}, nil
 }
 
 type metrics struct {
@@ -319,8 +320,8 @@ func newMetrics(reg prometheus.Registerer, kind string) *metrics {
 	return m
 }
 
-func decodePage(enc marketdata.EncodedEOD) (marketdata.EODPage, error) {
-	bars, err := marketdata.DecodeBars(enc.Data)
+func decodePage(enc eodjson.Page) (marketdata.EODPage, error) {
+	bars, err := eodjson.DecodeBars(enc.Data)
 	if err != nil {
 		return marketdata.EODPage{}, fmt.Errorf("decode cached page: %w", err)
 	}

@@ -11,21 +11,22 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/eodjson"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 	"github.com/tickerdesk/tickerdesk/pkg/pagination"
 )
 
 // eodEncoded reads an EOD page, encoded, from the cache when the store is
 // one, else encodes the store's page.
-func (s *Server) eodEncoded(ctx context.Context, q marketdata.EODQuery) (marketdata.EncodedEOD, error) {
+func (s *Server) eodEncoded(ctx context.Context, q marketdata.EODQuery) (eodjson.Page, error) {
 	if s.encoded != nil {
 		return s.encoded.EncodedEOD(ctx, q)
 	}
 	page, err := s.store.EOD(ctx, q)
 	if err != nil {
-		return marketdata.EncodedEOD{}, err
+		return eodjson.Page{}, err
 	}
-	return marketdata.EncodeEOD(page), nil
+	return eodjson.Encode(page), nil
 }
 
 // sendEOD answers an EOD query with marketstack's envelope. On a cache hit
@@ -140,7 +141,7 @@ func (s *Server) tickerEOD(v apiVersion) gin.HandlerFunc {
 		enc, err := s.eodEncoded(c.Request.Context(), q)
 		if errors.Is(err, marketdata.ErrNoValidSymbols) {
 			// A known ticker without bars has an empty series.
-			enc, err = marketdata.EncodedEOD{Data: []byte("[]")}, nil
+			enc, err = eodjson.Page{Data: []byte("[]")}, nil
 		}
 		if err != nil {
 			s.writeError(c, err)
@@ -152,7 +153,7 @@ func (s *Server) tickerEOD(v apiVersion) gin.HandlerFunc {
 
 // sendWrappedEOD answers a page of records inside head, an object, under
 // "eod": the shape of /tickers/{symbol}/eod and /exchanges/{mic}/eod.
-func (s *Server) sendWrappedEOD(c *gin.Context, q marketdata.EODQuery, enc marketdata.EncodedEOD, head any) {
+func (s *Server) sendWrappedEOD(c *gin.Context, q marketdata.EODQuery, enc eodjson.Page, head any) {
 	obj, err := json.Marshal(head)
 	if err != nil {
 		s.writeError(c, fmt.Errorf("encode eod head: %w", err))

@@ -16,6 +16,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/eodjson"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/ratelimit"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
@@ -74,7 +75,7 @@ type Server struct {
 
 // encodedEODSource is what a cache offers: EOD pages already encoded.
 type encodedEODSource interface {
-	EncodedEOD(ctx context.Context, q marketdata.EODQuery) (marketdata.EncodedEOD, error)
+	EncodedEOD(ctx context.Context, q marketdata.EODQuery) (eodjson.Page, error)
 }
 
 // NewServer builds the server and its router.

@@ -53,6 +53,10 @@ type Bar struct {
 	PriceCurrency string // ISO 4217, e.g. USD
 }
 
+// AssetIndex is the asset type of indices, whose records carry no
+// adjusted values besides adj_close.
+const AssetIndex = "Index"
+
 // EODQuery selects end-of-day bars. Symbols are normalised (upper-case,
 // de-duplicated, in request order) before a query reaches the store.
 type EODQuery struct {

@@ -1,7 +1,6 @@
 package marketdata
 
 import (
-	"encoding/json"
 	"errors"
 	"net/url"
 	"reflect"
@@ -116,33 +115,6 @@ func TestCacheKeyEquivalence(t *testing.T) {
 	for _, other := range []EODQuery{c, d, e} {
 		if other.CacheKey() == b.CacheKey() {
 			t.Errorf("different query has the same key: %s", other.CanonicalKey())
-		}
-	}
-}
-
-func TestEncodeEOD(t *testing.T) {
-	bar := Bar{Symbol: "GOOG", Date: time.Date(2008, 10, 14, 0, 0, 0, 0, time.UTC), Open: 393.53, High: 394.5, Low: 357, Close: 362.71, Volume: 7784800,
-		AdjOpen: 196.765, AdjHigh: 197.25, AdjLow: 178.5, AdjClose: 181.355, AdjVolume: 15569600, SplitFactor: 1,
-		Name: `Alphabet "C" <&>` + "\u2028\x01\xff", ExchangeCode: "NASDAQ", Exchange: "XNAS", AssetType: "Stock", PriceCurrency: "USD"}
-	enc := EncodeEOD(EODPage{Bars: []Bar{bar, bar}, Total: 7})
-	if enc.Count != 2 || enc.Total != 7 {
-		t.Errorf("count/total %d/%d", enc.Count, enc.Total)
-	}
-	var recs []map[string]any
-	if err := json.Unmarshal(enc.Data, &recs); err != nil {
-		t.Fatalf("invalid JSON %s: %v", enc.Data, err)
-	}
-	r := recs[0]
-	if r["date"] != "2008-10-14T00:00:00+0000" || r["close"] != 362.71 || r["volume"] != 7784800.0 || r["name"] != `Alphabet "C" <&>`+"\u2028\x01\ufffd" || r["adj_open"] != 196.765 {
-		t.Errorf("record %v", r)
-	}
-	want := []string{"open", "high", "low", "close", "volume", "adj_high", "adj_low", "adj_close", "adj_open", "adj_volume", "split_factor", "dividend", "name", "symbol", "exchange_code", "exchange", "asset_type", "price_currency", "date"}
-	if len(r) != len(want) {
-		t.Errorf("fields %v", r)
-	}
-	for _, k := range want {
-		if _, ok := r[k]; !ok {
-			t.Errorf("field %s missing", k)
 		}
 	}
 }
