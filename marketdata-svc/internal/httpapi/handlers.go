@@ -72,7 +72,7 @@ const maxPooledBody = 1 << 20
 // eodList serves /v1/eod and /v1/eod/latest.
 func (s *Server) eodList(latest bool) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		q, err := marketdata.ParseRawQuery(c.Request.URL.RawQuery).EODQuery(latest)
+		q, err := parseQuery(c.Request.URL.RawQuery).eodQuery(latest)
 		if err != nil {
 			s.writeError(c, err)
 			return
@@ -84,22 +84,22 @@ func (s *Server) eodList(latest bool) gin.HandlerFunc {
 // eodOnDate serves /v1/eod/{date}: the records of one trading date.
 // date_from and date_to are ignored there, since the path names the date.
 func (s *Server) eodOnDate(c *gin.Context) {
-	p := marketdata.ParseRawQuery(c.Request.URL.RawQuery)
+	p := parseQuery(c.Request.URL.RawQuery)
 	day := pathDate(p, c.Param("date"))
-	q := marketdata.EODQuery{Symbols: p.Symbols("symbols", true), DateFrom: day, DateTo: day, Sort: p.Sort(), Exchange: p.Exchange()}
-	page := p.Page()
+	q := marketdata.EODQuery{Symbols: p.symbols("symbols", true), DateFrom: day, DateTo: day, Sort: p.sort(), Exchange: p.exchange()}
+	page := p.page()
 	q.Limit, q.Offset = page.Limit, page.Offset
-	if err := p.Err(); err != nil {
+	if err := p.err(); err != nil {
 		s.writeError(c, err)
 		return
 	}
 	s.sendEOD(c, q)
 }
 
-func pathDate(p *marketdata.Params, raw string) (day time.Time) {
+func pathDate(p *queryParams, raw string) (day time.Time) {
 	day, err := marketdata.ParseDate(raw)
 	if err != nil {
-		p.Fail("date", "invalid_date", err.Error())
+		p.fail("date", "invalid_date", err.Error())
 	}
 	return day
 }
@@ -124,12 +124,12 @@ func (s *Server) pathTicker(c *gin.Context) (marketdata.Ticker, bool) {
 // ticker object with its records under "eod".
 func (s *Server) tickerEOD(v apiVersion) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		p := marketdata.ParseRawQuery(c.Request.URL.RawQuery)
-		q := marketdata.EODQuery{Sort: p.Sort()}
-		q.DateFrom, q.DateTo = p.DateRange()
-		page := p.Page()
+		p := parseQuery(c.Request.URL.RawQuery)
+		q := marketdata.EODQuery{Sort: p.sort()}
+		q.DateFrom, q.DateTo = p.dateRange()
+		page := p.page()
 		q.Limit, q.Offset = page.Limit, page.Offset
-		if err := p.Err(); err != nil {
+		if err := p.err(); err != nil {
 			s.writeError(c, err)
 			return
 		}
@@ -172,17 +172,17 @@ func (s *Server) sendWrappedEOD(c *gin.Context, q marketdata.EODQuery, enc eodjs
 // the EOD query of /eod restricted to the exchange, inside its object.
 func (s *Server) exchangeEOD(v apiVersion, latest, onDate bool) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		p := marketdata.ParseRawQuery(c.Request.URL.RawQuery)
-		q := marketdata.EODQuery{Symbols: p.Symbols("symbols", true), Sort: p.Sort(), Latest: latest}
+		p := parseQuery(c.Request.URL.RawQuery)
+		q := marketdata.EODQuery{Symbols: p.symbols("symbols", true), Sort: p.sort(), Latest: latest}
 		if onDate {
 			q.DateFrom = pathDate(p, c.Param("date"))
 			q.DateTo = q.DateFrom
 		} else {
-			q.DateFrom, q.DateTo = p.DateRange()
+			q.DateFrom, q.DateTo = p.dateRange()
 		}
-		page := p.Page()
+		page := p.page()
 		q.Limit, q.Offset = page.Limit, page.Offset
-		if err := p.Err(); err != nil {
+		if err := p.err(); err != nil {
 			s.writeError(c, err)
 			return
 		}
@@ -212,9 +212,9 @@ func (s *Server) tickerEODLatest(c *gin.Context) {
 // tickerEODOnDate serves /v1/tickers/{symbol}/eod/{date}: one record, or
 // 404 when the symbol did not trade that day.
 func (s *Server) tickerEODOnDate(c *gin.Context) {
-	p := marketdata.NewParams(nil)
+	p := newQueryParams(nil)
 	day := pathDate(p, c.Param("date"))
-	if err := p.Err(); err != nil {
+	if err := p.err(); err != nil {
 		s.writeError(c, err)
 		return
 	}
@@ -243,14 +243,14 @@ func (s *Server) sendOneBar(c *gin.Context, q marketdata.EODQuery) {
 // v2's /tickerslist, which takes no symbols= and names the symbol "ticker".
 func (s *Server) tickerList(v apiVersion) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		p := marketdata.ParseRawQuery(c.Request.URL.RawQuery)
-		q := marketdata.TickerQuery{Search: p.Search(), Exchange: p.Exchange()}
+		p := parseQuery(c.Request.URL.RawQuery)
+		q := marketdata.TickerQuery{Search: p.search(), Exchange: p.exchange()}
 		if v == v1 {
-			q.Symbols = p.Symbols("symbols", false)
+			q.Symbols = p.symbols("symbols", false)
 		}
-		page := p.Page()
+		page := p.page()
 		q.Limit, q.Offset = page.Limit, page.Offset
-		if err := p.Err(); err != nil {
+		if err := p.err(); err != nil {
 			s.writeError(c, err)
 			return
 		}
@@ -289,11 +289,11 @@ func (s *Server) tickerOne(v apiVersion) gin.HandlerFunc {
 // exchangeList serves /exchanges.
 func (s *Server) exchangeList(v apiVersion) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		p := marketdata.ParseRawQuery(c.Request.URL.RawQuery)
-		q := marketdata.ExchangeQuery{Search: p.Search()}
-		page := p.Page()
+		p := parseQuery(c.Request.URL.RawQuery)
+		q := marketdata.ExchangeQuery{Search: p.search()}
+		page := p.page()
 		q.Limit, q.Offset = page.Limit, page.Offset
-		if err := p.Err(); err != nil {
+		if err := p.err(); err != nil {
 			s.writeError(c, err)
 			return
 		}
@@ -341,9 +341,9 @@ func (s *Server) exchangeOne(v apiVersion) gin.HandlerFunc {
 // the exchange object with its tickers under "tickers".
 func (s *Server) exchangeTickers(v apiVersion) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		p := marketdata.ParseRawQuery(c.Request.URL.RawQuery)
-		page := p.Page()
-		if err := p.Err(); err != nil {
+		p := parseQuery(c.Request.URL.RawQuery)
+		page := p.page()
+		if err := p.err(); err != nil {
 			s.writeError(c, err)
 			return
 		}
@@ -380,12 +380,12 @@ func (s *Server) exchangeTickers(v apiVersion) gin.HandlerFunc {
 }
 
 func actionQuery(c *gin.Context) (marketdata.ActionQuery, pagination.Page, error) {
-	p := marketdata.ParseRawQuery(c.Request.URL.RawQuery)
-	q := marketdata.ActionQuery{Symbols: p.Symbols("symbols", true), Sort: p.Sort()}
-	q.DateFrom, q.DateTo = p.DateRange()
-	page := p.Page()
+	p := parseQuery(c.Request.URL.RawQuery)
+	q := marketdata.ActionQuery{Symbols: p.symbols("symbols", true), Sort: p.sort()}
+	q.DateFrom, q.DateTo = p.dateRange()
+	page := p.page()
 	q.Limit, q.Offset = page.Limit, page.Offset
-	return q, page, p.Err()
+	return q, page, p.err()
 }
 
 // splitList serves /v1/splits.
@@ -482,12 +482,12 @@ func serveTickerActions[T any](s *Server, c *gin.Context, list func(context.Cont
 // tickerActionQuery reads the parameters of /tickers/{symbol}/splits and
 // /dividends: those of /splits but symbols, which the path names.
 func tickerActionQuery(c *gin.Context) (marketdata.ActionQuery, pagination.Page, error) {
-	p := marketdata.ParseRawQuery(c.Request.URL.RawQuery)
-	q := marketdata.ActionQuery{Sort: p.Sort()}
-	q.DateFrom, q.DateTo = p.DateRange()
-	page := p.Page()
+	p := parseQuery(c.Request.URL.RawQuery)
+	q := marketdata.ActionQuery{Sort: p.sort()}
+	q.DateFrom, q.DateTo = p.dateRange()
+	page := p.page()
 	q.Limit, q.Offset = page.Limit, page.Offset
-	return q, page, p.Err()
+	return q, page, p.err()
 }
 
 func splitsJSON(splits []marketdata.Split) []splitJSON {
@@ -509,9 +509,9 @@ func dividendsJSON(divs []marketdata.Dividend) []dividendJSON {
 // currencyList serves /currencies, paged.
 func (s *Server) currencyList(v apiVersion) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		p := marketdata.ParseRawQuery(c.Request.URL.RawQuery)
-		page := p.Page()
-		if err := p.Err(); err != nil {
+		p := parseQuery(c.Request.URL.RawQuery)
+		page := p.page()
+		if err := p.err(); err != nil {
 			s.writeError(c, err)
 			return
 		}
@@ -536,9 +536,9 @@ func (s *Server) currencyList(v apiVersion) gin.HandlerFunc {
 
 // timezoneList serves /timezones, paged.
 func (s *Server) timezoneList(c *gin.Context) {
-	p := marketdata.ParseRawQuery(c.Request.URL.RawQuery)
-	page := p.Page()
-	if err := p.Err(); err != nil {
+	p := parseQuery(c.Request.URL.RawQuery)
+	page := p.page()
+	if err := p.err(); err != nil {
 		s.writeError(c, err)
 		return
 	}
