@@ -12,7 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/dataversion"
 	demodata "github.com/tickerdesk/tickerdesk/marketdata-svc/internal/demo"
 	generator "github.com/tickerdesk/tickerdesk/marketdata-svc/internal/generate"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/importer"
@@ -96,12 +99,24 @@ func publish(ctx context.Context, cfg config.Config, log *slog.Logger, version i
 	if version == 0 || cfg.RedisURL == "" {
 		return nil
 	}
-	held, err := importer.PublishVersion(ctx, cfg.RedisURL, version)
+	held, err := publishVersion(ctx, cfg.RedisURL, version)
 	if err != nil {
 		return fmt.Errorf("data committed (version %d) but not announced to caches: %w", version, err)
 	}
 	log.Info("data version published", "version", version, "redis_version", held)
 	return nil
+}
+
+// publishVersion announces version on the Redis at redisURL and returns
+// the version Redis holds afterwards.
+func publishVersion(ctx context.Context, redisURL string, version int64) (int64, error) {
+	opts, err := redis.ParseURL(redisURL)
+	if err != nil {
+		return 0, errors.New("publish data version: invalid redis url")
+	}
+	rdb := redis.NewClient(opts)
+	defer rdb.Close()
+	return dataversion.Publish(ctx, rdb, version)
 }
 
 // demo loads the bundled demo dataset in one transaction; running it again

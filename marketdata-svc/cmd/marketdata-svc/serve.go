@@ -18,6 +18,7 @@ import (
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/cache"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/dataversion"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/httpapi"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/ratelimit"
@@ -53,6 +54,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, args []stri
 	)
 
 	cacheOpts := cache.Options{TTL: cfg.CacheTTL, Timeout: cfg.CacheTimeout, QueryTimeout: cfg.RequestTimeout, Logger: log, Registry: reg}
+	versionOpts := dataversion.Options{PollInterval: cfg.DataVersionPoll, Logger: log}
+	var versions *dataversion.Source
 	var cached *cache.Store
 	var limiter httpapi.Limiter
 	if cfg.RedisURL != "" {
@@ -63,17 +66,28 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, args []stri
 			return fmt.Errorf("serve: %w", err)
 		}
 		defer rdb.Close()
-		cached = cache.NewRedis(store, rdb, cacheOpts)
-		limiter = ratelimit.NewRedis(rdb, ratelimit.RedisOptions{Timeout: cfg.CacheTimeout, VersionKey: cache.VersionKey, Logger: log, Registry: reg})
+		versions = dataversion.NewRedis(rdb, store.DataVersion, versionOpts)
+		cached = cache.NewRedis(store, rdb, versions, cacheOpts)
+		limiter = ratelimit.NewRedis(rdb, ratelimit.RedisOptions{Timeout: cfg.CacheTimeout, Logger: log, Registry: reg})
 		// Redis being down at start is no reason not to serve: the cache
 		// and the limiter degrade and resume by themselves.
 		log.Info("redis cache and rate limits", "status", cached.Status(ctx))
 		checkEvictionPolicy(ctx, rdb, log)
 	} else {
-		cached = cache.NewLocal(store, cfg.LocalCacheSize, cacheOpts)
+		versions = dataversion.NewDatabase(store.DataVersion, versionOpts)
+		cached = cache.NewLocal(store, versions, cfg.LocalCacheSize, cacheOpts)
 		limiter = ratelimit.NewLocal(reg, nil)
 		log.Info("no redis configured: rate limits and quotas are per process and reset on restart")
 	}
+
+	// Read once before serving, so the first requests can use the cache.
+	if err := versions.Refresh(ctx); err != nil {
+		log.Warn("data version unknown at start: the cache is bypassed until it is read", "err", err)
+	}
+	versionsCtx, stopVersions := context.WithCancel(context.WithoutCancel(ctx))
+	versionsDone := make(chan struct{})
+	go func() { defer close(versionsDone); versions.Run(versionsCtx) }()
+	defer func() { stopVersions(); <-versionsDone }()
 
 	// last_used_at is flushed in batches, never written per request.
 	tracker := auth.NewLastUsedTracker(store.TouchKeys)
@@ -86,7 +100,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, args []stri
 	defer func() { stopTracker(); <-trackerDone }()
 
 	api, err := httpapi.NewServer(httpapi.Options{
-		Store: cached,
+		Store:    cached,
+		EODPages: cached,
 		Auth: auth.NewAuthenticator(auth.Options{
 			Prefix: auth.MarketDataPrefix, Store: store, CacheTTL: auth.CacheTTLFromSetting(cfg.KeyCacheTTL), OnVerified: tracker.Record,
 			Throttle: auth.NewFailureThrottle(cfg.AuthFailureLimit, cfg.AuthFailureWindow, 100_000, nil),

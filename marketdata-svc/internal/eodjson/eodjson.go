@@ -6,8 +6,6 @@
 package eodjson
 
 import (
-	"encoding/json"
-	"fmt"
 	"math"
 	"strconv"
 	"sync/atomic"
@@ -197,47 +195,4 @@ func AppendJSONString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
-}
-
-// barJSON mirrors AppendBar's output for DecodeBars.
-type barJSON struct {
-	Open          float64 `json:"open"`
-	High          float64 `json:"high"`
-	Low           float64 `json:"low"`
-	Close         float64 `json:"close"`
-	Volume        float64 `json:"volume"`
-	AdjHigh       float64 `json:"adj_high"`
-	AdjLow        float64 `json:"adj_low"`
-	AdjClose      float64 `json:"adj_close"`
-	AdjOpen       float64 `json:"adj_open"`
-	AdjVolume     float64 `json:"adj_volume"`
-	SplitFactor   float64 `json:"split_factor"`
-	Dividend      float64 `json:"dividend"`
-	Name          string  `json:"name"`
-	Symbol        string  `json:"symbol"`
-	ExchangeCode  string  `json:"exchange_code"`
-	Exchange      string  `json:"exchange"`
-	AssetType     string  `json:"asset_type"`
-	PriceCurrency string  `json:"price_currency"`
-	Date          string  `json:"date"`
-}
-
-// DecodeBars reads back an array that Encode wrote.
-func DecodeBars(data []byte) ([]marketdata.Bar, error) {
-	var raw []barJSON
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return nil, fmt.Errorf("decode bars: %w", err)
-	}
-	bars := make([]marketdata.Bar, len(raw))
-	for i, r := range raw {
-		d, err := time.Parse("2006-01-02T15:04:05-0700", r.Date)
-		if err != nil {
-			return nil, fmt.Errorf("decode bars: %w", err)
-		}
-		bars[i] = marketdata.Bar{Symbol: r.Symbol, Date: d.UTC(), Open: r.Open, High: r.High, Low: r.Low, Close: r.Close, Volume: r.Volume,
-			AdjOpen: r.AdjOpen, AdjHigh: r.AdjHigh, AdjLow: r.AdjLow, AdjClose: r.AdjClose, AdjVolume: r.AdjVolume,
-			SplitFactor: r.SplitFactor, Dividend: r.Dividend, Name: r.Name, ExchangeCode: r.ExchangeCode, Exchange: r.Exchange,
-			AssetType: r.AssetType, PriceCurrency: r.PriceCurrency}
-	}
-	return bars, nil
 }

@@ -16,13 +16,13 @@ import (
 	"github.com/tickerdesk/tickerdesk/pkg/pagination"
 )
 
-// eodEncoded reads an EOD page, encoded, from the cache when the store is
-// one, else encodes the store's page.
-func (s *Server) eodEncoded(ctx context.Context, q marketdata.EODQuery) (eodjson.Page, error) {
-	if s.encoded != nil {
-		return s.encoded.EncodedEOD(ctx, q)
-	}
-	page, err := s.store.EOD(ctx, q)
+// encodingStore answers EOD queries from a store without a cache,
+// encoding each page it reads.
+type encodingStore struct{ marketdata.Store }
+
+// EncodedEOD reads q's page and encodes it.
+func (s encodingStore) EncodedEOD(ctx context.Context, q marketdata.EODQuery) (eodjson.Page, error) {
+	page, err := s.EOD(ctx, q)
 	if err != nil {
 		return eodjson.Page{}, err
 	}
@@ -32,7 +32,7 @@ func (s *Server) eodEncoded(ctx context.Context, q marketdata.EODQuery) (eodjson
 // sendEOD answers an EOD query with marketstack's envelope. On a cache hit
 // this is the whole per-request work: a few appends around cached bytes.
 func (s *Server) sendEOD(c *gin.Context, q marketdata.EODQuery) {
-	enc, err := s.eodEncoded(c.Request.Context(), q)
+	enc, err := s.eodPages.EncodedEOD(c.Request.Context(), q)
 	if err != nil {
 		s.writeError(c, err)
 		return
@@ -138,7 +138,7 @@ func (s *Server) tickerEOD(v apiVersion) gin.HandlerFunc {
 			return
 		}
 		q.Symbols = []string{t.Symbol}
-		enc, err := s.eodEncoded(c.Request.Context(), q)
+		enc, err := s.eodPages.EncodedEOD(c.Request.Context(), q)
 		if errors.Is(err, marketdata.ErrNoValidSymbols) {
 			// A known ticker without bars has an empty series.
 			enc, err = eodjson.Page{Data: []byte("[]")}, nil
@@ -191,7 +191,7 @@ func (s *Server) exchangeEOD(v apiVersion, latest, onDate bool) gin.HandlerFunc 
 			return
 		}
 		q.Exchange = x.MIC
-		enc, err := s.eodEncoded(c.Request.Context(), q)
+		enc, err := s.eodPages.EncodedEOD(c.Request.Context(), q)
 		if err != nil {
 			s.writeError(c, err)
 			return
@@ -226,7 +226,7 @@ func (s *Server) tickerEODOnDate(c *gin.Context) {
 }
 
 func (s *Server) sendOneBar(c *gin.Context, q marketdata.EODQuery) {
-	enc, err := s.eodEncoded(c.Request.Context(), q)
+	enc, err := s.eodPages.EncodedEOD(c.Request.Context(), q)
 	if errors.Is(err, marketdata.ErrNoValidSymbols) || (err == nil && enc.Count == 0) {
 		err = marketdata.ErrNotFound
 	}

@@ -151,7 +151,12 @@ func FormatDate(t time.Time) string { return t.Format(time.DateOnly) }
 // the same key, and any difference in meaning changes it. Symbol order is
 // kept, because it orders the records within a date.
 func (q EODQuery) CanonicalKey() string {
-	b := make([]byte, 0, 64+len(q.Symbols)*8)
+	return string(q.AppendCanonicalKey(make([]byte, 0, 64+len(q.Symbols)*8)))
+}
+
+// AppendCanonicalKey appends CanonicalKey to b, for a lookup that need not
+// allocate the key.
+func (q EODQuery) AppendCanonicalKey(b []byte) []byte {
 	b = append(b, "eod|s="...)
 	for i, s := range q.Symbols {
 		if i > 0 {
@@ -172,8 +177,7 @@ func (q EODQuery) CanonicalKey() string {
 	b = append(b, "|limit="...)
 	b = strconv.AppendInt(b, int64(q.Limit), 10)
 	b = append(b, "|offset="...)
-	b = strconv.AppendInt(b, int64(q.Offset), 10)
-	return string(b)
+	return strconv.AppendInt(b, int64(q.Offset), 10)
 }
 
 // CacheKey is a fixed-size digest of CanonicalKey, fit for a Redis key
