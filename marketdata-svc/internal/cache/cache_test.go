@@ -58,6 +58,12 @@ func at(v int64) *versionAt {
 	return a
 }
 
+func (c *l1) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.order.Len()
+}
+
 func query(sym string) marketdata.EODQuery {
 	return marketdata.EODQuery{Symbols: []string{sym}, Sort: marketdata.SortDesc, Limit: 100}
 }

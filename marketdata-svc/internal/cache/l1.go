@@ -74,9 +74,3 @@ func (c *l1) remove(el *list.Element) {
 	delete(c.items, e.key)
 	c.bytes -= e.size
 }
-
-func (c *l1) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.order.Len()
-}
