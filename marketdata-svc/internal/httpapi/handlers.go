@@ -16,19 +16,6 @@ import (
 	"github.com/tickerdesk/tickerdesk/pkg/pagination"
 )
 
-// encodingStore answers EOD queries from a store without a cache,
-// encoding each page it reads.
-type encodingStore struct{ marketdata.Store }
-
-// EncodedEOD reads q's page and encodes it.
-func (s encodingStore) EncodedEOD(ctx context.Context, q marketdata.EODQuery) (eodjson.Page, error) {
-	page, err := s.EOD(ctx, q)
-	if err != nil {
-		return eodjson.Page{}, err
-	}
-	return eodjson.Encode(page), nil
-}
-
 // sendEOD answers an EOD query with marketstack's envelope. On a cache hit
 // this is the whole per-request work: a few appends around cached bytes.
 func (s *Server) sendEOD(c *gin.Context, q marketdata.EODQuery) {

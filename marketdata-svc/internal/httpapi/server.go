@@ -16,7 +16,6 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/eodjson"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/ratelimit"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
@@ -28,12 +27,6 @@ import (
 // Limiter checks and counts a request against its key's limits.
 type Limiter interface {
 	Allow(ctx context.Context, p auth.Principal) ratelimit.Decision
-}
-
-// EODPages answers EOD queries with pages already encoded: the cache does,
-// keeping them in that form.
-type EODPages interface {
-	EncodedEOD(ctx context.Context, q marketdata.EODQuery) (eodjson.Page, error)
 }
 
 // Options are the collaborators of a Server.
