@@ -26,7 +26,11 @@ func client(t *testing.T, url string) *redis.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// As the service configures it: a short read timeout must not cut
+	// the subscription, which waits for messages without one.
 	opts.MaxRetries = -1
+	opts.ContextTimeoutEnabled = true
+	opts.ReadTimeout = 200 * time.Millisecond
 	rdb := redis.NewClient(opts)
 	t.Cleanup(func() { rdb.Close() })
 	return rdb
@@ -72,6 +76,8 @@ func TestAnnouncementIsSeen(t *testing.T) {
 	for rdb.PubSubNumSub(context.Background(), dataversion.Channel).Val()[dataversion.Channel] == 0 {
 		time.Sleep(time.Millisecond)
 	}
+	// Longer than the read timeout: the subscription is still there.
+	time.Sleep(500 * time.Millisecond)
 	if held, err := dataversion.Publish(context.Background(), rdb, 8); err != nil || held != 8 {
 		t.Fatalf("Publish(8) = %d, %v", held, err)
 	}
