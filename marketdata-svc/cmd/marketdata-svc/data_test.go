@@ -12,7 +12,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/importer"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/dataversion"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/testenv"
 )
@@ -76,7 +76,7 @@ func TestDataCommands(t *testing.T) {
 	rdbOpts, _ := redis.ParseURL(env["MARKETDATA_REDIS_URL"])
 	rdb := redis.NewClient(rdbOpts)
 	defer rdb.Close()
-	if got, err := rdb.Get(ctx, importer.DataVersionKey).Result(); err != nil || got != strconv.FormatInt(v, 10) {
+	if got, err := rdb.Get(ctx, dataversion.Key).Result(); err != nil || got != strconv.FormatInt(v, 10) {
 		t.Fatalf("redis data version %q (%v), want %d", got, err, v)
 	}
 	if out = cmd("demo"); !strings.Contains(out, "data version") {
@@ -89,7 +89,7 @@ func TestDataCommands(t *testing.T) {
 		t.Fatalf("generate output:\n%s", out)
 	}
 	v2, _ := store.DataVersion(ctx)
-	if got, _ := rdb.Get(ctx, importer.DataVersionKey).Result(); got != strconv.FormatInt(v2, 10) || v2 <= v {
+	if got, _ := rdb.Get(ctx, dataversion.Key).Result(); got != strconv.FormatInt(v2, 10) || v2 <= v {
 		t.Fatalf("redis data version %q after generate, store %d", got, v2)
 	}
 	dir := t.TempDir()

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
 	"github.com/tickerdesk/tickerdesk/pkg/healthcheck"
 )
 
@@ -60,4 +61,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	default:
 		return fmt.Errorf("unknown command %q\n%s", cmd, usage)
 	}
+}
+
+// openMigrated opens the store of record and applies pending migrations,
+// as every command that writes data does first.
+func openMigrated(ctx context.Context, cfg config.Config) (*marketdatadb.Store, error) {
+	store, err := marketdatadb.Open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := store.Migrate(ctx); err != nil {
+		store.Close()
+		return nil, err
+	}
+	return store, nil
 }

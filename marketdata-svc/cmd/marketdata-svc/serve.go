@@ -18,6 +18,7 @@ import (
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/cache"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/dataversion"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/httpapi"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/ratelimit"
@@ -29,12 +30,8 @@ import (
 // load balancers move away, then in-flight requests get up to
 // cfg.ShutdownTimeout to finish.
 func serve(ctx context.Context, cfg config.Config, log *slog.Logger, args []string) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	if err := fs.Parse(args); err != nil {
+	if err := parseServeArgs(args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))
 	}
 	gin.SetMode(gin.ReleaseMode)
 	log.Info("starting marketdata-svc", "version", version, "config", cfg)
@@ -44,66 +41,137 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, args []stri
 		return fmt.Errorf("serve: %w", err)
 	}
 	defer store.Close()
+	reg := newRegistry(store)
+	deps, err := newServeDeps(ctx, cfg, log, reg, store)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	defer deps.close()
 
+	// Read once before serving, so the first requests can use the cache.
+	if err := deps.versions.Refresh(ctx); err != nil {
+		log.Warn("data version unknown at start: the cache is bypassed until it is read", "err", err)
+	}
+	defer runInBackground(ctx, deps.versions.Run)()
+	// last_used_at is flushed in batches, never written per request.
+	tracker := auth.NewLastUsedTracker(store.TouchKeys)
+	defer runInBackground(ctx, func(ctx context.Context) {
+		tracker.Run(ctx, 30*time.Second, func(err error) { log.Warn("flush key last-used times", "err", err) })
+	})()
+
+	api, err := newAPI(cfg, log, reg, store, deps, tracker)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return listenAndServe(ctx, cfg, log, api)
+}
+
+// parseServeArgs checks that serve was given no flag or argument of its
+// own: it is configured by the environment alone.
+func parseServeArgs(args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))
+	}
+	return nil
+}
+
+// newRegistry is the /metrics registry with the process's and the
+// database pool's collectors.
+func newRegistry(store *marketdatadb.Store) *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewDBStatsCollector(store.DB(), "marketdata"),
 	)
+	return reg
+}
 
+// serveDeps are what the API shares state through: in Redis when the
+// service has one, else in process.
+type serveDeps struct {
+	versions *dataversion.Source
+	cache    *cache.Store
+	limiter  httpapi.Limiter
+	close    func()
+}
+
+// newServeDeps builds the data version source, the cache and the limiter,
+// on Redis when cfg names one.
+func newServeDeps(ctx context.Context, cfg config.Config, log *slog.Logger, reg prometheus.Registerer, store *marketdatadb.Store) (serveDeps, error) {
 	cacheOpts := cache.Options{TTL: cfg.CacheTTL, Timeout: cfg.CacheTimeout, QueryTimeout: cfg.RequestTimeout, Logger: log, Registry: reg}
-	var cached *cache.Store
-	var limiter httpapi.Limiter
-	if cfg.RedisURL != "" {
-		// go-redis offers only a process-wide logger.
-		redis.SetLogger(cache.RedisLogger{Log: log})
-		rdb, err := cache.NewRedisClient(cfg.RedisURL, cfg.CacheTimeout)
-		if err != nil {
-			return fmt.Errorf("serve: %w", err)
+	versionOpts := dataversion.Options{PollInterval: cfg.DataVersionPoll, Logger: log}
+	if cfg.RedisURL == "" {
+		versions := dataversion.NewDatabase(store.DataVersion, versionOpts)
+		d := serveDeps{
+			versions: versions,
+			cache:    cache.NewLocal(store, versions, cfg.LocalCacheSize, cacheOpts),
+			limiter:  ratelimit.NewLocal(reg, nil),
+			close:    func() {},
 		}
-		defer rdb.Close()
-		cached = cache.NewRedis(store, rdb, cacheOpts)
-		limiter = ratelimit.NewRedis(rdb, ratelimit.RedisOptions{Timeout: cfg.CacheTimeout, VersionKey: cache.VersionKey, Logger: log, Registry: reg})
-		// Redis being down at start is no reason not to serve: the cache
-		// and the limiter degrade and resume by themselves.
-		log.Info("redis cache and rate limits", "status", cached.Status(ctx))
-		checkEvictionPolicy(ctx, rdb, log)
-	} else {
-		cached = cache.NewLocal(store, cfg.LocalCacheSize, cacheOpts)
-		limiter = ratelimit.NewLocal(reg, nil)
 		log.Info("no redis configured: rate limits and quotas are per process and reset on restart")
+		return d, nil
 	}
+	// go-redis offers only a process-wide logger.
+	redis.SetLogger(cache.RedisLogger{Log: log})
+	rdb, err := cache.NewRedisClient(cfg.RedisURL, cfg.CacheTimeout)
+	if err != nil {
+		return serveDeps{}, err
+	}
+	versions := dataversion.NewRedis(rdb, store.DataVersion, versionOpts)
+	d := serveDeps{
+		versions: versions,
+		cache:    cache.NewRedis(store, rdb, versions, cacheOpts),
+		limiter:  ratelimit.NewRedis(rdb, ratelimit.RedisOptions{Timeout: cfg.CacheTimeout, Logger: log, Registry: reg}),
+		close:    func() { _ = rdb.Close() },
+	}
+	// Redis being down at start is no reason not to serve: the cache and
+	// the limiter degrade and resume by themselves.
+	log.Info("redis cache and rate limits", "status", d.cache.Status(ctx))
+	checkEvictionPolicy(ctx, rdb, log)
+	return d, nil
+}
 
-	// last_used_at is flushed in batches, never written per request.
-	tracker := auth.NewLastUsedTracker(store.TouchKeys)
-	trackerCtx, stopTracker := context.WithCancel(context.WithoutCancel(ctx))
-	trackerDone := make(chan struct{})
+// runInBackground runs fn until the returned stop is called, which waits
+// for fn to return. fn's context ends with stop alone, not with ctx: the
+// work must outlive the shutdown of the requests that use it.
+func runInBackground(ctx context.Context, fn func(context.Context)) (stop func()) {
+	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
 	go func() {
-		defer close(trackerDone)
-		tracker.Run(trackerCtx, 30*time.Second, func(err error) { log.Warn("flush key last-used times", "err", err) })
+		defer close(done)
+		fn(bctx)
 	}()
-	defer func() { stopTracker(); <-trackerDone }()
+	return func() { cancel(); <-done }
+}
 
-	api, err := httpapi.NewServer(httpapi.Options{
-		Store: cached,
+// newAPI builds the HTTP API on the store and the shared state.
+func newAPI(cfg config.Config, log *slog.Logger, reg *prometheus.Registry, store *marketdatadb.Store, deps serveDeps, tracker *auth.LastUsedTracker) (*httpapi.Server, error) {
+	return httpapi.NewServer(httpapi.Options{
+		Store:    deps.cache,
+		EODPages: deps.cache,
 		Auth: auth.NewAuthenticator(auth.Options{
 			Prefix: auth.MarketDataPrefix, Store: store, CacheTTL: auth.CacheTTLFromSetting(cfg.KeyCacheTTL), OnVerified: tracker.Record,
 			Throttle: auth.NewFailureThrottle(cfg.AuthFailureLimit, cfg.AuthFailureWindow, 100_000, nil),
 		}),
-		Limiter:        limiter,
+		Limiter:        deps.limiter,
 		Ping:           store.Ping,
-		CacheStatus:    cached.Status,
+		CacheStatus:    deps.cache.Status,
 		Logger:         log,
 		Registry:       reg,
 		TrustedProxies: cfg.TrustedProxies,
 		CORSOrigins:    cfg.CORSOrigins,
 		RequestTimeout: cfg.RequestTimeout,
 	})
-	if err != nil {
-		return fmt.Errorf("serve: %w", err)
-	}
-	srv := &http.Server{
+}
+
+// newHTTPServer is the public server of api.
+func newHTTPServer(cfg config.Config, log *slog.Logger, api http.Handler) *http.Server {
+	return &http.Server{
 		Handler:           api,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       10 * time.Second,
@@ -114,6 +182,12 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, args []stri
 		MaxHeaderBytes: 128 << 10, // room for a 64 KiB query string
 		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+}
+
+// listenAndServe serves api (and pprof when configured) until ctx ends or
+// a server fails, then shuts down.
+func listenAndServe(ctx context.Context, cfg config.Config, log *slog.Logger, api *httpapi.Server) error {
+	srv := newHTTPServer(cfg, log, api)
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -136,6 +210,12 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, args []stri
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
+	return shutdown(ctx, cfg, log, api, srv, debug)
+}
+
+// shutdown fails readiness, waits out the drain, then gives in-flight
+// requests up to cfg.ShutdownTimeout.
+func shutdown(ctx context.Context, cfg config.Config, log *slog.Logger, api *httpapi.Server, srv, debug *http.Server) error {
 	api.SetShuttingDown()
 	log.Info("shutting down: readiness now fails", "drain", cfg.ShutdownDrain)
 	if cfg.ShutdownDrain > 0 {
@@ -143,7 +223,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, args []stri
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
 	defer cancel()
-	err = srv.Shutdown(shutdownCtx)
+	err := srv.Shutdown(shutdownCtx)
 	if debug != nil {
 		_ = debug.Shutdown(shutdownCtx)
 	}

@@ -2,6 +2,7 @@ package cache
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strconv"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/dataversion"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/testenv"
 )
@@ -45,48 +47,69 @@ func (s *countingStore) Tickers(_ context.Context, q marketdata.TickerQuery) (ma
 	return marketdata.TickerPage{Total: 1, Tickers: []marketdata.Ticker{{Symbol: q.Symbols[0], Name: "v" + strconv.FormatInt(s.version.Load(), 10)}}}, nil
 }
 
-func (s *countingStore) DataVersion(context.Context) (int64, error) { return s.version.Load(), nil }
+// versionAt is a data version a test sets; negative is unknown.
+type versionAt struct{ v atomic.Int64 }
+
+func (a *versionAt) Current() (int64, bool) { v := a.v.Load(); return v, v >= 0 }
+
+func at(v int64) *versionAt {
+	a := &versionAt{}
+	a.v.Store(v)
+	return a
+}
+
+func (c *l1) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.order.Len()
+}
 
 func query(sym string) marketdata.EODQuery {
 	return marketdata.EODQuery{Symbols: []string{sym}, Sort: marketdata.SortDesc, Limit: 100}
 }
 
-func mustEOD(t *testing.T, c *Store, q marketdata.EODQuery) marketdata.EODPage {
+// page is what a test reads back from an encoded page.
+type page struct {
+	Total int64
+	Bars  []struct {
+		Symbol string  `json:"symbol"`
+		Close  float64 `json:"close"`
+	}
+}
+
+func mustEOD(t *testing.T, c *Store, q marketdata.EODQuery) page {
 	t.Helper()
-	p, err := c.EOD(context.Background(), q)
+	enc, err := c.EncodedEOD(context.Background(), q)
 	if err != nil {
-		t.Fatalf("EOD: %v", err)
+		t.Fatalf("EncodedEOD: %v", err)
+	}
+	p := page{Total: enc.Total}
+	if err := json.Unmarshal(enc.Data, &p.Bars); err != nil || len(p.Bars) != enc.Count {
+		t.Fatalf("page %s (count %d): %v", enc.Data, enc.Count, err)
 	}
 	return p
 }
 
-func newRedisCache(t *testing.T, url string, inner marketdata.Store, timeout time.Duration) *Store {
+func newRedisCache(t *testing.T, url string, inner marketdata.Store, versions Versions, timeout time.Duration) *Store {
 	t.Helper()
 	rdb, err := NewRedisClient(url, timeout)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rdb.Close() })
-	return NewRedis(inner, rdb, Options{TTL: time.Minute, Timeout: timeout, Registry: prometheus.NewRegistry()})
+	return NewRedis(inner, rdb, versions, Options{TTL: time.Minute, Timeout: timeout, Registry: prometheus.NewRegistry()})
 }
 
 func TestRedisCacheVersioning(t *testing.T) {
 	url := testenv.Redis(t)
 	inner := &countingStore{}
 	inner.version.Store(7)
-	c := newRedisCache(t, url, inner, time.Second)
-	rdb, err := NewRedisClient(url, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rdb.Close()
+	versions := at(7)
+	c := newRedisCache(t, url, inner, versions, time.Second)
 
 	p := mustEOD(t, c, query("GOOG"))
 	if p.Total != 17 || p.Bars[0].Symbol != "GOOG" || inner.calls.Load() != 1 {
 		t.Fatalf("first: %+v, %d calls", p, inner.calls.Load())
-	}
-	if v, _ := rdb.Get(context.Background(), VersionKey).Result(); v != "7" {
-		t.Errorf("version not published from the database: %q", v)
 	}
 	p = mustEOD(t, c, query("GOOG"))
 	if p.Total != 17 || inner.calls.Load() != 1 {
@@ -95,41 +118,55 @@ func TestRedisCacheVersioning(t *testing.T) {
 	if testutil.ToFloat64(c.metrics.hits) != 1 || testutil.ToFloat64(c.metrics.misses) != 1 {
 		t.Errorf("hits %v misses %v", testutil.ToFloat64(c.metrics.hits), testutil.ToFloat64(c.metrics.misses))
 	}
-
-	// An import commits version 8 and raises the Redis version: the old
-	// entry is unreachable at once, although its TTL has not run out.
-	inner.version.Store(8)
-	if err := raiseScript.Run(context.Background(), rdb, []string{VersionKey}, 8).Err(); err != nil {
-		t.Fatal(err)
+	// Another instance, with an empty process layer, finds the page in
+	// Redis.
+	other := newRedisCache(t, url, inner, versions, time.Second)
+	if p := mustEOD(t, other, query("GOOG")); p.Total != 17 || inner.calls.Load() != 1 {
+		t.Fatalf("other instance: %+v, %d calls", p, inner.calls.Load())
 	}
+
+	// An import commits version 8: the old entry is unreachable at once,
+	// although its TTL has not run out.
+	inner.version.Store(8)
+	versions.v.Store(8)
 	p = mustEOD(t, c, query("GOOG"))
 	if p.Total != 18 || p.Bars[0].Close != 8 || inner.calls.Load() != 2 {
 		t.Fatalf("after the bump: %+v, %d calls", p, inner.calls.Load())
 	}
-	// A lower version never wins over a higher one.
-	if v, _ := raiseScript.Run(context.Background(), rdb, []string{VersionKey}, 3).Text(); v != "8" {
-		t.Errorf("raise to a lower version gave %q", v)
-	}
 	// Errors are not cached and pass through.
-	if _, err := c.EOD(context.Background(), query("NONE")); !errors.Is(err, marketdata.ErrNoValidSymbols) {
+	if _, err := c.EncodedEOD(context.Background(), query("NONE")); !errors.Is(err, marketdata.ErrNoValidSymbols) {
 		t.Errorf("error lost: %v", err)
+	}
+}
+
+// TestHitInMemoryMakesNoNetworkCall: with Redis cut, a page held in
+// process memory is still a hit, and nothing fails: the hit never asked
+// Redis.
+func TestHitInMemoryMakesNoNetworkCall(t *testing.T) {
+	proxy := testenv.RedisProxy(t)
+	inner := &countingStore{}
+	c := newRedisCache(t, proxy.URL, inner, at(0), 50*time.Millisecond)
+	mustEOD(t, c, query("GOOG"))
+	proxy.Stop()
+	for range 3 {
+		mustEOD(t, c, query("GOOG"))
+	}
+	if inner.calls.Load() != 1 || testutil.ToFloat64(c.metrics.hits) != 3 {
+		t.Errorf("%d store calls, %v hits; want 1 and 3", inner.calls.Load(), testutil.ToFloat64(c.metrics.hits))
+	}
+	if n := testutil.ToFloat64(c.metrics.errors.WithLabelValues("lookup")); n != 0 {
+		t.Errorf("%v failed Redis lookups: a hit in memory must not call Redis", n)
 	}
 }
 
 func TestConcurrentMissesCollapse(t *testing.T) {
 	inner := &countingStore{gate: make(chan struct{})}
-	c := newRedisCache(t, testenv.Redis(t), inner, time.Second)
+	c := newRedisCache(t, testenv.Redis(t), inner, at(0), time.Second)
 	const n = 8
 	var wg sync.WaitGroup
-	results := make([]marketdata.EODPage, n)
+	results := make([]page, n)
 	for i := range n {
-		wg.Go(func() {
-			p, err := c.EOD(context.Background(), query("MSFT"))
-			if err != nil {
-				t.Error(err)
-			}
-			results[i] = p
-		})
+		wg.Go(func() { results[i] = mustEOD(t, c, query("MSFT")) })
 	}
 	// Release the one store query once every caller has missed.
 	for testutil.ToFloat64(c.metrics.misses) < n {
@@ -148,28 +185,25 @@ func TestConcurrentMissesCollapse(t *testing.T) {
 	}
 }
 
-func TestRedisOutageFallsBackAndResumes(t *testing.T) {
+// TestRedisFailureFallsBackAndResumes: with the version known but Redis
+// failing or slow, a page missing from process memory is answered by the
+// store, Redis is bypassed for a second, then used again.
+func TestRedisFailureFallsBackAndResumes(t *testing.T) {
 	proxy := testenv.RedisProxy(t)
 	inner := &countingStore{}
-	c := newRedisCache(t, proxy.URL, inner, 50*time.Millisecond)
+	c := newRedisCache(t, proxy.URL, inner, at(0), 50*time.Millisecond)
 	clock := time.Now()
 	var mu sync.Mutex
 	c.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
 	advance := func(d time.Duration) { mu.Lock(); clock = clock.Add(d); mu.Unlock() }
 
-	mustEOD(t, c, query("GOOG"))
-	mustEOD(t, c, query("GOOG"))
-	if testutil.ToFloat64(c.metrics.hits) != 1 {
-		t.Fatal("cache not working before the outage")
-	}
-
 	proxy.Stop()
 	for i := range 5 {
-		if p := mustEOD(t, c, query("GOOG")); len(p.Bars) != 1 {
+		if p := mustEOD(t, c, query("SYM"+strconv.Itoa(i))); len(p.Bars) != 1 {
 			t.Fatalf("request %d during the outage: %+v", i, p)
 		}
 	}
-	if testutil.ToFloat64(c.metrics.errors.WithLabelValues("lookup")) < 1 || testutil.ToFloat64(c.metrics.fallbacks) != 5 {
+	if testutil.ToFloat64(c.metrics.errors.WithLabelValues("lookup")) != 1 || testutil.ToFloat64(c.metrics.fallbacks) != 5 {
 		t.Errorf("outage not counted: errors %v fallbacks %v", testutil.ToFloat64(c.metrics.errors.WithLabelValues("lookup")), testutil.ToFloat64(c.metrics.fallbacks))
 	}
 	if c.Status(context.Background()) != "unavailable" {
@@ -180,32 +214,95 @@ func TestRedisOutageFallsBackAndResumes(t *testing.T) {
 	proxy.Start()
 	proxy.SetLatency(300 * time.Millisecond)
 	advance(2 * time.Second)
-	if p := mustEOD(t, c, query("GOOG")); len(p.Bars) != 1 {
+	start := time.Now()
+	if p := mustEOD(t, c, query("SLOW")); len(p.Bars) != 1 {
 		t.Fatalf("slow redis: %+v", p)
+	}
+	if d := time.Since(start); d > 250*time.Millisecond {
+		t.Errorf("a slow Redis held the request for %v", d)
 	}
 	proxy.SetLatency(0)
 
-	// Back to normal: after the bypass second the cache serves hits again.
+	// Back to normal: another instance's page is found in Redis again.
 	advance(2 * time.Second)
-	hits := testutil.ToFloat64(c.metrics.hits)
+	other := newRedisCache(t, proxy.URL, inner, at(0), time.Second)
+	mustEOD(t, other, query("SHARED"))
 	calls := inner.calls.Load()
 	var resumed bool
 	for range 50 {
-		mustEOD(t, c, query("GOOG"))
-		if testutil.ToFloat64(c.metrics.hits) > hits {
+		mustEOD(t, c, query("SHARED"))
+		if inner.calls.Load() == calls {
 			resumed = true
 			break
 		}
+		calls = inner.calls.Load()
 		advance(2 * time.Second) // a failure right after restart bypasses for a second
 	}
 	if !resumed {
-		t.Fatalf("cache did not resume: %d store calls since", inner.calls.Load()-calls)
+		t.Fatal("cache did not resume")
+	}
+}
+
+// TestUnknownVersionBypasses: while the data version cannot be read
+// (Redis down), every query goes to the store, even one whose page is in
+// process memory; once Redis is back the cache serves hits again.
+func TestUnknownVersionBypasses(t *testing.T) {
+	proxy := testenv.RedisProxy(t)
+	rdb, err := NewRedisClient(proxy.URL, 50*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rdb.Close() })
+	inner := &countingStore{}
+	inner.version.Store(4)
+	versions := dataversion.NewRedis(rdb, func(context.Context) (int64, error) { return inner.version.Load(), nil },
+		dataversion.Options{PollInterval: 20 * time.Millisecond, Timeout: 200 * time.Millisecond})
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); versions.Run(ctx) }()
+	t.Cleanup(func() { stop(); <-done })
+	waitVersion := func(known bool) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for _, ok := versions.Current(); ok != known; _, ok = versions.Current() {
+			if time.Now().After(deadline) {
+				t.Fatalf("version known = %v, want %v", ok, known)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	c := NewRedis(inner, rdb, versions, Options{TTL: time.Minute, Timeout: 50 * time.Millisecond, Registry: prometheus.NewRegistry()})
+	waitVersion(true)
+	mustEOD(t, c, query("GOOG"))
+	mustEOD(t, c, query("GOOG"))
+	if inner.calls.Load() != 1 {
+		t.Fatalf("cache not working before the outage: %d calls", inner.calls.Load())
+	}
+
+	proxy.Stop()
+	waitVersion(false)
+	for i := range 3 {
+		if p := mustEOD(t, c, query("GOOG")); p.Total != 14 || inner.calls.Load() != int64(2+i) {
+			t.Fatalf("request %d with the version unknown: %+v, %d calls", i, p, inner.calls.Load())
+		}
+	}
+	if n := testutil.ToFloat64(c.metrics.fallbacks); n != 3 {
+		t.Errorf("fallbacks %v, want 3", n)
+	}
+
+	proxy.Start()
+	waitVersion(true)
+	calls := inner.calls.Load()
+	mustEOD(t, c, query("GOOG"))
+	if inner.calls.Load() != calls {
+		t.Errorf("no hit once the version is known again")
 	}
 }
 
 func TestLocalCache(t *testing.T) {
 	inner := &countingStore{}
-	c := NewLocal(inner, 2, Options{TTL: time.Minute, Registry: prometheus.NewRegistry()})
+	versions := at(0)
+	c := NewLocal(inner, versions, 2, Options{TTL: time.Minute, Registry: prometheus.NewRegistry()})
 	mustEOD(t, c, query("A"))
 	mustEOD(t, c, query("A"))
 	if inner.calls.Load() != 1 {
@@ -213,12 +310,13 @@ func TestLocalCache(t *testing.T) {
 	}
 	// Another process imports: the database's version moves on.
 	inner.version.Store(1)
+	versions.v.Store(1)
 	if p := mustEOD(t, c, query("A")); p.Bars[0].Close != 1 || inner.calls.Load() != 2 {
 		t.Fatalf("stale after import: %+v", p)
 	}
 	mustEOD(t, c, query("B"))
 	mustEOD(t, c, query("C"))
-	if n := c.backend.(*localBackend).len(); n != 2 {
+	if n := c.memory.len(); n != 2 {
 		t.Errorf("LRU holds %d entries, bound 2", n)
 	}
 	mustEOD(t, c, query("C"))
@@ -230,46 +328,27 @@ func TestLocalCache(t *testing.T) {
 	}
 }
 
-// TestKnownVersionLayer covers requests whose data version came with their
-// rate limits: a hot page is served from process memory, an import (a
-// greater version) is seen at once, and ticker pages are kept likewise.
-func TestKnownVersionLayer(t *testing.T) {
-	url := testenv.Redis(t)
+// TestTickersAtVersion: ticker pages are kept in process memory at the
+// data version, an import (a greater version) is seen at once, and with
+// the version unknown the store is asked every time.
+func TestTickersAtVersion(t *testing.T) {
 	inner := &countingStore{}
-	inner.version.Store(3)
-	c := newRedisCache(t, url, inner, time.Second)
-	at := func(v int64) context.Context { return marketdata.WithDataVersion(context.Background(), v) }
-
-	for i := range 3 {
-		p, err := c.EOD(at(3), query("MSFT"))
-		if err != nil || p.Total != 13 || inner.calls.Load() != 1 {
-			t.Fatalf("request %d at v3: %+v %v, %d calls", i, p, err, inner.calls.Load())
-		}
-	}
-	// Another instance, with an empty process layer, finds the entry in
-	// Redis.
-	other := newRedisCache(t, url, inner, time.Second)
-	if p, err := other.EOD(at(3), query("MSFT")); err != nil || p.Total != 13 || inner.calls.Load() != 1 {
-		t.Fatalf("other instance: %+v %v, %d calls", p, err, inner.calls.Load())
-	}
-	// An import: the next request carries version 4 and gets fresh data.
 	inner.version.Store(4)
-	if p, err := c.EOD(at(4), query("MSFT")); err != nil || p.Total != 14 || inner.calls.Load() != 2 {
-		t.Fatalf("after import: %+v %v, %d calls", p, err, inner.calls.Load())
-	}
-
+	versions := at(4)
+	c := newRedisCache(t, testenv.Redis(t), inner, versions, time.Second)
 	tq := marketdata.TickerQuery{Symbols: []string{"MSFT"}, Limit: 10}
 	for range 2 {
-		if p, err := c.Tickers(at(4), tq); err != nil || len(p.Tickers) != 1 || p.Tickers[0].Name != "v4" || inner.tickerCalls.Load() != 1 {
+		if p, err := c.Tickers(context.Background(), tq); err != nil || len(p.Tickers) != 1 || p.Tickers[0].Name != "v4" || inner.tickerCalls.Load() != 1 {
 			t.Fatalf("tickers at v4: %+v %v, %d calls", p, err, inner.tickerCalls.Load())
 		}
 	}
 	inner.version.Store(5)
-	if p, err := c.Tickers(at(5), tq); err != nil || p.Tickers[0].Name != "v5" || inner.tickerCalls.Load() != 2 {
+	versions.v.Store(5)
+	if p, err := c.Tickers(context.Background(), tq); err != nil || p.Tickers[0].Name != "v5" || inner.tickerCalls.Load() != 2 {
 		t.Fatalf("tickers at v5: %+v %v", p, err)
 	}
-	// Without a version the store is asked every time.
+	versions.v.Store(-1)
 	if p, err := c.Tickers(context.Background(), tq); err != nil || p.Tickers[0].Name != "v5" || inner.tickerCalls.Load() != 3 {
-		t.Fatalf("tickers without version: %+v %v", p, err)
+		t.Fatalf("tickers with the version unknown: %+v %v", p, err)
 	}
 }

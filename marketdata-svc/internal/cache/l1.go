@@ -6,12 +6,11 @@ import (
 	"time"
 )
 
-// l1 is a small in-process LRU in front of Redis, of values that are
-// immutable once stored (encoded EOD pages, ticker pages). Its keys begin
-// with the data version, which the request already read from Redis in the
-// same round trip as its rate limits: an import makes every older entry
-// unreachable exactly as it does in Redis, and a hot page costs neither a
-// cache round trip nor the transfer of its bytes.
+// l1 is the in-process LRU of values that are immutable once stored
+// (encoded EOD pages, ticker pages). Its keys begin with the data version,
+// read from process memory: an import makes every older entry unreachable
+// exactly as it does in Redis, and a hot page costs neither a network round
+// trip nor the transfer of its bytes.
 type l1 struct {
 	mu       sync.Mutex
 	maxItems int
@@ -37,10 +36,11 @@ func newL1(maxItems, maxBytes int, ttl time.Duration) *l1 {
 	return &l1{maxItems: max(maxItems, 1), maxBytes: maxBytes, ttl: ttl, order: list.New(), items: map[string]*list.Element{}, now: time.Now}
 }
 
-func (c *l1) get(key string) (any, bool) {
+// get takes the key as bytes: a lookup by string(key) allocates nothing.
+func (c *l1) get(key []byte) (any, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	el, ok := c.items[key]
+	el, ok := c.items[string(key)]
 	if !ok {
 		return nil, false
 	}

@@ -53,35 +53,25 @@ func TestAbandonedCallerDoesNotFailOthers(t *testing.T) {
 	redisURL := testenv.Redis(t)
 	caches := map[string]func(inner marketdata.Store) *Store{
 		"local": func(inner marketdata.Store) *Store {
-			return NewLocal(inner, 16, Options{Registry: prometheus.NewRegistry()})
+			return NewLocal(inner, at(0), 16, Options{Registry: prometheus.NewRegistry()})
 		},
-		"redis": func(inner marketdata.Store) *Store { return newRedisCache(t, redisURL, inner, time.Second) },
+		"redis": func(inner marketdata.Store) *Store { return newRedisCache(t, redisURL, inner, at(0), time.Second) },
 	}
 	// Each case asks for its own symbol: the Redis database is shared by
 	// the cases, and a page cached by one must not be a hit in the next.
 	calls := map[string]func(ctx context.Context, c *Store, sym string) error{
 		"eod": func(ctx context.Context, c *Store, sym string) error {
-			p, err := c.EOD(ctx, query(sym))
-			if err == nil && (len(p.Bars) != 1 || p.Bars[0].Symbol != sym) {
-				return errors.New("wrong page")
-			}
+			_, err := c.EncodedEOD(ctx, query(sym))
 			return err
 		},
-		"eod at a known version": func(ctx context.Context, c *Store, sym string) error {
-			_, err := c.EncodedEOD(marketdata.WithDataVersion(ctx, 0), query(sym))
-			return err
-		},
-		"tickers at a known version": func(ctx context.Context, c *Store, sym string) error {
-			_, err := c.Tickers(marketdata.WithDataVersion(ctx, 0), marketdata.TickerQuery{Symbols: []string{sym}, Limit: 10})
+		"tickers": func(ctx context.Context, c *Store, sym string) error {
+			_, err := c.Tickers(ctx, marketdata.TickerQuery{Symbols: []string{sym}, Limit: 10})
 			return err
 		},
 	}
 	n := 0
 	for cname, newCache := range caches {
 		for callName, call := range calls {
-			if cname == "local" && callName != "eod" {
-				continue // the in-process backend has no known-version layer
-			}
 			n++
 			sym := "SYM" + strconv.Itoa(n)
 			t.Run(cname+"/"+callName, func(t *testing.T) {
@@ -99,7 +89,7 @@ func TestAbandonedCallerDoesNotFailOthers(t *testing.T) {
 				go func() { errB <- call(context.Background(), c, sym) }()
 				// B has joined A's query once two misses are counted (the
 				// tickers path counts none; there B simply arrives later).
-				for callName != "tickers at a known version" && testutil.ToFloat64(c.metrics.misses) < 2 {
+				for callName != "tickers" && testutil.ToFloat64(c.metrics.misses) < 2 {
 					time.Sleep(time.Millisecond)
 				}
 				time.Sleep(20 * time.Millisecond)
@@ -120,8 +110,8 @@ func TestAbandonedCallerDoesNotFailOthers(t *testing.T) {
 // query is still bounded, by the cache's own query timeout.
 func TestSharedWorkHasItsOwnDeadline(t *testing.T) {
 	inner := &ctxStore{countingStore: countingStore{gate: make(chan struct{})}, started: make(chan struct{})}
-	c := NewLocal(inner, 16, Options{Registry: prometheus.NewRegistry(), QueryTimeout: 50 * time.Millisecond})
-	_, err := c.EOD(context.Background(), query("GOOG"))
+	c := NewLocal(inner, at(0), 16, Options{Registry: prometheus.NewRegistry(), QueryTimeout: 50 * time.Millisecond})
+	_, err := c.EncodedEOD(context.Background(), query("GOOG"))
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("a shared query that never ends gave %v, want context.DeadlineExceeded", err)
 	}

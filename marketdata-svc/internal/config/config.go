@@ -47,6 +47,10 @@ type Config struct {
 	// the database.
 	CacheTimeout   time.Duration
 	LocalCacheSize int
+	// DataVersionPoll is how often the data version is re-read (from
+	// Redis, else the database): the bound on serving an older version
+	// after an import when its announcement is lost.
+	DataVersionPoll time.Duration
 	// KeyCacheTTL bounds how long a revoked key may still be accepted.
 	KeyCacheTTL time.Duration
 	// AuthFailureLimit invalid keys from one client address within
@@ -78,6 +82,7 @@ func Load(getenv func(string) string) (Config, error) {
 		CacheTTL:          r.duration("MARKETDATA_CACHE_TTL", 5*time.Minute),
 		CacheTimeout:      r.duration("MARKETDATA_CACHE_TIMEOUT", 50*time.Millisecond),
 		LocalCacheSize:    r.integer("MARKETDATA_LOCAL_CACHE_SIZE", 10_000),
+		DataVersionPoll:   r.duration("MARKETDATA_DATA_VERSION_POLL", 250*time.Millisecond),
 		KeyCacheTTL:       r.duration("MARKETDATA_KEY_CACHE_TTL", 30*time.Second),
 		AuthFailureLimit:  r.integer("MARKETDATA_AUTH_FAILURE_LIMIT", 20),
 		AuthFailureWindow: r.duration("MARKETDATA_AUTH_FAILURE_WINDOW", time.Minute),
@@ -91,6 +96,9 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if c.DBMaxOpenConns < 1 || c.DBMaxIdleConns < 0 || c.LocalCacheSize < 1 {
 		r.fail("MARKETDATA_DB_MAX_OPEN_CONNS", "pool and cache sizes must be positive")
+	}
+	if c.DataVersionPoll <= 0 {
+		r.fail("MARKETDATA_DATA_VERSION_POLL", "must be positive")
 	}
 	if c.AuthFailureLimit < 1 || c.AuthFailureWindow <= 0 {
 		r.fail("MARKETDATA_AUTH_FAILURE_LIMIT", "and MARKETDATA_AUTH_FAILURE_WINDOW must be positive")
@@ -128,6 +136,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("cache_ttl", c.CacheTTL.String()),
 		slog.String("cache_timeout", c.CacheTimeout.String()),
 		slog.Int("local_cache_size", c.LocalCacheSize),
+		slog.String("data_version_poll", c.DataVersionPoll.String()),
 		slog.String("key_cache_ttl", c.KeyCacheTTL.String()),
 		slog.Int("auth_failure_limit", c.AuthFailureLimit),
 		slog.String("auth_failure_window", c.AuthFailureWindow.String()),

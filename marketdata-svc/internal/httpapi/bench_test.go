@@ -25,7 +25,10 @@ type benchStore struct {
 	page marketdata.EODPage
 }
 
-func (s *benchStore) DataVersion(context.Context) (int64, error) { return 1, nil }
+// fixedVersion is a data version that never changes.
+type fixedVersion int64
+
+func (v fixedVersion) Current() (int64, bool) { return int64(v), true }
 
 func (s *benchStore) EOD(context.Context, marketdata.EODQuery) (marketdata.EODPage, error) {
 	return s.page, nil
@@ -53,9 +56,9 @@ func BenchmarkEODCacheHit(b *testing.B) {
 	store.keys[hash] = auth.Principal{AccountID: "bench", KeyID: "k1", Scopes: []string{"eod", "tickers"}, RatePerSecond: 1_000_000_000, MonthlyQuota: 1 << 60}
 	reg := prometheus.NewRegistry()
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	cached := cache.NewLocal(store, 100, cache.Options{Registry: reg})
+	cached := cache.NewLocal(store, fixedVersion(1), 100, cache.Options{Registry: reg})
 	srv, err := httpapi.NewServer(httpapi.Options{
-		Store: cached, Limiter: ratelimit.NewLocal(reg, nil), Logger: log, Registry: reg,
+		Store: cached, EODPages: cached, Limiter: ratelimit.NewLocal(reg, nil), Logger: log, Registry: reg,
 		Auth: auth.NewAuthenticator(auth.Options{Prefix: auth.MarketDataPrefix, Store: store, CacheTTL: time.Minute}),
 	})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/cache"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/dataversion"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/httpapi"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
@@ -118,9 +119,18 @@ func newE2EWith(t *testing.T, o e2eOptions) *e2e {
 	reg := prometheus.NewRegistry()
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, nil))
-	cached := cache.NewRedis(store, rdb, cache.Options{TTL: time.Minute, Timeout: time.Second, Logger: log, Registry: reg})
+	versions := dataversion.NewRedis(rdb, store.DataVersion, dataversion.Options{Logger: log})
+	if err := versions.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); versions.Run(ctx) }()
+	t.Cleanup(func() { stop(); <-done })
+	cached := cache.NewRedis(store, rdb, versions, cache.Options{TTL: time.Minute, Timeout: time.Second, Logger: log, Registry: reg})
 	srv, err := httpapi.NewServer(httpapi.Options{
 		Store:       cached,
+		EODPages:    cached,
 		Auth:        auth.NewAuthenticator(auth.Options{Prefix: auth.MarketDataPrefix, Store: store}),
 		Limiter:     ratelimit.NewRedis(rdb, ratelimit.RedisOptions{Timeout: time.Second, Logger: log, Registry: reg}),
 		Ping:        store.Ping,
@@ -427,7 +437,7 @@ func TestEndToEnd(t *testing.T) {
 		}
 	})
 
-	t.Run("an import is visible at once", func(t *testing.T) {
+	t.Run("an import is visible within the data version's bound", func(t *testing.T) {
 		before := decode[eodRec](t, e.get(t, "/v1/tickers/MSFT/eod/latest", nil))
 		load := marketdatadb.Load{Bars: marketdatadb.Bars([]marketdatadb.BarRow{{Symbol: "MSFT", Date: day("2003-06-23"), Open: 26.14, High: 26.24, Low: 25.49, Close: 25.78, Volume: 52584500}})}
 		res, err := e.store.Apply(context.Background(), load)
@@ -435,10 +445,20 @@ func TestEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The import command publishes the version to Redis after commit.
-		if err := cache.PublishVersion(context.Background(), e.rdb, res.Version); err != nil {
+		published := time.Now()
+		if _, err := dataversion.Publish(context.Background(), e.rdb, res.Version); err != nil {
 			t.Fatal(err)
 		}
-		after := decode[eodRec](t, e.get(t, "/v1/tickers/MSFT/eod/latest", nil))
+		// The announcement reaches the server within a network delay; the
+		// poll bounds it at dataversion.DefaultPollInterval when lost.
+		var after eodRec
+		for {
+			after = decode[eodRec](t, e.get(t, "/v1/tickers/MSFT/eod/latest", nil))
+			if after.Date[:10] != before.Date[:10] || time.Since(published) > dataversion.DefaultPollInterval+time.Second {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
 		if before.Date[:10] != "2003-06-20" || after.Date[:10] != "2003-06-23" || after.Close != 25.78 {
 			t.Errorf("stale after import: before %s, after %s", before.Date, after.Date)
 		}

@@ -51,7 +51,7 @@ type contextEntry struct {
 // which is logged and answered without detail.
 func errorResponse(err error) (status int, body errorObject, internal bool) {
 	body.Context = map[string][]contextEntry{}
-	var ve *marketdata.ValidationError
+	var ve *validationError
 	switch {
 	case errors.As(err, &ve):
 		for _, p := range ve.Params {

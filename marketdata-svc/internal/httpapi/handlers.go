@@ -11,27 +11,15 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/eodjson"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 	"github.com/tickerdesk/tickerdesk/pkg/pagination"
 )
 
-// eodEncoded reads an EOD page, encoded, from the cache when the store is
-// one, else encodes the store's page.
-func (s *Server) eodEncoded(ctx context.Context, q marketdata.EODQuery) (marketdata.EncodedEOD, error) {
-	if s.encoded != nil {
-		return s.encoded.EncodedEOD(ctx, q)
-	}
-	page, err := s.store.EOD(ctx, q)
-	if err != nil {
-		return marketdata.EncodedEOD{}, err
-	}
-	return marketdata.EncodeEOD(page), nil
-}
-
 // sendEOD answers an EOD query with marketstack's envelope. On a cache hit
 // this is the whole per-request work: a few appends around cached bytes.
 func (s *Server) sendEOD(c *gin.Context, q marketdata.EODQuery) {
-	enc, err := s.eodEncoded(c.Request.Context(), q)
+	enc, err := s.eodPages.EncodedEOD(c.Request.Context(), q)
 	if err != nil {
 		s.writeError(c, err)
 		return
@@ -71,7 +59,7 @@ const maxPooledBody = 1 << 20
 // eodList serves /v1/eod and /v1/eod/latest.
 func (s *Server) eodList(latest bool) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		q, err := marketdata.ParseRawQuery(c.Request.URL.RawQuery).EODQuery(latest)
+		q, err := parseQuery(c.Request.URL.RawQuery).eodQuery(latest)
 		if err != nil {
 			s.writeError(c, err)
 			return
@@ -83,22 +71,22 @@ func (s *Server) eodList(latest bool) gin.HandlerFunc {
 // eodOnDate serves /v1/eod/{date}: the records of one trading date.
 // date_from and date_to are ignored there, since the path names the date.
 func (s *Server) eodOnDate(c *gin.Context) {
-	p := marketdata.ParseRawQuery(c.Request.URL.RawQuery)
+	p := parseQuery(c.Request.URL.RawQuery)
 	day := pathDate(p, c.Param("date"))
-	q := marketdata.EODQuery{Symbols: p.Symbols("symbols", true), DateFrom: day, DateTo: day, Sort: p.Sort(), Exchange: p.Exchange()}
-	page := p.Page()
+	q := marketdata.EODQuery{Symbols: p.symbols("symbols", true), DateFrom: day, DateTo: day, Sort: p.sort(), Exchange: p.exchange()}
+	page := p.page()
 	q.Limit, q.Offset = page.Limit, page.Offset
-	if err := p.Err(); err != nil {
+	if err := p.err(); err != nil {
 		s.writeError(c, err)
 		return
 	}
 	s.sendEOD(c, q)
 }
 
-func pathDate(p *marketdata.Params, raw string) (day time.Time) {
+func pathDate(p *queryParams, raw string) (day time.Time) {
 	day, err := marketdata.ParseDate(raw)
 	if err != nil {
-		p.Fail("date", "invalid_date", err.Error())
+		p.fail("date", "invalid_date", err.Error())
 	}
 	return day
 }
@@ -123,12 +111,12 @@ func (s *Server) pathTicker(c *gin.Context) (marketdata.Ticker, bool) {
 // ticker object with its records under "eod".
 func (s *Server) tickerEOD(v apiVersion) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		p := marketdata.ParseRawQuery(c.Request.URL.RawQuery)
-		q := marketdata.EODQuery{Sort: p.Sort()}
-		q.DateFrom, q.DateTo = p.DateRange()
-		page := p.Page()
+		p := parseQuery(c.Request.URL.RawQuery)
+		q := marketdata.EODQuery{Sort: p.sort()}
+		q.DateFrom, q.DateTo = p.dateRange()
+		page := p.page()
 		q.Limit, q.Offset = page.Limit, page.Offset
-		if err := p.Err(); err != nil {
+		if err := p.err(); err != nil {
 			s.writeError(c, err)
 			return
 		}
@@ -137,10 +125,10 @@ func (s *Server) tickerEOD(v apiVersion) gin.HandlerFunc {
 			return
 		}
 		q.Symbols = []string{t.Symbol}
-		enc, err := s.eodEncoded(c.Request.Context(), q)
+		enc, err := s.eodPages.EncodedEOD(c.Request.Context(), q)
 		if errors.Is(err, marketdata.ErrNoValidSymbols) {
 			// A known ticker without bars has an empty series.
-			enc, err = marketdata.EncodedEOD{Data: []byte("[]")}, nil
+			enc, err = eodjson.Page{Data: []byte("[]")}, nil
 		}
 		if err != nil {
 			s.writeError(c, err)
@@ -152,7 +140,7 @@ func (s *Server) tickerEOD(v apiVersion) gin.HandlerFunc {
 
 // sendWrappedEOD answers a page of records inside head, an object, under
 // "eod": the shape of /tickers/{symbol}/eod and /exchanges/{mic}/eod.
-func (s *Server) sendWrappedEOD(c *gin.Context, q marketdata.EODQuery, enc marketdata.EncodedEOD, head any) {
+func (s *Server) sendWrappedEOD(c *gin.Context, q marketdata.EODQuery, enc eodjson.Page, head any) {
 	obj, err := json.Marshal(head)
 	if err != nil {
 		s.writeError(c, fmt.Errorf("encode eod head: %w", err))
@@ -171,17 +159,17 @@ func (s *Server) sendWrappedEOD(c *gin.Context, q marketdata.EODQuery, enc marke
 // the EOD query of /eod restricted to the exchange, inside its object.
 func (s *Server) exchangeEOD(v apiVersion, latest, onDate bool) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		p := marketdata.ParseRawQuery(c.Request.URL.RawQuery)
-		q := marketdata.EODQuery{Symbols: p.Symbols("symbols", true), Sort: p.Sort(), Latest: latest}
+		p := parseQuery(c.Request.URL.RawQuery)
+		q := marketdata.EODQuery{Symbols: p.symbols("symbols", true), Sort: p.sort(), Latest: latest}
 		if onDate {
 			q.DateFrom = pathDate(p, c.Param("date"))
 			q.DateTo = q.DateFrom
 		} else {
-			q.DateFrom, q.DateTo = p.DateRange()
+			q.DateFrom, q.DateTo = p.dateRange()
 		}
-		page := p.Page()
+		page := p.page()
 		q.Limit, q.Offset = page.Limit, page.Offset
-		if err := p.Err(); err != nil {
+		if err := p.err(); err != nil {
 			s.writeError(c, err)
 			return
 		}
@@ -190,7 +178,7 @@ func (s *Server) exchangeEOD(v apiVersion, latest, onDate bool) gin.HandlerFunc 
 			return
 		}
 		q.Exchange = x.MIC
-		enc, err := s.eodEncoded(c.Request.Context(), q)
+		enc, err := s.eodPages.EncodedEOD(c.Request.Context(), q)
 		if err != nil {
 			s.writeError(c, err)
 			return
@@ -211,9 +199,9 @@ func (s *Server) tickerEODLatest(c *gin.Context) {
 // tickerEODOnDate serves /v1/tickers/{symbol}/eod/{date}: one record, or
 // 404 when the symbol did not trade that day.
 func (s *Server) tickerEODOnDate(c *gin.Context) {
-	p := marketdata.NewParams(nil)
+	p := newQueryParams(nil)
 	day := pathDate(p, c.Param("date"))
-	if err := p.Err(); err != nil {
+	if err := p.err(); err != nil {
 		s.writeError(c, err)
 		return
 	}
@@ -225,7 +213,7 @@ func (s *Server) tickerEODOnDate(c *gin.Context) {
 }
 
 func (s *Server) sendOneBar(c *gin.Context, q marketdata.EODQuery) {
-	enc, err := s.eodEncoded(c.Request.Context(), q)
+	enc, err := s.eodPages.EncodedEOD(c.Request.Context(), q)
 	if errors.Is(err, marketdata.ErrNoValidSymbols) || (err == nil && enc.Count == 0) {
 		err = marketdata.ErrNotFound
 	}
@@ -242,14 +230,14 @@ func (s *Server) sendOneBar(c *gin.Context, q marketdata.EODQuery) {
 // v2's /tickerslist, which takes no symbols= and names the symbol "ticker".
 func (s *Server) tickerList(v apiVersion) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		p := marketdata.ParseRawQuery(c.Request.URL.RawQuery)
-		q := marketdata.TickerQuery{Search: p.Search(), Exchange: p.Exchange()}
+		p := parseQuery(c.Request.URL.RawQuery)
+		q := marketdata.TickerQuery{Search: p.search(), Exchange: p.exchange()}
 		if v == v1 {
-			q.Symbols = p.Symbols("symbols", false)
+			q.Symbols = p.symbols("symbols", false)
 		}
-		page := p.Page()
+		page := p.page()
 		q.Limit, q.Offset = page.Limit, page.Offset
-		if err := p.Err(); err != nil {
+		if err := p.err(); err != nil {
 			s.writeError(c, err)
 			return
 		}
@@ -288,11 +276,11 @@ func (s *Server) tickerOne(v apiVersion) gin.HandlerFunc {
 // exchangeList serves /exchanges.
 func (s *Server) exchangeList(v apiVersion) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		p := marketdata.ParseRawQuery(c.Request.URL.RawQuery)
-		q := marketdata.ExchangeQuery{Search: p.Search()}
-		page := p.Page()
+		p := parseQuery(c.Request.URL.RawQuery)
+		q := marketdata.ExchangeQuery{Search: p.search()}
+		page := p.page()
 		q.Limit, q.Offset = page.Limit, page.Offset
-		if err := p.Err(); err != nil {
+		if err := p.err(); err != nil {
 			s.writeError(c, err)
 			return
 		}
@@ -340,9 +328,9 @@ func (s *Server) exchangeOne(v apiVersion) gin.HandlerFunc {
 // the exchange object with its tickers under "tickers".
 func (s *Server) exchangeTickers(v apiVersion) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		p := marketdata.ParseRawQuery(c.Request.URL.RawQuery)
-		page := p.Page()
-		if err := p.Err(); err != nil {
+		p := parseQuery(c.Request.URL.RawQuery)
+		page := p.page()
+		if err := p.err(); err != nil {
 			s.writeError(c, err)
 			return
 		}
@@ -379,12 +367,12 @@ func (s *Server) exchangeTickers(v apiVersion) gin.HandlerFunc {
 }
 
 func actionQuery(c *gin.Context) (marketdata.ActionQuery, pagination.Page, error) {
-	p := marketdata.ParseRawQuery(c.Request.URL.RawQuery)
-	q := marketdata.ActionQuery{Symbols: p.Symbols("symbols", true), Sort: p.Sort()}
-	q.DateFrom, q.DateTo = p.DateRange()
-	page := p.Page()
+	p := parseQuery(c.Request.URL.RawQuery)
+	q := marketdata.ActionQuery{Symbols: p.symbols("symbols", true), Sort: p.sort()}
+	q.DateFrom, q.DateTo = p.dateRange()
+	page := p.page()
 	q.Limit, q.Offset = page.Limit, page.Offset
-	return q, page, p.Err()
+	return q, page, p.err()
 }
 
 // splitList serves /v1/splits.
@@ -481,12 +469,12 @@ func serveTickerActions[T any](s *Server, c *gin.Context, list func(context.Cont
 // tickerActionQuery reads the parameters of /tickers/{symbol}/splits and
 // /dividends: those of /splits but symbols, which the path names.
 func tickerActionQuery(c *gin.Context) (marketdata.ActionQuery, pagination.Page, error) {
-	p := marketdata.ParseRawQuery(c.Request.URL.RawQuery)
-	q := marketdata.ActionQuery{Sort: p.Sort()}
-	q.DateFrom, q.DateTo = p.DateRange()
-	page := p.Page()
+	p := parseQuery(c.Request.URL.RawQuery)
+	q := marketdata.ActionQuery{Sort: p.sort()}
+	q.DateFrom, q.DateTo = p.dateRange()
+	page := p.page()
 	q.Limit, q.Offset = page.Limit, page.Offset
-	return q, page, p.Err()
+	return q, page, p.err()
 }
 
 func splitsJSON(splits []marketdata.Split) []splitJSON {
@@ -508,9 +496,9 @@ func dividendsJSON(divs []marketdata.Dividend) []dividendJSON {
 // currencyList serves /currencies, paged.
 func (s *Server) currencyList(v apiVersion) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		p := marketdata.ParseRawQuery(c.Request.URL.RawQuery)
-		page := p.Page()
-		if err := p.Err(); err != nil {
+		p := parseQuery(c.Request.URL.RawQuery)
+		page := p.page()
+		if err := p.err(); err != nil {
 			s.writeError(c, err)
 			return
 		}
@@ -535,9 +523,9 @@ func (s *Server) currencyList(v apiVersion) gin.HandlerFunc {
 
 // timezoneList serves /timezones, paged.
 func (s *Server) timezoneList(c *gin.Context) {
-	p := marketdata.ParseRawQuery(c.Request.URL.RawQuery)
-	page := p.Page()
-	if err := p.Err(); err != nil {
+	p := parseQuery(c.Request.URL.RawQuery)
+	page := p.page()
+	if err := p.err(); err != nil {
 		s.writeError(c, err)
 		return
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/ratelimit"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
 )
@@ -53,11 +52,6 @@ func (s *Server) rateLimit(c *gin.Context) {
 	if len(policy) > 0 {
 		h.Set("RateLimit-Policy", string(policy))
 		h.Set("RateLimit", string(state))
-	}
-	if d.Err == nil && d.DataVersion >= 0 {
-		// The cache uses the version read with the limits and skips its
-		// own round trip for it.
-		c.Request = c.Request.WithContext(marketdata.WithDataVersion(c.Request.Context(), d.DataVersion))
 	}
 	if d.Err != nil {
 		h.Set("Retry-After", strconv.FormatInt(max(ceilSeconds(d.RetryAfter), 1), 10))

@@ -30,9 +30,12 @@ type Limiter interface {
 
 // Options are the collaborators of a Server.
 type Options struct {
-	Store   marketdata.Store
-	Auth    *auth.Authenticator
-	Limiter Limiter
+	Store marketdata.Store
+	// EODPages answers EOD queries; without it, Store's pages are encoded
+	// on every request.
+	EODPages EODPages
+	Auth     *auth.Authenticator
+	Limiter  Limiter
 	// Ping checks the database for /readyz.
 	Ping func(ctx context.Context) error
 	// CacheStatus reports the cache backend for /readyz ("ok",
@@ -52,7 +55,7 @@ type Options struct {
 // Server is the HTTP API.
 type Server struct {
 	store          marketdata.Store
-	encoded        encodedEODSource
+	eodPages       EODPages
 	auth           *auth.Authenticator
 	limiter        Limiter
 	ping           func(ctx context.Context) error
@@ -69,11 +72,6 @@ type Server struct {
 	// bodies holds EOD response buffers (*[]byte): a cache hit then
 	// allocates no buffer of the page's size per request.
 	bodies sync.Pool
-}
-
-// encodedEODSource is what a cache offers: EOD pages already encoded.
-type encodedEODSource interface {
-	EncodedEOD(ctx context.Context, q marketdata.EODQuery) (marketdata.EncodedEOD, error)
 }
 
 // NewServer builds the server and its router.
@@ -94,7 +92,10 @@ func NewServer(o Options) (*Server, error) {
 		log: o.Logger, registry: o.Registry, requestTimeout: o.RequestTimeout, openapi: doc, openapiV2: docV2,
 		cors: newCORSPolicy(o.CORSOrigins),
 	}
-	s.encoded, _ = o.Store.(encodedEODSource)
+	s.eodPages = o.EODPages
+	if s.eodPages == nil {
+		s.eodPages = encodingStore{o.Store}
+	}
 	if s.ping == nil {
 		s.ping = func(context.Context) error { return nil }
 	}

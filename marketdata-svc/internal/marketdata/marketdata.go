@@ -55,6 +55,10 @@ type Bar struct {
 	PriceCurrency string // ISO 4217, e.g. USD
 }
 
+// AssetIndex is the asset type of indices, whose records carry no
+// adjusted values besides adj_close.
+const AssetIndex = "Index"
+
 // EODQuery selects end-of-day bars. Symbols are normalised (upper-case,
 // de-duplicated, in request order) before a query reaches the store.
 type EODQuery struct {
@@ -184,30 +188,16 @@ type Store interface {
 	Exchange(ctx context.Context, mic string) (Exchange, error)
 	Splits(ctx context.Context, q ActionQuery) (SplitPage, error)
 	Dividends(ctx context.Context, q ActionQuery) (DividendPage, error)
-	// DataVersion is bumped by every import that changes data; caches put
-	// it in their keys so that no entry outlives the data it was built from.
-	DataVersion(ctx context.Context) (int64, error)
-}
-
-type dataVersionKey struct{}
-
-// WithDataVersion returns ctx carrying the data version in force when the
-// request arrived, as read in the same round trip as its rate limits, so a
-// cache need not read it again.
-func WithDataVersion(ctx context.Context, v int64) context.Context {
-	return context.WithValue(ctx, dataVersionKey{}, v)
-}
-
-// DataVersionFrom returns the data version WithDataVersion put in ctx.
-func DataVersionFrom(ctx context.Context) (int64, bool) {
-	v, ok := ctx.Value(dataVersionKey{}).(int64)
-	return v, ok && v >= 0
 }
 
 // CanonicalKey is the normalised text of a ticker query, as
 // EODQuery.CanonicalKey is of an EOD query.
 func (q TickerQuery) CanonicalKey() string {
-	b := make([]byte, 0, 48+len(q.Search)+len(q.Symbols)*8)
+	return string(q.AppendCanonicalKey(make([]byte, 0, 48+len(q.Search)+len(q.Symbols)*8)))
+}
+
+// AppendCanonicalKey appends CanonicalKey to b.
+func (q TickerQuery) AppendCanonicalKey(b []byte) []byte {
 	b = append(b, "tickers|s="...)
 	for i, s := range q.Symbols {
 		if i > 0 {
@@ -224,6 +214,5 @@ func (q TickerQuery) CanonicalKey() string {
 	// Last, so that whatever the search holds cannot be read as another
 	// field.
 	b = append(b, "|q="...)
-	b = append(b, q.Search...)
-	return string(b)
+	return append(b, q.Search...)
 }

@@ -1,12 +1,8 @@
 package marketdata
 
 import (
-	"encoding/json"
-	"errors"
-	"net/url"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -62,91 +58,6 @@ func TestParseDate(t *testing.T) {
 	}
 }
 
-func TestEODQueryParams(t *testing.T) {
-	q, err := NewParams(url.Values{"symbols": {"goog,gspc.indx"}, "date_to": {"2008-10-14"}, "limit": {"4"}, "sort": {"asc"}, "exchange": {"xnas"}, "unknown": {"x", "y"}}).EODQuery(false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := EODQuery{Symbols: []string{"GOOG", "GSPC.INDX"}, Exchange: "XNAS", DateTo: time.Date(2008, 10, 14, 0, 0, 0, 0, time.UTC), Sort: SortAsc, Limit: 4}
-	if !reflect.DeepEqual(q, want) {
-		t.Errorf("got %+v, want %+v", q, want)
-	}
-	q, err = NewParams(url.Values{"symbols": {"A"}}).EODQuery(true)
-	if err != nil || q.Limit != DefaultLimit || q.Offset != 0 || q.Sort != SortDesc || !q.Latest {
-		t.Errorf("defaults: %+v, %v", q, err)
-	}
-
-	_, err = NewParams(url.Values{"limit": {"0"}, "offset": {"-1"}, "date_from": {"2020-01-02"}, "date_to": {"2020-01-01"}, "sort": {"up"}, "exchange": {"X;"}}).EODQuery(false)
-	var ve *ValidationError
-	if !errors.As(err, &ve) {
-		t.Fatalf("want a validation error, got %v", err)
-	}
-	var params []string
-	for _, p := range ve.Params {
-		params = append(params, p.Param)
-	}
-	if want := []string{"symbols", "date_from", "sort", "exchange", "limit", "offset"}; !reflect.DeepEqual(params, want) {
-		t.Errorf("failing params %v, want %v", params, want)
-	}
-
-	_, err = NewParams(url.Values{"symbols": {"A", "B"}, "limit": {"1", "2"}}).EODQuery(false)
-	if !errors.As(err, &ve) || len(ve.Params) != 2 || ve.Params[0].Key != "duplicate_parameter" {
-		t.Errorf("duplicates: %v", err)
-	}
-}
-
-func TestCacheKeyEquivalence(t *testing.T) {
-	a, err := NewParams(url.Values{"symbols": {" goog,GSPC.indx , goog"}, "date_to": {"2008-10-14T12:00:00+0000"}, "sort": {"desc"}}).EODQuery(false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := NewParams(url.Values{"symbols": {"GOOG,GSPC.INDX"}, "date_to": {"2008-10-14"}, "limit": {"100"}}).EODQuery(false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a.CacheKey() != b.CacheKey() {
-		t.Errorf("equivalent queries differ:\n%s\n%s", a.CanonicalKey(), b.CanonicalKey())
-	}
-	c := b
-	c.Symbols = []string{"GSPC.INDX", "GOOG"}
-	d := b
-	d.Latest = true
-	e := b
-	e.Offset = 1
-	for _, other := range []EODQuery{c, d, e} {
-		if other.CacheKey() == b.CacheKey() {
-			t.Errorf("different query has the same key: %s", other.CanonicalKey())
-		}
-	}
-}
-
-func TestEncodeEOD(t *testing.T) {
-	bar := Bar{Symbol: "GOOG", Date: time.Date(2008, 10, 14, 0, 0, 0, 0, time.UTC), Open: 393.53, High: 394.5, Low: 357, Close: 362.71, Volume: 7784800,
-		AdjOpen: 196.765, AdjHigh: 197.25, AdjLow: 178.5, AdjClose: 181.355, AdjVolume: 15569600, SplitFactor: 1,
-		Name: `Alphabet "C" <&>` + "\u2028\x01\xff", ExchangeCode: "NASDAQ", Exchange: "XNAS", AssetType: "Stock", PriceCurrency: "USD"}
-	enc := EncodeEOD(EODPage{Bars: []Bar{bar, bar}, Total: 7})
-	if enc.Count != 2 || enc.Total != 7 {
-		t.Errorf("count/total %d/%d", enc.Count, enc.Total)
-	}
-	var recs []map[string]any
-	if err := json.Unmarshal(enc.Data, &recs); err != nil {
-		t.Fatalf("invalid JSON %s: %v", enc.Data, err)
-	}
-	r := recs[0]
-	if r["date"] != "2008-10-14T00:00:00+0000" || r["close"] != 362.71 || r["volume"] != 7784800.0 || r["name"] != `Alphabet "C" <&>`+"\u2028\x01\ufffd" || r["adj_open"] != 196.765 {
-		t.Errorf("record %v", r)
-	}
-	want := []string{"open", "high", "low", "close", "volume", "adj_high", "adj_low", "adj_close", "adj_open", "adj_volume", "split_factor", "dividend", "name", "symbol", "exchange_code", "exchange", "asset_type", "price_currency", "date"}
-	if len(r) != len(want) {
-		t.Errorf("fields %v", r)
-	}
-	for _, k := range want {
-		if _, ok := r[k]; !ok {
-			t.Errorf("field %s missing", k)
-		}
-	}
-}
-
 func FuzzParseSymbols(f *testing.F) {
 	for _, s := range []string{"GOOG", "goog, msft ,GOOG", "GSPC.INDX,^GSPC,BRK-B", ",,,", "A\x00B", "\xff", strings.Repeat("A,", 150)} {
 		f.Add(s)
@@ -192,51 +103,6 @@ func FuzzParseDate(f *testing.F) {
 		again, err := ParseDate(FormatDate(d))
 		if err != nil || !again.Equal(d) {
 			t.Fatalf("round trip %v -> %v, %v", d, again, err)
-		}
-	})
-}
-
-func FuzzEODQueryKey(f *testing.F) {
-	f.Add("symbols=goog,GSPC.INDX&date_to=2008-10-14&limit=4")
-	f.Add("symbols=A&symbols=B")
-	f.Add("symbols=msft&date_from=2020-01-02T00:00:00%2B0000&date_to=2020-01-01&sort=asc&offset=5")
-	f.Add("symbols=%00&limit=-1&offset=99999999999999999999")
-	f.Fuzz(func(t *testing.T, rawQuery string) {
-		values, err := url.ParseQuery(rawQuery)
-		if err != nil {
-			return
-		}
-		q, err := NewParams(values).EODQuery(false)
-		if err != nil {
-			var ve *ValidationError
-			if !errors.As(err, &ve) || len(ve.Params) == 0 {
-				t.Fatalf("error %v is not a validation error", err)
-			}
-			seen := map[string]bool{}
-			for _, p := range ve.Params {
-				if seen[p.Param] {
-					t.Fatalf("param %s listed twice", p.Param)
-				}
-				seen[p.Param] = true
-			}
-			return
-		}
-		// Re-parsing the normalised form of a query gives the same key.
-		echo := url.Values{"symbols": {strings.Join(q.Symbols, ",")}, "sort": {string(q.Sort)}}
-		if !q.DateFrom.IsZero() {
-			echo.Set("date_from", FormatDate(q.DateFrom))
-		}
-		if !q.DateTo.IsZero() {
-			echo.Set("date_to", FormatDate(q.DateTo))
-		}
-		if q.Exchange != "" {
-			echo.Set("exchange", q.Exchange)
-		}
-		echo.Set("limit", strconv.Itoa(q.Limit))
-		echo.Set("offset", strconv.Itoa(q.Offset))
-		again, err := NewParams(echo).EODQuery(false)
-		if err != nil || again.CacheKey() != q.CacheKey() {
-			t.Fatalf("normalised query %v gives %v (%v); key %s vs %s", q, again, err, q.CanonicalKey(), again.CanonicalKey())
 		}
 	})
 }

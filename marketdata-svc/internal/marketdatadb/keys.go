@@ -10,34 +10,16 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 )
 
-// scopeList scans a text[] of scopes. database/sql hands arrays over in
-// PostgreSQL's text form; scopes are plain identifiers, so no element is
-// quoted.
-type scopeList []string
-
-// Scan implements sql.Scanner.
-func (l *scopeList) Scan(src any) error {
-	var s string
-	switch v := src.(type) {
-	case string:
-		s = v
-	case []byte:
-		s = string(v)
-	default:
-		return fmt.Errorf("scan scopes: unexpected %T", src)
-	}
-	s = strings.TrimSuffix(strings.TrimPrefix(s, "{"), "}")
-	*l = nil
-	if s != "" {
-		*l = strings.Split(s, ",")
-	}
-	return nil
-}
+// textArray scans a PostgreSQL text[] into dst with pgx's own array
+// decoding: database/sql hands arrays over in their text form, which only
+// pgx knows how to parse (quoting, escapes, NULLs).
+func textArray(dst *[]string) sql.Scanner { return pgtype.NewMap().SQLScanner(dst) }
 
 // Scopes a market-data key can hold, one per API function.
 const (
@@ -139,7 +121,7 @@ ORDER BY a.name, k.created_at, k.id`)
 	for rows.Next() {
 		var m KeyMeta
 		var expires, revoked, used sql.NullTime
-		if err := rows.Scan(&m.ID, &m.AccountID, &m.Account, &m.Hint, (*scopeList)(&m.Scopes), &m.RatePerSecond, &m.MonthlyQuota,
+		if err := rows.Scan(&m.ID, &m.AccountID, &m.Account, &m.Hint, textArray(&m.Scopes), &m.RatePerSecond, &m.MonthlyQuota,
 			&m.CreatedAt, &expires, &revoked, &used); err != nil {
 			return nil, fmt.Errorf("list keys: %w", translate(err))
 		}
@@ -200,7 +182,7 @@ func (s *Store) LookupKey(ctx context.Context, hash auth.Hash) (auth.Principal, 
 	var expires, revoked sql.NullTime
 	err := s.db.QueryRowContext(ctx, `
 SELECT id::text, account_id::text, scopes, expires_at, revoked_at, rate_per_second, monthly_quota
-FROM api_keys WHERE hash = $1`, hash[:]).Scan(&p.KeyID, &p.AccountID, (*scopeList)(&p.Scopes), &expires, &revoked, &p.RatePerSecond, &p.MonthlyQuota)
+FROM api_keys WHERE hash = $1`, hash[:]).Scan(&p.KeyID, &p.AccountID, textArray(&p.Scopes), &expires, &revoked, &p.RatePerSecond, &p.MonthlyQuota)
 	if errors.Is(err, sql.ErrNoRows) {
 		return auth.Principal{}, auth.ErrKeyNotFound
 	}

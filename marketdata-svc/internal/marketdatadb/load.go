@@ -7,7 +7,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -18,9 +17,6 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 )
 
-// DataVersionChannel is the LISTEN/NOTIFY channel on which every committed
-// data change announces the new data version (the payload, in decimal).
-const DataVersionChannel = "marketdata_data_version"
 
 // BarRow is one raw daily bar to load. SplitFactor (0 or 1: none) and
 // Dividend (0: none) are corporate actions with their ex-date on Date, as
@@ -119,8 +115,8 @@ func (e *DuplicateBarsError) Error() string {
 
 // Apply writes l in one transaction, recomputes the adjustment factors of
 // every symbol whose bars or corporate actions changed, and, if anything
-// changed, bumps the data version and notifies DataVersionChannel (delivered
-// on commit). Re-applying the same load changes nothing.
+// changed, bumps the data version. Re-applying the same load changes
+// nothing.
 func (s *Store) Apply(ctx context.Context, l Load) (LoadResult, error) {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
@@ -240,9 +236,6 @@ func apply(ctx context.Context, tx pgx.Tx, l Load) (LoadResult, error) {
 		return res, nil
 	}
 	if err := tx.QueryRow(ctx, "UPDATE data_version SET version = version + 1 RETURNING version").Scan(&res.Version); err != nil {
-		return res, translate(err)
-	}
-	if _, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", DataVersionChannel, strconv.FormatInt(res.Version, 10)); err != nil {
 		return res, translate(err)
 	}
 	return res, nil

@@ -2,7 +2,6 @@ package ratelimit
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"time"
 
@@ -88,7 +87,7 @@ func (b *batcher) exec(calls []*limitCall) {
 	})
 	for i, c := range calls {
 		c.res, c.err = cmds[i].Slice()
-		if c.err != nil && strings.HasPrefix(c.err.Error(), "NOSCRIPT") {
+		if c.err != nil && redis.HasErrorPrefix(c.err, "NOSCRIPT") {
 			// A fresh or flushed Redis: Run loads the script.
 			c.res, c.err = limitScript.Run(ctx, b.rdb, c.keys, c.args...).Slice()
 		}

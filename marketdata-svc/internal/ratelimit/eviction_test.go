@@ -24,7 +24,8 @@ func TestQuotaSurvivesCacheEviction(t *testing.T) {
 	ctx := context.Background()
 	url := testenv.Redis(t)
 	l, rdb := redisLimiter(t, url)
-	l.versionKey = "eviction-test:version"
+	// The data version's key, which carries no expiry either.
+	const versionKey = "eviction-test:version"
 	cfg := func(k, v string) {
 		t.Helper()
 		if err := rdb.ConfigSet(ctx, k, v).Err(); err != nil {
@@ -37,7 +38,7 @@ func TestQuotaSurvivesCacheEviction(t *testing.T) {
 			_ = rdb.ConfigSet(context.Background(), k, v).Err()
 		}
 	})
-	if err := rdb.Set(ctx, l.versionKey, 42, 0).Err(); err != nil {
+	if err := rdb.Set(ctx, versionKey, 42, 0).Err(); err != nil {
 		t.Fatal(err)
 	}
 	const quota = 50
@@ -65,7 +66,7 @@ func TestQuotaSurvivesCacheEviction(t *testing.T) {
 	if n, err := rdb.Get(ctx, "usage:evict-me:"+month).Int64(); err != nil || n != 30 {
 		t.Fatalf("usage counter after eviction = %d, %v; want 30", n, err)
 	}
-	if v, err := rdb.Get(ctx, l.versionKey).Int64(); err != nil || v != 42 {
+	if v, err := rdb.Get(ctx, versionKey).Int64(); err != nil || v != 42 {
 		t.Fatalf("data version after eviction = %d, %v; want 42", v, err)
 	}
 	allowed := 0

@@ -34,7 +34,7 @@ func (l *Local) Allow(_ context.Context, p auth.Principal) Decision {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
-	d := Decision{Rate: p.RatePerSecond, Quota: p.MonthlyQuota, DataVersion: -1}
+	d := Decision{Rate: p.RatePerSecond, Quota: p.MonthlyQuota}
 	month, reset, window := monthWindow(now)
 	d.QuotaResetAfter, d.QuotaWindow = reset, window
 	if p.RatePerSecond > 0 {

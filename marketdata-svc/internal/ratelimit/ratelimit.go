@@ -43,9 +43,6 @@ type Decision struct {
 	QuotaResetAfter time.Duration
 	// QuotaWindow is the length of the current month.
 	QuotaWindow time.Duration
-	// DataVersion is the data version read in the same round trip as the
-	// limits (see RedisOptions.VersionKey); -1 when unknown.
-	DataVersion int64
 	// Degraded reports that the limits could not be checked (Redis down)
 	// and the request was let through: the service fails open.
 	Degraded bool

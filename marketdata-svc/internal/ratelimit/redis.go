@@ -17,8 +17,8 @@ import (
 
 // limitScript applies the GCRA rate limit (the algorithm and key layout of
 // go-redis/redis_rate, whose "rate:" prefix it keeps) and the monthly usage
-// counter in one atomic step, and reads the data version: one round trip
-// per request instead of one per limit. Concurrent requests can neither
+// counter in one atomic step: one round trip per request instead of one
+// per limit. Concurrent requests can neither
 // overshoot the quota nor be counted twice, and a request refused by either
 // limit consumes neither.
 //
@@ -29,14 +29,13 @@ import (
 // instead, so one counter per key is kept. The rate key (GCRA, seconds long)
 // keeps its expiry: evicting it costs at most one extra burst.
 //
-// KEYS: rate key, usage key, data version key, previous month's usage key.
+// KEYS: rate key, usage key, previous month's usage key.
 // ARGV: rate per second (0: none), monthly quota (0: none).
 // Reply: {outcome (1 allowed, 0 rate refused, 2 quota refused), remaining,
-// retry_after seconds, reset_after seconds, used, data version or nil}.
+// retry_after seconds, reset_after seconds, used}.
 var limitScript = redis.NewScript(`
 local rate = tonumber(ARGV[1])
 local quota = tonumber(ARGV[2])
-local version = redis.call('GET', KEYS[3])
 local remaining, reset, new_tat = 0, 0, nil
 if rate > 0 then
   local t = redis.call('TIME')
@@ -48,7 +47,7 @@ if rate > 0 then
   local diff = now - (new_tat - emission * rate)
   remaining = diff / emission
   if remaining < 0 then
-    return {0, 0, tostring(-diff), tostring(tat - now), 0, version}
+    return {0, 0, tostring(-diff), tostring(tat - now), 0}
   end
   reset = new_tat - now
 end
@@ -56,42 +55,37 @@ local used = 0
 if quota > 0 then
   used = tonumber(redis.call('GET', KEYS[2]) or '0')
   if used >= quota then
-    return {2, remaining, '-1', tostring(reset), used, version}
+    return {2, remaining, '-1', tostring(reset), used}
   end
   used = redis.call('INCR', KEYS[2])
-  if used == 1 then redis.call('DEL', KEYS[4]) end
+  if used == 1 then redis.call('DEL', KEYS[3]) end
 end
 if new_tat and reset > 0 then
   redis.call('SET', KEYS[1], new_tat, 'EX', math.ceil(reset))
 end
-return {1, remaining, '-1', tostring(reset), used, version}
+return {1, remaining, '-1', tostring(reset), used}
 `)
 
 // Redis limits requests with GCRA and counts monthly usage under
 // "usage:{keyID}:{YYYY-MM}", both in one script call per request.
 type Redis struct {
-	rdb        redis.UniversalClient
-	timeout    time.Duration
-	versionKey string
-	log        *slog.Logger
-	now        func() time.Time
-	metrics    *metrics
-	lastLog    atomic.Int64
-	batch      *batcher
+	rdb     redis.UniversalClient
+	timeout time.Duration
+	log     *slog.Logger
+	now     func() time.Time
+	metrics *metrics
+	lastLog atomic.Int64
+	batch   *batcher
 }
 
 // RedisOptions configure NewRedis.
 type RedisOptions struct {
 	// Timeout bounds each Redis round trip; past it the request is let
 	// through (fail open).
-	Timeout time.Duration
-	// VersionKey, when set, is the Redis key of the data version, read in
-	// the same round trip as the limits and reported in
-	// Decision.DataVersion, so the cache needs no round trip for it.
-	VersionKey string
-	Logger     *slog.Logger
-	Registry   prometheus.Registerer
-	Now        func() time.Time
+	Timeout  time.Duration
+	Logger   *slog.Logger
+	Registry prometheus.Registerer
+	Now      func() time.Time
 }
 
 // NewRedis returns a limiter on rdb.
@@ -103,12 +97,7 @@ func NewRedis(rdb redis.UniversalClient, o RedisOptions) *Redis {
 	if o.Timeout <= 0 {
 		o.Timeout = 50 * time.Millisecond
 	}
-	versionKey := o.VersionKey
-	if versionKey == "" {
-		// An absent key reads as nil: no version is reported.
-		versionKey = "ratelimit:no-version"
-	}
-	return &Redis{rdb: rdb, timeout: o.Timeout, versionKey: versionKey, log: o.Logger, now: now, metrics: newMetrics(o.Registry, "redis"),
+	return &Redis{rdb: rdb, timeout: o.Timeout, log: o.Logger, now: now, metrics: newMetrics(o.Registry, "redis"),
 		batch: &batcher{rdb: rdb, timeout: o.Timeout, maxInFlight: 2}}
 }
 
@@ -118,7 +107,7 @@ func NewRedis(rdb redis.UniversalClient, o RedisOptions) *Redis {
 // once per 10 s) and counted in ratelimit_errors_total.
 func (l *Redis) Allow(ctx context.Context, p auth.Principal) Decision {
 	now := l.now()
-	d := Decision{Rate: p.RatePerSecond, Quota: p.MonthlyQuota, DataVersion: -1}
+	d := Decision{Rate: p.RatePerSecond, Quota: p.MonthlyQuota}
 	month, reset, window := monthWindow(now)
 	d.QuotaResetAfter, d.QuotaWindow = reset, window
 	if p.RatePerSecond <= 0 && p.MonthlyQuota <= 0 {
@@ -126,10 +115,10 @@ func (l *Redis) Allow(ctx context.Context, p auth.Principal) Decision {
 	}
 	cctx, cancel := context.WithTimeout(ctx, l.timeout)
 	prev := now.UTC().AddDate(0, 0, -now.UTC().Day()).Format("2006-01")
-	keys := []string{"rate:rate:" + p.KeyID, "usage:" + p.KeyID + ":" + month, l.versionKey, "usage:" + p.KeyID + ":" + prev}
+	keys := []string{"rate:rate:" + p.KeyID, "usage:" + p.KeyID + ":" + month, "usage:" + p.KeyID + ":" + prev}
 	res, err := l.batch.run(cctx, keys, []any{max(p.RatePerSecond, 0), max(p.MonthlyQuota, 0)})
 	cancel()
-	if err == nil && len(res) != 6 {
+	if err == nil && len(res) != 5 {
 		err = errors.New("unexpected reply")
 	}
 	if err != nil {
@@ -140,11 +129,6 @@ func (l *Redis) Allow(ctx context.Context, p auth.Principal) Decision {
 	retryAfter, _ := res[2].(string)
 	resetAfter, _ := res[3].(string)
 	used, _ := res[4].(int64)
-	if vs, ok := res[5].(string); ok {
-		if v, err := strconv.ParseInt(vs, 10, 64); err == nil {
-			d.DataVersion = v
-		}
-	}
 	if p.RatePerSecond > 0 {
 		d.Remaining, d.ResetAfter = int(remaining), seconds(resetAfter)
 	}
@@ -168,16 +152,6 @@ func seconds(s string) time.Duration {
 		return 0
 	}
 	return time.Duration(f * float64(time.Second))
-}
-
-// Usage returns the requests counted for keyID in the month of now.
-func (l *Redis) Usage(ctx context.Context, keyID string, now time.Time) (int64, error) {
-	month, _, _ := monthWindow(now)
-	n, err := l.rdb.Get(ctx, "usage:"+keyID+":"+month).Int64()
-	if err == redis.Nil {
-		return 0, nil
-	}
-	return n, err
 }
 
 func (l *Redis) degraded(d Decision, err error) Decision {

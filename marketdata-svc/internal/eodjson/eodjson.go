@@ -1,19 +1,24 @@
-package marketdata
+// Package eodjson writes end-of-day pages as marketstack's JSON array of
+// records, by hand: a page is encoded once, when it is read from the store,
+// and kept in that form by caches, so serving it again costs no encoding
+// and no reflection. A Page can also keep the one value the HTTP layer
+// derives from it (its ETag), so repeated hits need not hash it again.
+package eodjson
 
 import (
-	"encoding/json"
-	"fmt"
 	"math"
 	"strconv"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 )
 
-// EncodedEOD is an EOD page already encoded as marketstack's JSON array of
+// Page is an EOD page already encoded as marketstack's JSON array of
 // end-of-day records. Caches keep this form, so a cache hit costs no
 // encoding and no reflection: the HTTP layer only wraps Data in an envelope.
-type EncodedEOD struct {
+type Page struct {
 	Data  []byte // JSON array of records
 	Count int
 	Total int64
@@ -27,7 +32,7 @@ type derivedValue struct{ key, value string }
 
 // Memoized returns e able to keep a derived value (see Derived); caches
 // call it on the pages they keep.
-func (e EncodedEOD) Memoized() EncodedEOD {
+func (e Page) Memoized() Page {
 	if e.derived == nil {
 		e.derived = new(atomic.Pointer[derivedValue])
 	}
@@ -37,7 +42,7 @@ func (e EncodedEOD) Memoized() EncodedEOD {
 // Derived returns compute's result for key, computing it once per page
 // when the page is Memoized. key must name everything besides the page
 // that the value depends on.
-func (e EncodedEOD) Derived(key string, compute func() string) string {
+func (e Page) Derived(key string, compute func() string) string {
 	if e.derived == nil {
 		return compute()
 	}
@@ -49,8 +54,8 @@ func (e EncodedEOD) Derived(key string, compute func() string) string {
 	return v
 }
 
-// EncodeEOD encodes a page.
-func EncodeEOD(p EODPage) EncodedEOD {
+// Encode encodes a page.
+func Encode(p marketdata.EODPage) Page {
 	// ~420 bytes per record keeps appends from regrowing the buffer.
 	b := make([]byte, 0, 2+len(p.Bars)*420)
 	b = append(b, '[')
@@ -61,12 +66,12 @@ func EncodeEOD(p EODPage) EncodedEOD {
 		b = AppendBar(b, &p.Bars[i])
 	}
 	b = append(b, ']')
-	return EncodedEOD{Data: b, Count: len(p.Bars), Total: p.Total}
+	return Page{Data: b, Count: len(p.Bars), Total: p.Total}
 }
 
 // AppendBar appends one end-of-day record in marketstack's field order,
 // with the spec's extra fields, and the date as YYYY-MM-DDT00:00:00+0000.
-func AppendBar(b []byte, bar *Bar) []byte {
+func AppendBar(b []byte, bar *marketdata.Bar) []byte {
 	b = append(b, `{"open":`...)
 	b = appendNumber(b, bar.Open)
 	b = append(b, `,"high":`...)
@@ -77,7 +82,7 @@ func AppendBar(b []byte, bar *Bar) []byte {
 	b = appendNumber(b, bar.Close)
 	b = append(b, `,"volume":`...)
 	b = appendNumber(b, bar.Volume)
-	if bar.AssetType == AssetIndex {
+	if bar.AssetType == marketdata.AssetIndex {
 		// marketstack adjusts no index level: adj_close repeats close and
 		// the other adjusted fields are null.
 		b = append(b, `,"adj_high":null,"adj_low":null,"adj_close":`...)
@@ -116,10 +121,6 @@ func AppendBar(b []byte, bar *Bar) []byte {
 	b = append(b, `"}`...)
 	return b
 }
-
-// AssetIndex is the asset type of indices, whose records carry no
-// adjusted values besides adj_close.
-const AssetIndex = "Index"
 
 // AppendTimestamp appends marketstack's date form YYYY-MM-DDT00:00:00+0000.
 func AppendTimestamp(b []byte, t time.Time) []byte {
@@ -194,47 +195,4 @@ func AppendJSONString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
-}
-
-// barJSON mirrors AppendBar's output for DecodeBars.
-type barJSON struct {
-	Open          float64 `json:"open"`
-	High          float64 `json:"high"`
-	Low           float64 `json:"low"`
-	Close         float64 `json:"close"`
-	Volume        float64 `json:"volume"`
-	AdjHigh       float64 `json:"adj_high"`
-	AdjLow        float64 `json:"adj_low"`
-	AdjClose      float64 `json:"adj_close"`
-	AdjOpen       float64 `json:"adj_open"`
-	AdjVolume     float64 `json:"adj_volume"`
-	SplitFactor   float64 `json:"split_factor"`
-	Dividend      float64 `json:"dividend"`
-	Name          string  `json:"name"`
-	Symbol        string  `json:"symbol"`
-	ExchangeCode  string  `json:"exchange_code"`
-	Exchange      string  `json:"exchange"`
-	AssetType     string  `json:"asset_type"`
-	PriceCurrency string  `json:"price_currency"`
-	Date          string  `json:"date"`
-}
-
-// DecodeBars reads back an array that EncodeEOD wrote.
-func DecodeBars(data []byte) ([]Bar, error) {
-	var raw []barJSON
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return nil, fmt.Errorf("decode bars: %w", err)
-	}
-	bars := make([]Bar, len(raw))
-	for i, r := range raw {
-		d, err := time.Parse("2006-01-02T15:04:05-0700", r.Date)
-		if err != nil {
-			return nil, fmt.Errorf("decode bars: %w", err)
-		}
-		bars[i] = Bar{Symbol: r.Symbol, Date: d.UTC(), Open: r.Open, High: r.High, Low: r.Low, Close: r.Close, Volume: r.Volume,
-			AdjOpen: r.AdjOpen, AdjHigh: r.AdjHigh, AdjLow: r.AdjLow, AdjClose: r.AdjClose, AdjVolume: r.AdjVolume,
-			SplitFactor: r.SplitFactor, Dividend: r.Dividend, Name: r.Name, ExchangeCode: r.ExchangeCode, Exchange: r.Exchange,
-			AssetType: r.AssetType, PriceCurrency: r.PriceCurrency}
-	}
-	return bars, nil
 }

@@ -1,9 +1,10 @@
-package marketdata_test
+package eodjson_test
 
 import (
 	"testing"
 	"time"
 
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/eodjson"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 )
 
@@ -30,39 +31,15 @@ func BenchmarkEncodeEOD(b *testing.B) {
 	b.ReportAllocs()
 	var n int
 	for b.Loop() {
-		n = len(marketdata.EncodeEOD(p).Data)
+		n = len(eodjson.Encode(p).Data)
 	}
 	b.SetBytes(int64(n))
-}
-
-// BenchmarkQueryKey is the per-request work before a cache lookup: parse
-// and normalise the query string, then build the canonical and cache keys.
-func BenchmarkQueryKey(b *testing.B) {
-	const raw = "access_key=tdm_x&symbols=syn000001,%20SYN000002,syn000001&date_from=2025-01-01&limit=100"
-	b.ReportAllocs()
-	for b.Loop() {
-		q, err := marketdata.ParseRawQuery(raw).EODQuery(false)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if len(q.CacheKey()) != 32 {
-			b.Fatal("bad key")
-		}
-	}
-}
-
-func BenchmarkCanonicalKey(b *testing.B) {
-	q := marketdata.EODQuery{Symbols: []string{"SYN000001", "SYN000002"}, Sort: marketdata.SortDesc, Limit: 100}
-	b.ReportAllocs()
-	for b.Loop() {
-		_ = q.CanonicalKey()
-	}
 }
 
 func TestDerivedOncePerPageAndKey(t *testing.T) {
 	calls := 0
 	compute := func() string { calls++; return "v" }
-	plain := marketdata.EncodeEOD(benchPage())
+	plain := eodjson.Encode(benchPage())
 	plain.Derived("a", compute)
 	plain.Derived("a", compute)
 	if calls != 2 {

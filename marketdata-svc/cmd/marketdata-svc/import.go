@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/importer"
+)
+
+const importUsage = `usage: marketdata-svc import [--kind prices|tickers|exchanges|splits|dividends] [--symbol SYM] [--exchange MIC] FILE [FILE ...]`
+
+// importData imports CSV files, one transaction per file, stopping at the
+// first file that fails (it applies nothing).
+func importData(ctx context.Context, cfg config.Config, log *slog.Logger, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("import", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	kind := fs.String("kind", "", "kind of file (default: detected from the header): "+strings.Join(importer.Kinds, ", "))
+	symbol := fs.String("symbol", "", "symbol of every row (overrides a symbol column)")
+	exchange := fs.String("exchange", "", "listing exchange MIC of tickers created without one")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return errors.New(importUsage)
+	}
+	if *kind != "" && !slices.Contains(importer.Kinds, *kind) {
+		return fmt.Errorf("import: unknown --kind %q\n%s", *kind, importUsage)
+	}
+	opts := importer.Options{Kind: *kind, Symbol: *symbol, Exchange: strings.ToUpper(*exchange)}
+	store, err := openMigrated(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	for _, path := range fs.Args() {
+		res, err := importer.ImportFile(ctx, store, path, opts)
+		if err != nil {
+			return fmt.Errorf("import %s: nothing applied:\n%w", path, err)
+		}
+		fmt.Fprintf(stdout, "%s: %d %s rows%s in %s (%.0f rows/s); %s\n", path, res.Rows, res.Kind,
+			layoutText(res), res.Elapsed.Round(1e6), res.RowsPerSecond(), changeText(res.Load))
+		if err := publish(ctx, cfg, log, res.Load.Version); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func layoutText(r importer.FileResult) string {
+	s := ""
+	if r.Layout != "" {
+		s = " (" + r.Layout + " layout)"
+	}
+	if r.Skipped > 0 {
+		s += fmt.Sprintf(", %d empty rows skipped", r.Skipped)
+	}
+	return s
+}

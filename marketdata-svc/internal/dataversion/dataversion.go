@@ -1,0 +1,230 @@
+// Package dataversion keeps the current data version in process memory,
+// for the caches that put it in their keys. Every import that changes data
+// bumps the version after its commit; a cached page is built at one
+// version and unreachable at any other, so the version is what keeps
+// cached answers fresh, and holding it in memory is what lets a cache hit
+// make no network call.
+//
+// With Redis, the version lives under Key. Publish raises it (never lowers
+// it) and announces the new value on Channel, so that every Source learns
+// of an import within a network delay: an announcement makes it re-read
+// Key, which Redis keeps per database while channels are server-wide, so
+// a message from a neighbour sharing the server costs one read and changes
+// nothing. Pub/sub delivers at most once, and
+// nothing to a subscriber that is reconnecting, so a Source also re-reads
+// Key every PollInterval (250 ms by default). The staleness bound: once an
+// import's Publish has returned, no Source reports an older version for
+// longer than PollInterval plus one read (at most Timeout), lost messages
+// included. A Redis that holds no version (new, or flushed) is given the
+// database's.
+//
+// Without Redis, a Source re-reads the database's version every
+// PollInterval, and another process's import is seen within that bound.
+//
+// When the version cannot be read (Redis or the database unreachable or
+// slower than Timeout), the Source reports it unknown until a read
+// succeeds; caches then answer from the database.
+package dataversion
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Key is the Redis key holding the current data version. It carries no
+// expiry, so Redis's volatile-lru policy never evicts it.
+const Key = "marketdata:data_version"
+
+// Channel is the Redis pub/sub channel on which Publish announces a new
+// version.
+const Channel = "marketdata:data_version"
+
+// DefaultPollInterval is how often a Source re-reads the version when
+// Options.PollInterval is not set: the bound on staleness after a lost
+// pub/sub message.
+const DefaultPollInterval = 250 * time.Millisecond
+
+// unknown is the stored value of a version that could not be read.
+const unknown = -1
+
+// Options configure a Source.
+type Options struct {
+	// PollInterval is the period of the re-read; DefaultPollInterval when
+	// zero.
+	PollInterval time.Duration
+	// Timeout bounds each read; 1 s when zero.
+	Timeout time.Duration
+	Logger  *slog.Logger
+}
+
+// Source holds the data version in force. Its zero value is not usable:
+// make one with NewRedis or NewDatabase, and keep Run running.
+type Source struct {
+	current  atomic.Int64
+	read     func(ctx context.Context) (int64, error)
+	watch    func(ctx context.Context, announced func())
+	interval time.Duration
+	timeout  time.Duration
+	log      *slog.Logger
+	lastLog  atomic.Int64
+}
+
+func newSource(read func(context.Context) (int64, error), o Options) *Source {
+	if o.PollInterval <= 0 {
+		o.PollInterval = DefaultPollInterval
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = time.Second
+	}
+	s := &Source{read: read, interval: o.PollInterval, timeout: o.Timeout, log: o.Logger}
+	s.current.Store(unknown)
+	return s
+}
+
+// NewRedis returns a Source that reads Key from rdb and listens on
+// Channel. database reads the database's version, which is published when
+// Redis holds none.
+func NewRedis(rdb redis.UniversalClient, database func(context.Context) (int64, error), o Options) *Source {
+	s := newSource(func(ctx context.Context) (int64, error) {
+		v, err := rdb.Get(ctx, Key).Int64()
+		if errors.Is(err, redis.Nil) {
+			dbv, err := database(ctx)
+			if err != nil {
+				return unknown, fmt.Errorf("database version: %w", err)
+			}
+			return Publish(ctx, rdb, dbv)
+		}
+		if err != nil {
+			return unknown, fmt.Errorf("read data version: %w", err)
+		}
+		return v, nil
+	}, o)
+	s.watch = func(ctx context.Context, announced func()) { subscribe(ctx, rdb, announced) }
+	return s
+}
+
+// NewDatabase returns a Source that polls database, for a service without
+// Redis.
+func NewDatabase(database func(context.Context) (int64, error), o Options) *Source {
+	return newSource(database, o)
+}
+
+// Current returns the version in force; ok is false while it is unknown.
+// It reads process memory only.
+func (s *Source) Current() (v int64, ok bool) {
+	v = s.current.Load()
+	return v, v >= 0
+}
+
+// Refresh reads the version now. A failed read makes it unknown.
+func (s *Source) Refresh(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	v, err := s.read(ctx)
+	if err != nil {
+		s.current.Store(unknown)
+		return err
+	}
+	s.raise(v)
+	return nil
+}
+
+// Run keeps the version current until ctx ends: it listens for
+// announcements (with Redis) and re-reads every poll interval. Read
+// failures are logged at most every 10 s.
+func (s *Source) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	if s.watch != nil {
+		wg.Go(func() {
+			s.watch(ctx, func() {
+				if err := s.Refresh(ctx); err != nil && ctx.Err() == nil {
+					s.warn(err)
+				}
+			})
+		})
+	}
+	defer wg.Wait()
+	tick := time.NewTicker(s.interval)
+	defer tick.Stop()
+	for {
+		if err := s.Refresh(ctx); err != nil && ctx.Err() == nil {
+			s.warn(err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// raise moves the version forward only: a poll that read the key just
+// before an announcement must not undo it.
+func (s *Source) raise(v int64) {
+	for {
+		cur := s.current.Load()
+		if v <= cur || s.current.CompareAndSwap(cur, v) {
+			return
+		}
+	}
+}
+
+func (s *Source) warn(err error) {
+	now := time.Now().Unix()
+	if last := s.lastLog.Load(); now-last >= 10 && s.lastLog.CompareAndSwap(last, now) && s.log != nil {
+		s.log.Warn("data version unknown, caches answer from the database", "err", err)
+	}
+}
+
+// subscribe calls announced for every message on Channel until ctx
+// ends. go-redis re-subscribes after a lost connection by itself; what is
+// announced meanwhile is lost, which the poll covers.
+func subscribe(ctx context.Context, rdb redis.UniversalClient, announced func()) {
+	ps := rdb.Subscribe(ctx, Channel)
+	defer ps.Close()
+	ch := ps.Channel()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case _, ok := <-ch:
+			if !ok {
+				return
+			}
+			announced()
+		}
+	}
+}
+
+// publishScript raises the version unless Redis holds a greater one,
+// announces a raise on the channel, and returns the version in force.
+// Both happen in one step, so no Source can read the new version without
+// the announcement having been sent.
+var publishScript = redis.NewScript(`
+local cur = tonumber(redis.call('GET', KEYS[1]) or '-1')
+local v = tonumber(ARGV[1])
+if v > cur then
+  redis.call('SET', KEYS[1], ARGV[1])
+  redis.call('PUBLISH', ARGV[2], ARGV[1])
+  return v
+end
+return cur`)
+
+// Publish raises the version in Redis to v (never lowers it, so importers
+// finishing out of order leave the newest in place), announces it to
+// every Source, and returns the version Redis holds afterwards. Imports
+// call it after their commit.
+func Publish(ctx context.Context, rdb redis.Scripter, v int64) (int64, error) {
+	held, err := publishScript.Run(ctx, rdb, []string{Key}, v, Channel).Int64()
+	if err != nil {
+		return unknown, fmt.Errorf("publish data version: %w", err)
+	}
+	return held, nil
+}

@@ -1,0 +1,160 @@
+package dataversion_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/dataversion"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// fixedDatabase is the database's version as a Source reads it.
+func fixedDatabase(v int64) func(context.Context) (int64, error) {
+	return func(context.Context) (int64, error) { return v, nil }
+}
+
+func client(t *testing.T, url string) *redis.Client {
+	t.Helper()
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As the service configures it: a short read timeout must not cut
+	// the subscription, which waits for messages without one.
+	opts.MaxRetries = -1
+	opts.ContextTimeoutEnabled = true
+	opts.ReadTimeout = 200 * time.Millisecond
+	rdb := redis.NewClient(opts)
+	t.Cleanup(func() { rdb.Close() })
+	return rdb
+}
+
+// run starts s until the test ends.
+func run(t *testing.T, s *dataversion.Source) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); s.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+// waitFor returns how long it took until s reports want (ok false for
+// unknown), failing the test after limit.
+func waitFor(t *testing.T, s *dataversion.Source, want int64, ok bool, limit time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for {
+		v, known := s.Current()
+		if known == ok && (!ok || v == want) {
+			return time.Since(start)
+		}
+		if time.Since(start) > limit {
+			t.Fatalf("after %v the source reports %d (known %v), want %d (known %v)", limit, v, known, want, ok)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// TestAnnouncementIsSeen: with a poll too slow to matter, an import's
+// Publish reaches a running Source through pub/sub.
+func TestAnnouncementIsSeen(t *testing.T) {
+	rdb := client(t, testenv.Redis(t))
+	s := dataversion.NewRedis(rdb, fixedDatabase(7), dataversion.Options{PollInterval: time.Hour})
+	run(t, s)
+	waitFor(t, s, 7, true, 5*time.Second)
+	if v, err := rdb.Get(context.Background(), dataversion.Key).Int64(); err != nil || v != 7 {
+		t.Fatalf("a Redis without a version was not given the database's: %d, %v", v, err)
+	}
+	// The announcement only helps once the Source listens.
+	for rdb.PubSubNumSub(context.Background(), dataversion.Channel).Val()[dataversion.Channel] == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	// Longer than the read timeout: the subscription is still there.
+	time.Sleep(500 * time.Millisecond)
+	if held, err := dataversion.Publish(context.Background(), rdb, 8); err != nil || held != 8 {
+		t.Fatalf("Publish(8) = %d, %v", held, err)
+	}
+	d := waitFor(t, s, 8, true, 2*time.Second)
+	t.Logf("announcement seen after %v", d)
+}
+
+// TestLostAnnouncementIsCoveredByThePoll: a version set without any
+// announcement (as if the message were lost) is seen within the poll
+// interval.
+func TestLostAnnouncementIsCoveredByThePoll(t *testing.T) {
+	rdb := client(t, testenv.Redis(t))
+	const interval = 100 * time.Millisecond
+	s := dataversion.NewRedis(rdb, fixedDatabase(1), dataversion.Options{PollInterval: interval})
+	run(t, s)
+	waitFor(t, s, 1, true, 5*time.Second)
+	// Bumps at different points of the poll's period: the worst is just
+	// after a read.
+	var worst time.Duration
+	for v := int64(2); v <= 6; v++ {
+		time.Sleep(time.Duration(v) * interval / 7)
+		if err := rdb.Set(context.Background(), dataversion.Key, v, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		worst = max(worst, waitFor(t, s, v, true, 5*time.Second))
+	}
+	t.Logf("silent bumps seen after at most %v (poll interval %v)", worst, interval)
+	// One interval plus a read, and scheduling slack on a busy machine.
+	if worst > interval+200*time.Millisecond {
+		t.Errorf("a silent bump was seen after %v, bound %v", worst, interval)
+	}
+}
+
+// TestRedisDownIsUnknown: an unreachable Redis makes the version unknown
+// within the poll interval, and known again once Redis is back.
+func TestRedisDownIsUnknown(t *testing.T) {
+	proxy := testenv.RedisProxy(t)
+	rdb := client(t, proxy.URL)
+	s := dataversion.NewRedis(rdb, fixedDatabase(3), dataversion.Options{PollInterval: 50 * time.Millisecond, Timeout: 200 * time.Millisecond})
+	run(t, s)
+	waitFor(t, s, 3, true, 5*time.Second)
+	proxy.Stop()
+	waitFor(t, s, 0, false, 2*time.Second)
+	proxy.Start()
+	waitFor(t, s, 3, true, 5*time.Second)
+}
+
+func TestPublishNeverLowers(t *testing.T) {
+	rdb := client(t, testenv.Redis(t))
+	ctx := context.Background()
+	for _, c := range []struct{ publish, held int64 }{{5, 5}, {3, 5}, {6, 6}} {
+		if held, err := dataversion.Publish(ctx, rdb, c.publish); err != nil || held != c.held {
+			t.Errorf("Publish(%d) = %d, %v; want %d", c.publish, held, err, c.held)
+		}
+	}
+}
+
+// TestDatabaseSource: without Redis the database is polled, and a failed
+// read makes the version unknown.
+func TestDatabaseSource(t *testing.T) {
+	var v atomic.Int64
+	var failing atomic.Bool
+	s := dataversion.NewDatabase(func(context.Context) (int64, error) {
+		if failing.Load() {
+			return 0, errors.New("database down")
+		}
+		return v.Load(), nil
+	}, dataversion.Options{PollInterval: 20 * time.Millisecond})
+	if _, ok := s.Current(); ok {
+		t.Fatal("a source that never read reports a version")
+	}
+	run(t, s)
+	waitFor(t, s, 0, true, 2*time.Second)
+	v.Store(4)
+	waitFor(t, s, 4, true, 2*time.Second)
+	failing.Store(true)
+	waitFor(t, s, 0, false, 2*time.Second)
+	failing.Store(false)
+	waitFor(t, s, 4, true, 2*time.Second)
+}

@@ -1,0 +1,66 @@
+package eodjson
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
+)
+
+// TestAppendJSONStringMatchesEncodingJSON holds the hand-written escaper to
+// encoding/json byte for byte: every ASCII byte, the characters it escapes
+// for HTML and JavaScript, multi-byte text and invalid UTF-8.
+func TestAppendJSONStringMatchesEncodingJSON(t *testing.T) {
+	inputs := []string{"", "plain", "Deutsche Börse", "東京証券取引所", "a\u2028b\u2029c", "bad \xff\xfe utf-8", "\xe2\x82", "<script>&amp;</script>"}
+	for c := range 0x80 {
+		inputs = append(inputs, string(rune(c)), "x"+string(rune(c))+"y")
+	}
+	for _, s := range inputs {
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := AppendJSONString(nil, s); string(got) != string(want) {
+			t.Errorf("AppendJSONString(%q) = %s, encoding/json writes %s", s, got, want)
+		}
+	}
+}
+
+// FuzzAppendJSONString extends the comparison to any input.
+func FuzzAppendJSONString(f *testing.F) {
+	f.Add("GOOG \b\f\x00 <&> \u2028 \xff")
+	f.Fuzz(func(t *testing.T, s string) {
+		want, _ := json.Marshal(s)
+		if got := AppendJSONString(nil, s); string(got) != string(want) {
+			t.Errorf("AppendJSONString(%q) = %s, encoding/json writes %s", s, got, want)
+		}
+	})
+}
+
+func TestEncode(t *testing.T) {
+	bar := marketdata.Bar{Symbol: "GOOG", Date: time.Date(2008, 10, 14, 0, 0, 0, 0, time.UTC), Open: 393.53, High: 394.5, Low: 357, Close: 362.71, Volume: 7784800,
+		AdjOpen: 196.765, AdjHigh: 197.25, AdjLow: 178.5, AdjClose: 181.355, AdjVolume: 15569600, SplitFactor: 1,
+		Name: `Alphabet "C" <&>` + "\u2028\x01\xff", ExchangeCode: "NASDAQ", Exchange: "XNAS", AssetType: "Stock", PriceCurrency: "USD"}
+	enc := Encode(marketdata.EODPage{Bars: []marketdata.Bar{bar, bar}, Total: 7})
+	if enc.Count != 2 || enc.Total != 7 {
+		t.Errorf("count/total %d/%d", enc.Count, enc.Total)
+	}
+	var recs []map[string]any
+	if err := json.Unmarshal(enc.Data, &recs); err != nil {
+		t.Fatalf("invalid JSON %s: %v", enc.Data, err)
+	}
+	r := recs[0]
+	if r["date"] != "2008-10-14T00:00:00+0000" || r["close"] != 362.71 || r["volume"] != 7784800.0 || r["name"] != `Alphabet "C" <&>`+"\u2028\x01\ufffd" || r["adj_open"] != 196.765 {
+		t.Errorf("record %v", r)
+	}
+	want := []string{"open", "high", "low", "close", "volume", "adj_high", "adj_low", "adj_close", "adj_open", "adj_volume", "split_factor", "dividend", "name", "symbol", "exchange_code", "exchange", "asset_type", "price_currency", "date"}
+	if len(r) != len(want) {
+		t.Errorf("fields %v", r)
+	}
+	for _, k := range want {
+		if _, ok := r[k]; !ok {
+			t.Errorf("field %s missing", k)
+		}
+	}
+}

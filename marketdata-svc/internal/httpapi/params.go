@@ -1,0 +1,229 @@
+package httpapi
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
+	"github.com/tickerdesk/tickerdesk/pkg/pagination"
+)
+
+// Bounds of the query parameters, as marketstack documents them.
+const (
+	// maxSearchLen bounds the free-text search parameter.
+	maxSearchLen = 100
+	// defaultLimit and maxLimit are marketstack's page bounds.
+	defaultLimit = 100
+	maxLimit     = 1000
+)
+
+// pageBounds are the limit rules of every list endpoint.
+var pageBounds = pagination.Bounds{DefaultLimit: defaultLimit, MaxLimit: maxLimit}
+
+// paramError names one failing query parameter: Key is a stable
+// machine-readable reason, Message a sentence for people.
+type paramError struct {
+	Param   string
+	Key     string
+	Message string
+}
+
+// validationError lists the failing parameters of a request, one entry per
+// parameter, in the order the parameters were checked.
+type validationError struct {
+	Params []paramError
+}
+
+// Error joins the failures.
+func (e *validationError) Error() string {
+	parts := make([]string, len(e.Params))
+	for i, p := range e.Params {
+		parts[i] = p.Param + ": " + p.Message
+	}
+	return "invalid request: " + strings.Join(parts, "; ")
+}
+
+// queryParams reads the query parameters of one request and collects one error
+// per failing parameter, so a client learns every mistake at once. A
+// parameter given twice is an error: silently picking one of two values
+// hides client bugs. Parameters nobody asks for are ignored, as marketstack
+// does.
+type queryParams struct {
+	values url.Values
+	errs   []paramError
+}
+
+// newQueryParams starts reading q.
+func newQueryParams(q url.Values) *queryParams { return &queryParams{values: q} }
+
+// parseQuery starts reading a raw query string. A malformed one (a ';'
+// separator, a bad %-escape) is an error of its own, "query": the standard
+// parser would silently drop the offending pair, and with it perhaps the
+// parameter the client meant.
+func parseQuery(raw string) *queryParams {
+	values, err := url.ParseQuery(raw)
+	p := &queryParams{values: values}
+	if err != nil {
+		p.fail("query", "malformed_query", "must be a well-formed query string: pairs separated by '&', valid %-escapes")
+	}
+	return p
+}
+
+// fail records a failing parameter unless it already failed.
+func (p *queryParams) fail(param, key, msg string) {
+	for _, e := range p.errs {
+		if e.Param == param {
+			return
+		}
+	}
+	p.errs = append(p.errs, paramError{Param: param, Key: key, Message: msg})
+}
+
+// err returns the collected *validationError, or nil.
+func (p *queryParams) err() error {
+	if len(p.errs) == 0 {
+		return nil
+	}
+	return &validationError{Params: p.errs}
+}
+
+// single returns the one value of name, trimmed.
+func (p *queryParams) single(name string) (string, bool) {
+	vals, ok := p.values[name]
+	if !ok {
+		return "", false
+	}
+	if len(vals) > 1 {
+		p.fail(name, "duplicate_parameter", "must be given at most once")
+		return "", false
+	}
+	return strings.TrimSpace(vals[0]), true
+}
+
+// symbols reads a required (or optional) comma-separated symbols list.
+func (p *queryParams) symbols(name string, required bool) []string {
+	raw, ok := p.single(name)
+	if !ok || raw == "" {
+		if required && !p.failed(name) {
+			p.fail(name, "missing_symbols", "You did not specify any symbols.")
+		}
+		return nil
+	}
+	syms, err := marketdata.ParseSymbols(raw)
+	if err != nil {
+		p.fail(name, "invalid_symbols", err.Error())
+		return nil
+	}
+	return syms
+}
+
+// date reads an optional date parameter.
+func (p *queryParams) date(name string) time.Time {
+	raw, ok := p.single(name)
+	if !ok || raw == "" {
+		return time.Time{}
+	}
+	d, err := marketdata.ParseDate(raw)
+	if err != nil {
+		p.fail(name, "invalid_date", err.Error())
+		return time.Time{}
+	}
+	return d
+}
+
+// dateRange reads date_from and date_to and checks their order.
+func (p *queryParams) dateRange() (from, to time.Time) {
+	from, to = p.date("date_from"), p.date("date_to")
+	if !from.IsZero() && !to.IsZero() && from.After(to) {
+		p.fail("date_from", "invalid_date_range", "must not be after date_to")
+	}
+	return from, to
+}
+
+// sort reads sort=DESC|ASC, DESC by default.
+func (p *queryParams) sort() marketdata.SortOrder {
+	raw, ok := p.single("sort")
+	if !ok || raw == "" {
+		return marketdata.SortDesc
+	}
+	switch strings.ToUpper(raw) {
+	case "DESC":
+		return marketdata.SortDesc
+	case "ASC":
+		return marketdata.SortAsc
+	}
+	p.fail("sort", "invalid_sort", "must be DESC or ASC")
+	return marketdata.SortDesc
+}
+
+// exchange reads an optional MIC filter.
+func (p *queryParams) exchange() string {
+	raw, ok := p.single("exchange")
+	if !ok || raw == "" {
+		return ""
+	}
+	mic, err := marketdata.ParseMIC(raw)
+	if err != nil {
+		p.fail("exchange", "invalid_exchange", err.Error())
+		return ""
+	}
+	return mic
+}
+
+// search reads an optional free-text search term.
+func (p *queryParams) search() string {
+	raw, ok := p.single("search")
+	if !ok {
+		return ""
+	}
+	if len(raw) > maxSearchLen || !validText(raw) {
+		p.fail("search", "invalid_search", fmt.Sprintf("must be at most %d printable characters", maxSearchLen))
+		return ""
+	}
+	return raw
+}
+
+// page reads limit and offset under pageBounds.
+func (p *queryParams) page() pagination.Page {
+	page, err := pagination.Parse(p.values, pageBounds)
+	if ve, ok := errors.AsType[*pagination.ValidationError](err); ok {
+		for _, e := range ve.Params {
+			p.fail(e.Param, "invalid_"+e.Param, e.Message)
+		}
+		return pagination.Page{Limit: defaultLimit}
+	}
+	return page
+}
+
+func (p *queryParams) failed(name string) bool {
+	for _, e := range p.errs {
+		if e.Param == name {
+			return true
+		}
+	}
+	return false
+}
+
+// eodQuery reads the parameters of GET /v1/eod and /v1/eod/latest.
+func (p *queryParams) eodQuery(latest bool) (marketdata.EODQuery, error) {
+	out := marketdata.EODQuery{Symbols: p.symbols("symbols", true), Latest: latest}
+	out.DateFrom, out.DateTo = p.dateRange()
+	out.Sort = p.sort()
+	out.Exchange = p.exchange()
+	page := p.page()
+	out.Limit, out.Offset = page.Limit, page.Offset
+	return out, p.err()
+}
+
+// validText reports whether s is valid UTF-8 without control characters.
+func validText(s string) bool {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || r == 0xfffd {
+			return false
+		}
+	}
+	return true
+}
