@@ -10,9 +10,9 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
+	"github.com/tickerdesk/tickerdesk/pkg/jsonstring"
 )
 
 // Page is an EOD page already encoded as marketstack's JSON array of
@@ -105,17 +105,17 @@ func AppendBar(b []byte, bar *marketdata.Bar) []byte {
 	b = append(b, `,"dividend":`...)
 	b = appendNumber(b, bar.Dividend)
 	b = append(b, `,"name":`...)
-	b = AppendJSONString(b, bar.Name)
+	b = jsonstring.Append(b, bar.Name)
 	b = append(b, `,"symbol":`...)
-	b = AppendJSONString(b, bar.Symbol)
+	b = jsonstring.Append(b, bar.Symbol)
 	b = append(b, `,"exchange_code":`...)
-	b = AppendJSONString(b, bar.ExchangeCode)
+	b = jsonstring.Append(b, bar.ExchangeCode)
 	b = append(b, `,"exchange":`...)
-	b = AppendJSONString(b, bar.Exchange)
+	b = jsonstring.Append(b, bar.Exchange)
 	b = append(b, `,"asset_type":`...)
-	b = AppendJSONString(b, bar.AssetType)
+	b = jsonstring.Append(b, bar.AssetType)
 	b = append(b, `,"price_currency":`...)
-	b = AppendJSONString(b, bar.PriceCurrency)
+	b = jsonstring.Append(b, bar.PriceCurrency)
 	b = append(b, `,"date":"`...)
 	b = AppendTimestamp(b, bar.Date)
 	b = append(b, `"}`...)
@@ -136,63 +136,4 @@ func appendNumber(b []byte, f float64) []byte {
 		return append(b, '0')
 	}
 	return strconv.AppendFloat(b, f, 'f', -1, 64)
-}
-
-const hexDigits = "0123456789abcdef"
-
-// AppendJSONString appends s as a JSON string, byte for byte as
-// encoding/json writes it (TestAppendJSONStringMatchesEncodingJSON): quotes,
-// backslashes, \b \f \n \r \t by name, other control characters, <, >
-// and & (so the output is safe inside HTML) and U+2028/U+2029 as \u
-// escapes, and invalid UTF-8 as U+FFFD.
-func AppendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
