@@ -17,7 +17,6 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 )
 
-
 // BarRow is one raw daily bar to load. SplitFactor (0 or 1: none) and
 // Dividend (0: none) are corporate actions with their ex-date on Date, as
 // some CSV layouts carry them per row. PriceFactor and VolumeFactor are
