@@ -87,7 +87,10 @@ func RedisOutage(ctx context.Context, e *Env) {
 	s.Check("latency stays within the request timeout", sum.MaxLatency < RequestTimeout, "p99 %s, max %s", sum.P99Latency.Round(time.Millisecond), sum.MaxLatency.Round(time.Millisecond))
 	errorsAfter, err1 := e.Metric(e.Market, "marketdata_cache_errors_total")
 	fallbacksAfter, err2 := e.Metric(e.Market, "marketdata_cache_fallbacks_total")
-	s.Check("metrics show the fallback", err1 == nil && err2 == nil && errorsAfter > errorsBefore && fallbacksAfter > fallbacksBefore,
+	// With Redis gone the data version turns unknown (internal/dataversion)
+	// and the cache steps aside before any cache call fails, so the fallbacks
+	// counter, not the cache-errors one, is what must rise.
+	s.Check("metrics show the fallback", err1 == nil && err2 == nil && fallbacksAfter > fallbacksBefore,
 		"cache errors +%.0f, fallbacks +%.0f (%v %v)", errorsAfter-errorsBefore, fallbacksAfter-fallbacksBefore, err1, err2)
 
 	// The cache comes back by itself: after the bypass period, repeated
