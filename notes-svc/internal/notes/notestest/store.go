@@ -77,12 +77,9 @@ func (s *Store) CreateNote(_ context.Context, n notes.Note, idem *notes.Idempote
 func (s *Store) GetNote(_ context.Context, accountID, id string) (notes.Note, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.err != nil {
-		return notes.Note{}, s.err
-	}
-	n, ok := s.notes[key{accountID, id}]
-	if !ok {
-		return notes.Note{}, notes.ErrNotFound
+	n, err := s.find(accountID, id)
+	if err != nil {
+		return notes.Note{}, err
 	}
 	return clone(n), nil
 }
@@ -91,12 +88,9 @@ func (s *Store) GetNote(_ context.Context, accountID, id string) (notes.Note, er
 func (s *Store) UpdateNote(_ context.Context, accountID, id string, u notes.Update, versions []int64) (notes.Note, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.err != nil {
-		return notes.Note{}, s.err
-	}
-	n, ok := s.notes[key{accountID, id}]
-	if !ok {
-		return notes.Note{}, notes.ErrNotFound
+	n, err := s.find(accountID, id)
+	if err != nil {
+		return notes.Note{}, err
 	}
 	if versions != nil && !slices.Contains(versions, n.Version) {
 		return notes.Note{}, notes.ErrPreconditionFailed
@@ -109,6 +103,20 @@ func (s *Store) UpdateNote(_ context.Context, accountID, id string, u notes.Upda
 func (s *Store) ModifyNote(_ context.Context, accountID, id string, change func(notes.Note) (notes.Update, error)) (notes.Note, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	n, err := s.find(accountID, id)
+	if err != nil {
+		return notes.Note{}, err
+	}
+	u, err := change(clone(n))
+	if err != nil {
+		return notes.Note{}, err
+	}
+	return s.apply(n, u), nil
+}
+
+// find returns the account's note id, or the failure the store is set to
+// give; s.mu is held.
+func (s *Store) find(accountID, id string) (notes.Note, error) {
 	if s.err != nil {
 		return notes.Note{}, s.err
 	}
@@ -116,11 +124,7 @@ func (s *Store) ModifyNote(_ context.Context, accountID, id string, change func(
 	if !ok {
 		return notes.Note{}, notes.ErrNotFound
 	}
-	u, err := change(clone(n))
-	if err != nil {
-		return notes.Note{}, err
-	}
-	return s.apply(n, u), nil
+	return n, nil
 }
 
 // apply writes u over n and bumps its version; s.mu is held.
