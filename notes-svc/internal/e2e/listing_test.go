@@ -142,6 +142,10 @@ func TestStalledListingsDoNotHoldConnections(t *testing.T) {
 			t.Errorf("stalled GET %s answered %d", paths[i], s)
 		}
 	}
+	if t.Failed() {
+		// The answers' bodies are never read: the service's log says why.
+		t.Logf("service log:\n%s", e.logs.String())
+	}
 	if streaming != stalled/2+2 || refused != stalled/2-2 {
 		t.Errorf("%d stalled listings streaming and %d refused, want %d and %d", streaming, refused, stalled/2+2, stalled/2-2)
 	}

@@ -336,27 +336,30 @@ func TestIdempotentCreateInFlight(t *testing.T) {
 	}
 }
 
-func TestStatementTimeoutIsErrTimeout(t *testing.T) {
-	url := testenv.DatabaseURL(t)
-	fast, err := notesdb.Open(url, notesdb.PoolOptions{MaxOpenConns: 2, StatementTimeout: 200 * time.Millisecond})
+// timeoutFixture returns a service on a pool with opts (a tight statement
+// timeout), the account and the note it may act on, and the database URL.
+// The set-up goes through a pool without the tight timeout, so that a busy
+// machine can only slow it down, never fail it: the timeouts under test
+// are the caller's alone.
+func timeoutFixture(t *testing.T, opts notesdb.PoolOptions) (svc *notes.Service, acct string, n notes.Note, url string) {
+	t.Helper()
+	f := newFixture(t)
+	fast, err := notesdb.Open(f.url, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer fast.Close()
+	t.Cleanup(func() { _ = fast.Close() })
 	store, err := notesdb.New(fast)
 	if err != nil {
 		t.Fatal(err)
 	}
+	n = f.create(t, f.a, notes.Draft{Title: "t", Content: "c"})
+	return notes.NewService(store, nil), f.a, n, f.url
+}
+
+func TestStatementTimeoutIsErrTimeout(t *testing.T) {
+	svc, acct, n, url := timeoutFixture(t, notesdb.PoolOptions{MaxOpenConns: 2, StatementTimeout: 200 * time.Millisecond})
 	ctx := context.Background()
-	acct, err := store.EnsureAccount(ctx, "a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := notes.NewService(store, nil)
-	n, _, err := svc.Create(ctx, acct, notes.Draft{Title: "t", Content: "c"}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Another session holds the row lock, so the update waits until the
 	// statement timeout cancels it.
 	holder, err := notesdb.Open(url, notesdb.PoolOptions{MaxOpenConns: 1})
@@ -381,26 +384,8 @@ func TestStatementTimeoutIsErrTimeout(t *testing.T) {
 // pgx connection directly: a statement timeout and a cancelled context are
 // both ErrTimeout, and the pool stays usable afterwards.
 func TestHandWrittenStatementsTimeOut(t *testing.T) {
-	url := testenv.DatabaseURL(t)
-	fast, err := notesdb.Open(url, notesdb.PoolOptions{MaxOpenConns: 2, MaxIdleConns: 2, StatementTimeout: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fast.Close()
-	store, err := notesdb.New(fast)
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc, acct, n, url := timeoutFixture(t, notesdb.PoolOptions{MaxOpenConns: 2, MaxIdleConns: 2, StatementTimeout: 200 * time.Millisecond})
 	ctx := context.Background()
-	acct, err := store.EnsureAccount(ctx, "a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := notes.NewService(store, nil)
-	n, _, err := svc.Create(ctx, acct, notes.Draft{Title: "t", Content: "c"}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
 	holder, err := notesdb.Open(url, notesdb.PoolOptions{MaxOpenConns: 1})
 	if err != nil {
 		t.Fatal(err)
