@@ -31,7 +31,6 @@ func (r *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 	}
 }
 
-
 // BenchmarkAllow compares the exact mode (one script per request, batched
 // into pipelines) with the leased mode, against a real Redis, for a key
 // with a customer's large limits (the bench harness's: 100000/s and 2e9 a
