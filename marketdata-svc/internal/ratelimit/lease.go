@@ -133,7 +133,7 @@ type Leased struct {
 	leases   *prometheus.CounterVec
 	lastLog  atomic.Int64
 
-	mu   sync.Mutex
+	mu   sync.RWMutex
 	keys map[string]*leaseState
 }
 
@@ -164,6 +164,8 @@ type leaseState struct {
 	refusedTo time.Time
 	flight    *leaseFlight
 	lastUsed  time.Time
+	// forgotten is set when the sweep drops the state from the map.
+	forgotten bool
 }
 
 // leaseFlight is a lease round trip in progress; done closes when its
@@ -241,6 +243,12 @@ func (l *Leased) Allow(ctx context.Context, p auth.Principal) Decision {
 	}
 	s := l.state(p.KeyID)
 	s.mu.Lock()
+	for s.forgotten {
+		// The sweep dropped this state between the lookup and the lock.
+		s.mu.Unlock()
+		s = l.state(p.KeyID)
+		s.mu.Lock()
+	}
 	for {
 		now = l.now()
 		s.lastUsed = now
@@ -278,9 +286,15 @@ func (l *Leased) Allow(ctx context.Context, p auth.Principal) Decision {
 
 // state returns keyID's lease state, creating it.
 func (l *Leased) state(keyID string) *leaseState {
+	l.mu.RLock()
+	s := l.keys[keyID]
+	l.mu.RUnlock()
+	if s != nil {
+		return s
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	s := l.keys[keyID]
+	s = l.keys[keyID]
 	if s == nil {
 		s = &leaseState{}
 		l.keys[keyID] = s
@@ -421,11 +435,30 @@ func (l *Leased) Run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
+			l.awaitLeases()
 			l.giveBack(true)
 			return
 		case <-tick.C:
 			l.giveBack(false)
 		}
+	}
+}
+
+// awaitLeases waits for the leases in flight (each bounded by the
+// timeout), so that what they bring is given back too.
+func (l *Leased) awaitLeases() {
+	var flights []*leaseFlight
+	l.mu.RLock()
+	for _, s := range l.keys {
+		s.mu.Lock()
+		if s.flight != nil {
+			flights = append(flights, s.flight)
+		}
+		s.mu.Unlock()
+	}
+	l.mu.RUnlock()
+	for _, f := range flights {
+		<-f.done
 	}
 }
 
@@ -452,6 +485,7 @@ func (l *Leased) giveBack(all bool) {
 			s.back = 0
 		}
 		if s.stock == 0 && s.back == 0 && s.flight == nil && now.Sub(s.lastUsed) > time.Minute {
+			s.forgotten = true
 			delete(l.keys, id)
 		}
 		s.mu.Unlock()

@@ -267,3 +267,34 @@ func TestLeasedRoundTrips(t *testing.T) {
 	}
 	t.Logf("%v lease round trips for %d requests", leases, requests)
 }
+
+// The sweep gives back an idle key's expired tokens and forgets the key,
+// which then starts afresh.
+func TestLeasedForgetsIdleKeys(t *testing.T) {
+	ctx := context.Background()
+	var mu sync.Mutex
+	now := time.Date(2026, 6, 15, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	l, rdb := leasedLimiter(t, testenv.Redis(t), clock)
+	p := auth.Principal{KeyID: "idle", MonthlyQuota: 1000}
+	if d := l.Allow(ctx, p); d.Err != nil || d.Used != 1 {
+		t.Fatalf("first request: %+v", d)
+	}
+	mu.Lock()
+	now = now.Add(2 * time.Minute)
+	mu.Unlock()
+	l.giveBack(false)
+	l.mu.RLock()
+	n := len(l.keys)
+	l.mu.RUnlock()
+	if n != 0 {
+		t.Errorf("%d keys still held after two idle minutes", n)
+	}
+	month, _, _ := monthWindow(clock())
+	if got, _ := rdb.Get(ctx, "usage:idle:"+month).Int64(); got != 1 {
+		t.Errorf("counter = %d after the give-back, want 1", got)
+	}
+	if d := l.Allow(ctx, p); d.Err != nil || d.Used != 2 {
+		t.Errorf("request after the key was forgotten: %+v", d)
+	}
+}
