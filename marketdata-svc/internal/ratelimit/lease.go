@@ -159,8 +159,8 @@ type leaseState struct {
 	counter   int64     // the month's counter (every replica's leases)
 	rateLeft  int64     // rate tokens Redis had left
 	fullAt    time.Time // when the GCRA bucket is full again
-	refusal   error     // the last refusal, answered from memory until refusedUntil
-	retryAt   time.Time
+	refusal   error     // the last refusal, answered from memory until refusedTo
+	retryAt   time.Time // when the refused rate admits a request again
 	refusedTo time.Time
 	flight    *leaseFlight
 	lastUsed  time.Time
@@ -181,7 +181,7 @@ type LeasedOptions struct {
 	// a lease is let through (fail open).
 	Timeout time.Duration
 	// Lifetime is how long leased tokens stay spendable before they are
-	// given back; DefaultLeaseLifetime when zero.
+	// given back; DefaultLeaseLifetime when zero, at most a second.
 	Lifetime time.Duration
 	Logger   *slog.Logger
 	Registry prometheus.Registerer
@@ -200,6 +200,7 @@ func NewLeased(rdb redis.UniversalClient, o LeasedOptions) *Leased {
 	if o.Lifetime <= 0 {
 		o.Lifetime = DefaultLeaseLifetime
 	}
+	o.Lifetime = min(o.Lifetime, time.Second)
 	l := &Leased{rdb: rdb, timeout: o.Timeout, lifetime: o.Lifetime, log: o.Logger, now: o.Now,
 		metrics: newMetrics(o.Registry, "redis"), keys: map[string]*leaseState{},
 		leases: prometheus.NewCounterVec(prometheus.CounterOpts{
