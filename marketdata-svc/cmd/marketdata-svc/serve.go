@@ -53,6 +53,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, args []stri
 		log.Warn("data version unknown at start: the cache is bypassed until it is read", "err", err)
 	}
 	defer runInBackground(ctx, deps.versions.Run)()
+	if deps.limiterRun != nil {
+		// Stopped after the server: the last requests spend their tokens,
+		// then the unspent ones go back to Redis.
+		defer runInBackground(ctx, deps.limiterRun)()
+	}
 	// last_used_at is flushed in batches, never written per request.
 	tracker := auth.NewLastUsedTracker(store.TouchKeys)
 	defer runInBackground(ctx, func(ctx context.Context) {
@@ -97,7 +102,9 @@ type serveDeps struct {
 	versions *dataversion.Source
 	cache    *cache.Store
 	limiter  httpapi.Limiter
-	close    func()
+	// limiterRun is the limiter's background work, if it has any.
+	limiterRun func(context.Context)
+	close      func()
 }
 
 // newServeDeps builds the data version source, the cache and the limiter,
@@ -126,12 +133,17 @@ func newServeDeps(ctx context.Context, cfg config.Config, log *slog.Logger, reg 
 	d := serveDeps{
 		versions: versions,
 		cache:    cache.NewRedis(store, rdb, versions, cacheOpts),
-		limiter:  ratelimit.NewRedis(rdb, ratelimit.RedisOptions{Timeout: cfg.CacheTimeout, Logger: log, Registry: reg}),
 		close:    func() { _ = rdb.Close() },
+	}
+	if cfg.RateLimitMode == config.RateLimitExact {
+		d.limiter = ratelimit.NewRedis(rdb, ratelimit.RedisOptions{Timeout: cfg.CacheTimeout, Logger: log, Registry: reg})
+	} else {
+		leased := ratelimit.NewLeased(rdb, ratelimit.LeasedOptions{Timeout: cfg.CacheTimeout, Logger: log, Registry: reg})
+		d.limiter, d.limiterRun = leased, leased.Run
 	}
 	// Redis being down at start is no reason not to serve: the cache and
 	// the limiter degrade and resume by themselves.
-	log.Info("redis cache and rate limits", "status", d.cache.Status(ctx))
+	log.Info("redis cache and rate limits", "status", d.cache.Status(ctx), "ratelimit_mode", cfg.RateLimitMode)
 	checkEvictionPolicy(ctx, rdb, log)
 	return d, nil
 }

@@ -51,6 +51,10 @@ type Config struct {
 	// Redis, else the database): the bound on serving an older version
 	// after an import when its announcement is lost.
 	DataVersionPoll time.Duration
+	// RateLimitMode is how limits are checked in Redis: "lease" (tokens
+	// leased in batches and spent in process memory, no round trip per
+	// request) or "exact" (one Redis script per request).
+	RateLimitMode string
 	// KeyCacheTTL bounds how long a revoked key may still be accepted.
 	KeyCacheTTL time.Duration
 	// AuthFailureLimit invalid keys from one client address within
@@ -60,6 +64,15 @@ type Config struct {
 	// PprofAddr serves net/http/pprof when set; never the public address.
 	PprofAddr string
 }
+
+// Rate-limit modes (MARKETDATA_RATELIMIT_MODE).
+const (
+	// RateLimitLease leases tokens from Redis in batches and spends them
+	// in process memory (ratelimit.Leased).
+	RateLimitLease = "lease"
+	// RateLimitExact checks every request in Redis (ratelimit.Redis).
+	RateLimitExact = "exact"
+)
 
 // Load reads the configuration through getenv.
 func Load(getenv func(string) string) (Config, error) {
@@ -83,6 +96,7 @@ func Load(getenv func(string) string) (Config, error) {
 		CacheTimeout:      r.duration("MARKETDATA_CACHE_TIMEOUT", 50*time.Millisecond),
 		LocalCacheSize:    r.integer("MARKETDATA_LOCAL_CACHE_SIZE", 10_000),
 		DataVersionPoll:   r.duration("MARKETDATA_DATA_VERSION_POLL", 250*time.Millisecond),
+		RateLimitMode:     r.str("MARKETDATA_RATELIMIT_MODE", RateLimitLease),
 		KeyCacheTTL:       r.duration("MARKETDATA_KEY_CACHE_TTL", 30*time.Second),
 		AuthFailureLimit:  r.integer("MARKETDATA_AUTH_FAILURE_LIMIT", 20),
 		AuthFailureWindow: r.duration("MARKETDATA_AUTH_FAILURE_WINDOW", time.Minute),
@@ -99,6 +113,9 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if c.DataVersionPoll <= 0 {
 		r.fail("MARKETDATA_DATA_VERSION_POLL", "must be positive")
+	}
+	if c.RateLimitMode != RateLimitLease && c.RateLimitMode != RateLimitExact {
+		r.fail("MARKETDATA_RATELIMIT_MODE", "must be lease or exact")
 	}
 	if c.AuthFailureLimit < 1 || c.AuthFailureWindow <= 0 {
 		r.fail("MARKETDATA_AUTH_FAILURE_LIMIT", "and MARKETDATA_AUTH_FAILURE_WINDOW must be positive")
@@ -137,6 +154,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("cache_timeout", c.CacheTimeout.String()),
 		slog.Int("local_cache_size", c.LocalCacheSize),
 		slog.String("data_version_poll", c.DataVersionPoll.String()),
+		slog.String("ratelimit_mode", c.RateLimitMode),
 		slog.String("key_cache_ttl", c.KeyCacheTTL.String()),
 		slog.Int("auth_failure_limit", c.AuthFailureLimit),
 		slog.String("auth_failure_window", c.AuthFailureWindow.String()),

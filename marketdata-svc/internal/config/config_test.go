@@ -36,6 +36,19 @@ func TestLoadRejectsBadValues(t *testing.T) {
 	}
 }
 
+func TestLoadRateLimitMode(t *testing.T) {
+	for v, want := range map[string]string{"": RateLimitLease, "lease": RateLimitLease, " exact ": RateLimitExact} {
+		c, err := Load(env(map[string]string{"MARKETDATA_DATABASE_URL": "postgres://db/m", "MARKETDATA_RATELIMIT_MODE": v}))
+		if err != nil || c.RateLimitMode != want {
+			t.Errorf("MARKETDATA_RATELIMIT_MODE=%q: %q, %v; want %q", v, c.RateLimitMode, err, want)
+		}
+	}
+	_, err := Load(env(map[string]string{"MARKETDATA_DATABASE_URL": "postgres://db/m", "MARKETDATA_RATELIMIT_MODE": "loose"}))
+	if err == nil || !strings.Contains(err.Error(), "MARKETDATA_RATELIMIT_MODE") {
+		t.Errorf("mode loose: %v, want an error naming the setting", err)
+	}
+}
+
 func TestLoadTrustedProxies(t *testing.T) {
 	c, err := Load(env(map[string]string{"MARKETDATA_DATABASE_URL": "postgres://db/m", "MARKETDATA_TRUSTED_PROXIES": " 10.0.0.0/8, 192.168.1.1 ,"}))
 	if err != nil {

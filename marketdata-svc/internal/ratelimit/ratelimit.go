@@ -7,6 +7,81 @@
 // The monthly usage counter counts each request the rate limit admits,
 // once, in the calendar month (UTC) it arrives; a request refused by either
 // limit is not counted.
+//
+// Three limiters share that contract. Local keeps both limits in process
+// memory, for a service without Redis. Redis (MARKETDATA_RATELIMIT_MODE=
+// exact) checks every request with one script, exact across replicas at
+// one round trip per request. Leased (the default, "lease") makes no round
+// trip on most requests:
+//
+// # Leases
+//
+// A token admits one request under both limits. A replica leases tokens
+// per key from Redis (leaseScript, one atomic step) and spends them in
+// memory. A lease of n advances the key's GCRA TAT by n/rate (redis_rate's
+// AllowN) and adds n to the month's counter usage:{keyID}:{YYYY-MM}, which
+// therefore counts requests served plus tokens replicas hold unspent.
+// Redis grants n = min(size, what GCRA admits now, quota - counter,
+// max(1, (quota - counter)/16)): the sum of outstanding leases never
+// exceeds what is left, so no number of replicas serves more than the
+// quota. The size asked for is
+//
+//	size = clamp(min(rate/10, quota/100), 1, 100)   (an absent limit drops out)
+//
+// so a lease holds at most a tenth of a second's rate and 1% of the
+// quota. A key of rate under 20/s or quota under 200 leases one token per
+// request, synchronously: exact, as in the exact mode. Whatever the quota, its last
+// 16 tokens are leased one at a time.
+//
+// When a key's stock falls to half its last lease, one lease is taken in
+// the background, so requests rarely wait; a request that finds no token
+// waits for its key's lease in flight (one per key per replica), and one
+// that Redis refuses is answered from memory for up to 100 ms (refusalHold)
+// before Redis is asked again. Leased tokens are spendable for 500 ms
+// (DefaultLeaseLifetime); then they go back (returnScript: the counter
+// down, the TAT back by n/rate but never before now), carried by the
+// key's next lease or by Run's sweep every 250 ms, and all of them when Run
+// ends at shutdown.
+//
+// What this costs, exactly:
+//   - Quota shortfall. A replica refuses a request for the quota when Redis
+//     has none left while other replicas may still hold some: at most
+//     1.5·size each (half a lease plus a new one), so (replicas-1)·1.5·size
+//     in all (e.g. 2 × 15 = 30 of a quota of 1000 with three replicas, 0
+//     for sizes of 1). Those tokens are spent there or given back within a
+//     lease lifetime plus one sweep (750 ms) of that replica's last request
+//     for the key; the refusal is held 100 ms more. So near the end of its
+//     month a key can be refused while up to that many requests remain, for
+//     under a second, and then gets exactly its quota (TestThreeReplicas).
+//   - A replica that crashes, or a lease reply lost to a timeout, leaves
+//     its unspent tokens counted as used until the month ends: at most
+//     1.5·size (≤ 150, ≤ 1.5% of the quota) per key and crash. This is
+//     chosen over expiring them back: Redis cannot know how many of them
+//     were served, and giving them back could let a key exceed its quota,
+//     the one promise that must hold. The rate side leaks nothing: the TAT
+//     catches up with the clock within a second.
+//   - Rate. Tokens are spent after they are leased, so in any window a key
+//     can be admitted up to the tokens its replicas held at the start of it
+//     beyond what GCRA allows: at most 1.5·size per replica, 15% of a
+//     second's worth, none for rates under 20/s.
+//   - Headers are this replica's view as of its last lease: Remaining is
+//     the rate tokens Redis had left then plus the tokens held here (at most
+//     the rate), Used the month's counter then less the tokens held here
+//     (tokens held by other replicas count as used). Both are off by at most
+//     what other replicas hold and what was spent since.
+//   - Redis down: a request that needs a lease is let through (Degraded,
+//     counted in marketdata_ratelimit_errors_total, logged at most every
+//     10 s), as in the exact mode; tokens held are still spent.
+//
+// marketdata_ratelimit_leases_total{kind="lease"|"return"} counts the
+// round trips. BenchmarkAllow (real Redis, 2 shared cores, a key of
+// 100000/s and 2e9 a month, 16 concurrent callers): exact 69-140 µs/op and
+// ~2,000 network round trips per 10,000 requests (pipelines of about five
+// scripts, one script per request); leased 7.5-8.8 µs/op and 116-199 round
+// trips per 10,000 requests, 1 allocation per request.
+//
+// Both modes use the same keys, so replicas in different modes share a
+// key's limits (an exact replica sees leased tokens as used).
 package ratelimit
 
 import (

@@ -17,7 +17,7 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-func redisLimiter(t *testing.T, url string) (*Redis, *redis.Client) {
+func redisLimiter(t testing.TB, url string) (*Redis, *redis.Client) {
 	t.Helper()
 	opts, err := redis.ParseURL(url)
 	if err != nil {
