@@ -285,8 +285,8 @@ func TestThreeReplicas(t *testing.T) {
 		}
 		c.cmd("import", "--symbol", "TEST", writeBars(t, "12.25"))
 		// The documented bound (internal/dataversion): the poll interval
-		// plus one read of at most its 1 s timeout.
-		deadline := time.Now().Add(dataversion.DefaultPollInterval + time.Second)
+		// plus one read, which times out after another poll interval.
+		deadline := time.Now().Add(2 * dataversion.DefaultPollInterval)
 		for i, r := range rs {
 			for {
 				start := time.Now()

@@ -14,8 +14,8 @@
 // nothing to a subscriber that is reconnecting, so a Source also re-reads
 // Key every PollInterval (250 ms by default). The staleness bound: once an
 // import's Publish has returned, no Source reports an older version for
-// longer than PollInterval plus one read (at most Timeout), lost messages
-// included. A Redis that holds no version (new, or flushed) is given the
+// longer than PollInterval plus one read (at most Timeout, which is
+// PollInterval unless set: 500 ms in all by default), lost messages included. A Redis that holds no version (new, or flushed) is given the
 // database's.
 //
 // Without Redis, a Source re-reads the database's version every
@@ -59,7 +59,10 @@ type Options struct {
 	// PollInterval is the period of the re-read; DefaultPollInterval when
 	// zero.
 	PollInterval time.Duration
-	// Timeout bounds each read; 1 s when zero.
+	// Timeout bounds each read; PollInterval when zero, so that the
+	// staleness bound is twice the poll interval (500 ms by default). A
+	// read that takes longer makes the version unknown, which sends reads
+	// to the database: slow, never stale.
 	Timeout time.Duration
 	Logger  *slog.Logger
 }
@@ -81,7 +84,7 @@ func newSource(read func(context.Context) (int64, error), o Options) *Source {
 		o.PollInterval = DefaultPollInterval
 	}
 	if o.Timeout <= 0 {
-		o.Timeout = time.Second
+		o.Timeout = o.PollInterval
 	}
 	s := &Source{read: read, interval: o.PollInterval, timeout: o.Timeout, log: o.Logger}
 	s.current.Store(unknown)
