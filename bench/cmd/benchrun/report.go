@@ -380,7 +380,7 @@ func renderMarkdown(r Results, root string) string {
 	w("## Reproduce\n\n")
 	w("`make bench` (or `scripts/bench.sh`) on a clone: it installs wrk and the PostgreSQL client tools from Debian when missing, builds the services and the bench tools, starts the local stack if it is not running, and runs everything below. ")
 	w("The dataset lives in the databases `bench_marketdata` and `bench_notes` of the local cluster and is regenerated only when missing (`BENCH_FRESH=1` forces it). ")
-	w("Settings: `BENCH_DURATION`, `BENCH_WARMUP`, `BENCH_CONNECTIONS`, `BENCH_THREADS`, `BENCH_SYMBOLS`, `BENCH_YEARS`, `BENCH_NOTES`, `BENCH_ACCOUNTS`, `BENCH_IMPORT_ROWS`, `BENCH_MD_RATE`, `BENCH_MD_QUOTA`, `BENCH_QUIET_WAIT` (on a shared machine, wait up to this long for a quiet moment before measuring); service settings (`NOTES_*`, `MARKETDATA_*`) pass through.")
+	w("Settings: `BENCH_DURATION`, `BENCH_WARMUP`, `BENCH_CONNECTIONS`, `BENCH_THREADS`, `BENCH_SYMBOLS`, `BENCH_YEARS`, `BENCH_NOTES`, `BENCH_ACCOUNTS`, `BENCH_IMPORT_ROWS`, `BENCH_MD_RATE`, `BENCH_MD_QUOTA`, `BENCH_QUIET_WAIT` (on a shared machine, wait up to this long for a quiet moment before measuring), `BENCH_WORKLOADS` (a subset: workload ids, `import`, `tenant_scale`), `BENCH_TENANT_NOTES`, `BENCH_TENANT_SMALL`, `BENCH_TENANT_LARGE` (tenant_scale's notes per account and tenant counts); service settings (`NOTES_*`, `MARKETDATA_*`) pass through.")
 	if len(s.ServiceEnv) > 0 {
 		w(" Service settings in effect for this run: `%s`.", strings.Join(s.ServiceEnv, "`, `"))
 	}
