@@ -209,7 +209,7 @@ func (b *bench) measureTenants(ctx context.Context, n int) (TenantRun, []TenantP
 		var lines []string
 		for _, r := range rows {
 			l := r[0]
-			if strings.Contains(l, "Scan") || strings.Contains(l, "BitmapAnd") || strings.Contains(l, "Buffers") || strings.Contains(l, "Rows Removed") ||
+			if strings.HasPrefix(strings.TrimSpace(l), "Planning") || strings.Contains(l, "Scan") || strings.Contains(l, "BitmapAnd") || strings.Contains(l, "Buffers") || strings.Contains(l, "Rows Removed") ||
 				strings.Contains(l, "Heap Blocks") || strings.Contains(l, "Execution Time") {
 				lines = append(lines, strings.TrimRight(l, " "))
 			}
