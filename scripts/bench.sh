@@ -7,7 +7,9 @@
 #  2. builds the services (make build) and the bench tools (bench/ module);
 #  3. starts the local stack if it is not running (never stops it);
 #  4. runs bench/cmd/benchrun, which prepares the bench databases
-#     (bench_marketdata: ~10M EOD rows, bench_notes: 100,000 notes), then
+#     (bench_marketdata: ~10M EOD rows, bench_notes: 100,000 notes, and for
+#     tenant_scale bench_tenants_100 and bench_tenants_5000: 200 notes per
+#     account, 1M notes in the larger; all kept between runs), then
 #     measures every workload next to its ceiling.
 #
 # Settings: BENCH_* environment variables, see BENCHMARKS.md ("Reproduce").

@@ -1,7 +1,10 @@
 -- notes.lua: notes API requests, each with the key of the account whose
 -- note or list it asks for, accounts taken in turn.
 --   wrk ... -s notes.lua URL -- DATAFILE NTHREADS MODE [ARG]
--- DATAFILE lines: "KEY<TAB>NOTE_ID" (one per account).
+-- DATAFILE lines: "KEY<TAB>NOTE_ID<TAB>ACCOUNT_ID" (one per account). The
+-- account id goes out as X-Account-ID, which only the minimal notes server
+-- reads (notes-svc takes the account from the key), so both servers get
+-- the same request bytes.
 -- MODE: get (GET /v1/notes/{id}), list (GET /v1/notes?ARG),
 --       post (POST /v1/notes with the JSON body in file ARG).
 dofile("common.lua")
@@ -20,7 +23,7 @@ end
 
 function request()
   local r = rows[seq(nthreads, 0) % #rows + 1]
-  local headers = { ["Authorization"] = "Bearer " .. r[1] }
+  local headers = { ["Authorization"] = "Bearer " .. r[1], ["X-Account-ID"] = r[3] }
   if mode == "get" then
     return wrk.format("GET", "/v1/notes/" .. r[2], headers)
   elseif mode == "list" then

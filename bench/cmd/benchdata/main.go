@@ -3,6 +3,7 @@
 // prices as CSV for `marketdata-svc import` and its COPY ceiling.
 //
 //	benchdata notes -accounts accounts.tsv -n 100000 -out notes.csv
+//	benchdata notes -accounts accounts.tsv -n 1000000 -out - | psql ... -c '\copy notes ... FROM STDIN'
 //	benchdata prices -rows 1000000 -out prices.csv
 package main
 
@@ -78,9 +79,16 @@ func writeCSV(path string, write func(*csv.Writer) (int, error), stdout io.Write
 	if path == "" {
 		return errors.New("-out is required")
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
+	// "-out -" streams to stdout (into psql's COPY FROM STDIN without a
+	// file on disk); the summary line then goes to stderr.
+	f := os.Stdout
+	if path == "-" {
+		stdout = os.Stderr
+	} else {
+		var err error
+		if f, err = os.Create(path); err != nil {
+			return err
+		}
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
 	w := csv.NewWriter(bw)

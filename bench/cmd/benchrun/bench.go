@@ -24,7 +24,7 @@ type bench struct {
 	started time.Time
 	res     Results
 
-	notesSvc, mdSvc, ceiling *process
+	notesSvc, mdSvc, ceiling, minimal *process
 
 	symbols     []string
 	first, last time.Time
@@ -40,10 +40,29 @@ func (b *bench) logf(format string, args ...any) {
 
 func (b *bench) stopAll() {
 	b.stopServices()
-	if b.ceiling != nil {
-		b.ceiling.stop()
-		b.ceiling = nil
+	for _, p := range []**process{&b.ceiling, &b.minimal} {
+		if *p != nil {
+			(*p).stop()
+			*p = nil
+		}
 	}
+}
+
+// want reports whether the run includes workload id (BENCH_WORKLOADS).
+func (b *bench) want(id string) bool { return b.cfg.Only == nil || b.cfg.Only[id] }
+
+// marketdataIDs are the workloads that need the marketdata dataset and
+// service.
+var marketdataIDs = []string{"eod_hit", "eod_miss", "tickers", "import"}
+
+// needMarketdata reports whether any marketdata workload runs.
+func (b *bench) needMarketdata() bool {
+	for _, id := range marketdataIDs {
+		if b.want(id) {
+			return true
+		}
+	}
+	return false
 }
 
 func (b *bench) run(ctx context.Context) error {
@@ -51,14 +70,18 @@ func (b *bench) run(ctx context.Context) error {
 		return err
 	}
 	t0 := time.Now()
-	if err := b.prepareMarketdata(ctx); err != nil {
-		return fmt.Errorf("marketdata dataset: %w", err)
+	if b.needMarketdata() {
+		if err := b.prepareMarketdata(ctx); err != nil {
+			return fmt.Errorf("marketdata dataset: %w", err)
+		}
 	}
 	if err := b.prepareNotes(ctx); err != nil {
 		return fmt.Errorf("notes dataset: %w", err)
 	}
 	b.res.Dataset.SetupSeconds = time.Since(t0).Seconds()
-	b.choosePairs()
+	if b.needMarketdata() {
+		b.choosePairs()
+	}
 	if err := b.writeDataFiles(); err != nil {
 		return err
 	}
@@ -77,7 +100,12 @@ func (b *bench) run(ctx context.Context) error {
 	if err := b.startServices(ctx, "run"); err != nil {
 		return err
 	}
-	if err := b.startCeiling(ctx); err != nil {
+	if b.needMarketdata() {
+		if err := b.startCeiling(ctx); err != nil {
+			return err
+		}
+	}
+	if err := b.startMinimal(ctx); err != nil {
 		return err
 	}
 	// What the machine does without the benchmark's load: other work on a
@@ -104,11 +132,18 @@ func (b *bench) run(ctx context.Context) error {
 		return err
 	}
 	b.stopAll()
-	if err := b.runImport(ctx); err != nil {
-		return fmt.Errorf("import workload: %w", err)
+	if b.want("import") {
+		if err := b.runImport(ctx); err != nil {
+			return fmt.Errorf("import workload: %w", err)
+		}
 	}
 	if err := b.cleanNotes(ctx); err != nil {
 		return err
+	}
+	if b.want("tenant_scale") {
+		if err := b.runTenantScale(ctx); err != nil {
+			return fmt.Errorf("tenant_scale: %w", err)
+		}
 	}
 	b.res.TotalSeconds = time.Since(b.started).Seconds()
 	b.res.Commands = b.r.commands
@@ -123,7 +158,7 @@ func (b *bench) preflight(ctx context.Context) error {
 			missing = append(missing, tool)
 		}
 	}
-	for _, bin := range []string{b.bin("notes-svc"), b.bin("marketdata-svc"), b.benchTool("ceiling"), b.benchTool("benchdata")} {
+	for _, bin := range []string{b.bin("notes-svc"), b.bin("marketdata-svc"), b.benchTool("ceiling"), b.benchTool("benchdata"), b.benchTool("minimalnotes")} {
 		if _, err := os.Stat(bin); err != nil {
 			missing = append(missing, bin)
 		}
@@ -131,7 +166,7 @@ func (b *bench) preflight(ctx context.Context) error {
 	if len(missing) > 0 {
 		return fmt.Errorf("missing: %s (scripts/bench.sh installs and builds them)", strings.Join(missing, ", "))
 	}
-	for _, port := range []int{b.cfg.Ports.Notes, b.cfg.Ports.Marketdata, b.cfg.Ports.Ceiling, b.cfg.Ports.NotesPprof, b.cfg.Ports.MarketdataPprof} {
+	for _, port := range []int{b.cfg.Ports.Notes, b.cfg.Ports.Marketdata, b.cfg.Ports.Ceiling, b.cfg.Ports.Minimal, b.cfg.Ports.NotesPprof, b.cfg.Ports.MarketdataPprof} {
 		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err != nil {
 			return fmt.Errorf("port %d is in use; is another bench running?", port)
@@ -236,7 +271,7 @@ func (b *bench) writeDataFiles() error {
 	}
 	sb.Reset()
 	for _, a := range b.notes {
-		sb.WriteString(a.key + "\t" + a.noteID + "\n")
+		sb.WriteString(a.key + "\t" + a.noteID + "\t" + a.accountID + "\n")
 	}
 	if err := os.WriteFile(b.dataFile("notes.tsv"), []byte(sb.String()), 0o600); err != nil {
 		return err
@@ -258,6 +293,9 @@ func (b *bench) startServices(ctx context.Context, phase string) error {
 		filepath.Join(b.cfg.Out, "logs", "notes-svc."+phase+".log"))
 	if err != nil {
 		return err
+	}
+	if !b.needMarketdata() {
+		return b.notesSvc.waitHTTP(ctx, b.notesURL("/readyz"), 30*time.Second)
 	}
 	mdEnv := b.marketdataEnv(marketdataDB)
 	mdEnv["MARKETDATA_HTTP_ADDR"] = fmt.Sprintf("127.0.0.1:%d", b.cfg.Ports.Marketdata)
@@ -293,17 +331,40 @@ func (b *bench) mdURL(path string) string {
 	return fmt.Sprintf("http://127.0.0.1:%d%s", b.cfg.Ports.Marketdata, path)
 }
 
+func (b *bench) minimalURL(path string) string {
+	return fmt.Sprintf("http://127.0.0.1:%d%s", b.cfg.Ports.Minimal, path)
+}
+
+// startMinimal starts the minimal notes server, the ceiling of the notes
+// workloads, on the bench notes database.
+func (b *bench) startMinimal(ctx context.Context) error {
+	var err error
+	b.minimal, err = b.r.start(ctx, cmdSpec{name: b.benchTool("minimalnotes"),
+		args: []string{"-addr", fmt.Sprintf("127.0.0.1:%d", b.cfg.Ports.Minimal), "-db", b.db.dbURL(notesDB)}},
+		filepath.Join(b.cfg.Out, "logs", "minimalnotes.log"))
+	if err != nil {
+		return err
+	}
+	return b.minimal.waitHTTP(ctx, b.minimalURL("/healthz"), 10*time.Second)
+}
+
 func (b *bench) ceilingURL(path string) string {
 	return fmt.Sprintf("http://127.0.0.1:%d%s", b.cfg.Ports.Ceiling, path)
 }
 
 // hitQuery is the cache-hit request: two symbols, 100 records.
 func (b *bench) hitQuery() string {
+	if len(b.symbols) < 2 {
+		return "" // marketdata workloads not selected
+	}
 	return "/v1/eod?access_key=" + b.mdKey + "&symbols=" + b.symbols[0] + "," + b.symbols[1] + "&limit=100"
 }
 
 // tickersQuery asks for ten tickers.
 func (b *bench) tickersQuery() string {
+	if len(b.symbols) < 10 {
+		return ""
+	}
 	return "/v1/tickers?access_key=" + b.mdKey + "&symbols=" + strings.Join(b.symbols[:10], ",")
 }
 

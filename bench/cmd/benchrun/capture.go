@@ -61,7 +61,11 @@ func (b *bench) captureSQL(ctx context.Context, probes []probe) (map[string]capt
 	if err != nil {
 		return nil, err
 	}
-	for _, db := range []string{notesDB, marketdataDB} {
+	dbs := []string{notesDB}
+	if b.needMarketdata() {
+		dbs = append(dbs, marketdataDB)
+	}
+	for _, db := range dbs {
 		if err := b.db.exec(ctx, "postgres", fmt.Sprintf("ALTER DATABASE %s SET log_statement = 'all'", db)); err != nil {
 			return nil, err
 		}

@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -55,10 +56,17 @@ type config struct {
 	QuietWait   time.Duration
 	Cores       int
 	Ports       ports
+	// Only, when not nil, names the workloads to run (BENCH_WORKLOADS):
+	// workload ids, "import" and "tenant_scale". The marketdata dataset and
+	// service are prepared only when a marketdata workload is named.
+	Only map[string]bool
+	// TenantNotes is the notes per account of tenant_scale, at
+	// TenantSmall and TenantLarge accounts.
+	TenantNotes, TenantSmall, TenantLarge int
 }
 
 type ports struct {
-	Notes, Marketdata, Ceiling, NotesPprof, MarketdataPprof int
+	Notes, Marketdata, Ceiling, Minimal, NotesPprof, MarketdataPprof int
 }
 
 func loadConfig(args []string, getenv func(string) string) (config, error) {
@@ -113,7 +121,21 @@ func loadConfig(args []string, getenv func(string) string) (config, error) {
 		MDQuota:     int64(num("BENCH_MD_QUOTA", 2_000_000_000)),
 		ProfileSecs: num("BENCH_PROFILE_SECONDS", 6),
 		Cores:       runtime.NumCPU(),
-		Ports:       ports{Notes: 18080, Marketdata: 18081, Ceiling: 18090, NotesPprof: 18180, MarketdataPprof: 18181},
+		Ports:       ports{Notes: 18080, Marketdata: 18081, Ceiling: 18090, Minimal: 18091, NotesPprof: 18180, MarketdataPprof: 18181},
+		TenantNotes: num("BENCH_TENANT_NOTES", 200),
+		TenantSmall: num("BENCH_TENANT_SMALL", 100),
+		TenantLarge: num("BENCH_TENANT_LARGE", 5000),
+	}
+	if v := strings.TrimSpace(getenv("BENCH_WORKLOADS")); v != "" {
+		c.Only = map[string]bool{}
+		for _, id := range strings.Split(v, ",") {
+			if id = strings.TrimSpace(id); id != "" {
+				c.Only[id] = true
+			}
+		}
+	}
+	if c.TenantSmall < 1 || c.TenantLarge < c.TenantSmall || c.TenantNotes < 1 {
+		errs = append(errs, fmt.Errorf("BENCH_TENANT_*: want 1 <= SMALL <= LARGE and NOTES >= 1"))
 	}
 	if v := getenv("BENCH_QUIET_WAIT"); v != "" {
 		d, err := time.ParseDuration(v)

@@ -27,6 +27,7 @@ type Results struct {
 	Workloads        []WorkloadResult `json:"workloads"`
 	Memory           []MemoryResult   `json:"memory"`
 	Import           *ImportResult    `json:"import"`
+	TenantScale      *TenantScale     `json:"tenant_scale,omitempty"`
 	Commands         []string         `json:"commands"`
 }
 
@@ -98,21 +99,28 @@ type Side struct {
 
 // WorkloadResult is a workload measured side by side with its ceiling.
 type WorkloadResult struct {
-	ID          string   `json:"id"`
-	Title       string   `json:"title"`
-	Service     Side     `json:"service"`
-	Ceiling     *Side    `json:"ceiling"`
-	Concurrency int      `json:"concurrency"`
-	Ratio       float64  `json:"ratio"`
-	Target      float64  `json:"target,omitempty"`
-	Status      string   `json:"status"` // pass, miss, report
-	SQL         string   `json:"pgbench_script,omitempty"`
-	Profile     *Profile `json:"profile,omitempty"`
+	ID      string `json:"id"`
+	Title   string `json:"title"`
+	Service Side   `json:"service"`
+	Ceiling *Side  `json:"ceiling"`
+	// Database is the database's own figure beside an HTTP ceiling:
+	// pgbench running the SQL the service ran for the same request.
+	Database      *Side    `json:"database,omitempty"`
+	DatabaseRatio float64  `json:"database_ratio,omitempty"`
+	Concurrency   int      `json:"concurrency"`
+	Ratio         float64  `json:"ratio"`
+	Target        float64  `json:"target,omitempty"`
+	Status        string   `json:"status"` // pass, miss, report
+	SQL           string   `json:"pgbench_script,omitempty"`
+	Profile       *Profile `json:"profile,omitempty"`
 }
 
 func (w *WorkloadResult) grade() {
 	if w.Ceiling != nil && w.Ceiling.RPS > 0 {
 		w.Ratio = w.Service.RPS / w.Ceiling.RPS
+	}
+	if w.Database != nil && w.Database.RPS > 0 {
+		w.DatabaseRatio = w.Service.RPS / w.Database.RPS
 	}
 	switch {
 	case w.Target == 0:
@@ -236,8 +244,9 @@ func renderMarkdown(r Results, root string) string {
 	w(").\n\n")
 
 	w("## Results\n\n")
-	w("| workload | service req/s | p50 ms | p99 ms | errors | ceiling | ceiling req/s | ceiling p50 / p99 ms | ratio | target | result |\n")
-	w("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---|\n")
+	w("The ratio is the service's req/s over its ceiling's. The last columns are the database's own figure where there is one: pgbench running the SQL the service ran for the same request, with nothing in front of it (not a ceiling for an HTTP service on the same cores, see \"Ceilings\" below).\n\n")
+	w("| workload | service req/s | p50 ms | p99 ms | errors | ceiling | ceiling req/s | ceiling p50 / p99 ms | ratio | target | result | database's own figure (pgbench) req/s | service / database |\n")
+	w("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---|---:|---:|\n")
 	for _, x := range r.Workloads {
 		c := x.Ceiling
 		target := "report"
@@ -245,18 +254,31 @@ func renderMarkdown(r Results, root string) string {
 			target = fmt.Sprintf("≥ %.1f×", x.Target)
 		}
 		ceilName := "bare Gin"
-		if strings.HasPrefix(c.What, "pgbench") {
+		switch {
+		case strings.HasPrefix(c.What, "pgbench"):
 			ceilName = "pgbench, same SQL"
+		case strings.HasPrefix(c.What, "minimal"):
+			ceilName = "minimal server (net/http + pgx, same SQL)"
 		}
-		w("| %s | %s | %s | %s | %d | %s | %s | %s / %s | %s× | %s | %s |\n", x.Title, f0(x.Service.RPS), f2(x.Service.P50Ms), f2(x.Service.P99Ms),
-			x.Service.Errors, ceilName, f0(c.RPS), f2(c.P50Ms), f2(c.P99Ms), f2(x.Ratio), target, statusText(x.Status))
+		dbRPS, dbRatio := "–", "–"
+		if x.Database != nil {
+			dbRPS, dbRatio = f0(x.Database.RPS), f2(x.DatabaseRatio)+"×"
+		}
+		w("| %s | %s | %s | %s | %d | %s | %s | %s / %s | %s× | %s | %s | %s | %s |\n", x.Title, f0(x.Service.RPS), f2(x.Service.P50Ms), f2(x.Service.P99Ms),
+			x.Service.Errors, ceilName, f0(c.RPS), f2(c.P50Ms), f2(c.P99Ms), f2(x.Ratio), target, statusText(x.Status), dbRPS, dbRatio)
 	}
 	if im := r.Import; im != nil {
-		w("| `marketdata-svc import` of a %d-row CSV | %s rows/s | | | 0 | `COPY` of the same file | %s rows/s | | %s× | ≥ %.1f× | %s |\n",
+		w("| `marketdata-svc import` of a %d-row CSV | %s rows/s | | | 0 | `COPY` of the same file | %s rows/s | | %s× | ≥ %.1f× | %s | | |\n",
 			im.Rows, f0(im.ImportRowsPerSec), f0(im.CopyRowsPerSec), f2(im.Ratio), im.Target, statusText(im.Status))
 	}
+	if ts := r.TenantScale; ts != nil {
+		w("| tenant_scale: tag listing p50, %d → %d accounts | %s → %s ms | | | | same request, %d accounts | | | %s× | ≤ %.2f× | %s | | |\n",
+			ts.AccountsSmall, ts.AccountsLarge, f2(ts.Small.Tag.P50Ms), f2(ts.Large.Tag.P50Ms), ts.AccountsSmall, f2(ts.TagP50Ratio), ts.Target, statusText(ts.Status))
+		w("| tenant_scale: search p50, %d → %d accounts | %s → %s ms | | | | same request, %d accounts | | | %s× | ≤ %.2f× | %s | | |\n",
+			ts.AccountsSmall, ts.AccountsLarge, f2(ts.Small.Q.P50Ms), f2(ts.Large.Q.P50Ms), ts.AccountsSmall, f2(ts.QP50Ratio), ts.Target, statusText(ts.Status))
+	}
 	for _, mem := range r.Memory {
-		w("| resident memory of %s under load | VmHWM %.1f MB | | | | | | | | < %.0f MB | %s |\n", mem.Service, mem.VmHWMMB, mem.TargetMB, statusText(mem.Status))
+		w("| resident memory of %s under load | VmHWM %.1f MB | | | | | | | | < %.0f MB | %s | | |\n", mem.Service, mem.VmHWMMB, mem.TargetMB, statusText(mem.Status))
 	}
 	for _, x := range r.Workloads {
 		if x.Ceiling != nil && x.Ceiling.LatencyNote != "" {
@@ -279,6 +301,9 @@ func renderMarkdown(r Results, root string) string {
 	for _, x := range r.Workloads {
 		row(x.ID, x.Service)
 		row(x.ID, *x.Ceiling)
+		if x.Database != nil {
+			row(x.ID, *x.Database)
+		}
 	}
 	w("\n")
 	var counters []string
@@ -303,6 +328,9 @@ func renderMarkdown(r Results, root string) string {
 	if im := r.Import; im != nil {
 		w("### Import\n\n%d rows (%.1f MB, %s): `COPY` %.2f s (%s rows/s); `marketdata-svc import` %.2f s (%s rows/s, %.2f s CPU in the importer, max RSS %.0f MB). Importer output: `%s`\n\n",
 			im.Rows, im.FileMB, im.Layout, im.CopySeconds, f0(im.CopyRowsPerSec), im.ImportSeconds, f0(im.ImportRowsPerSec), im.ImportCPUSeconds, im.ImportMaxRSSMB, im.ImportOutput)
+	}
+	if ts := r.TenantScale; ts != nil {
+		renderTenantScale(w, ts)
 	}
 	w("### Memory\n\n| service | VmHWM MB (peak RSS since start) | max VmRSS MB sampled under load | VmRSS MB after the run | target |\n|---|---:|---:|---:|---:|\n")
 	for _, mem := range r.Memory {
@@ -336,7 +364,11 @@ func renderMarkdown(r Results, root string) string {
 		w("\n")
 	}
 
-	w("## SQL of the pgbench ceilings\n\n")
+	w("## Ceilings\n\n")
+	w("- **minimal notes server** (`bench/cmd/minimalnotes`), the ceiling of every notes workload: `net/http`, a pgx pool of the service's size (20) and notes-svc's own statements, copied from `notes-svc/internal/notesdb` — the account-scoped `SELECT` by id, the `INSERT` (with an id of the same UUIDv7 shape, so PostgreSQL pays the same for the time-ordered key), and for a listing with `limit` the exact `count(*)` for `X-Total-Count` and the page query. It answers the same JSON shape and takes the account from an `X-Account-ID` header: no key check, access log, metrics, request id, deadline or input validation. wrk sends both servers the same requests (both headers), so the ratio is what the service's own code costs on top of the least a Go server must do for the same answer on the same cores.\n")
+	w("- **the database's own figure** (pgbench), kept beside it: the same captured SQL with nothing in front of it. It is no ceiling for an HTTP service sharing the same two cores (it spends no CPU on HTTP, JSON or a Go runtime, so every service sits far below it), but it shows how much of a workload is the database's.\n")
+	w("- **bare Gin** (`bench/cmd/ceiling`), the ceiling of the marketdata cache hit and tickers: `gin.New()` without middleware serving the exact bytes marketdata-svc answered.\n\n")
+	w("## SQL of the pgbench figures\n\n")
 	w("Captured from the services themselves: the harness turns on `log_statement = 'all'` for the bench database, sends two probe requests per workload, keeps the statements both probes ran (so background statements drop out), and turns each `$n` into a pgbench variable. The scripts below are for the first account or symbol pair; the run uses one script per account or pair.\n\n")
 	for _, x := range r.Workloads {
 		if x.SQL == "" {
@@ -348,7 +380,7 @@ func renderMarkdown(r Results, root string) string {
 	w("## Reproduce\n\n")
 	w("`make bench` (or `scripts/bench.sh`) on a clone: it installs wrk and the PostgreSQL client tools from Debian when missing, builds the services and the bench tools, starts the local stack if it is not running, and runs everything below. ")
 	w("The dataset lives in the databases `bench_marketdata` and `bench_notes` of the local cluster and is regenerated only when missing (`BENCH_FRESH=1` forces it). ")
-	w("Settings: `BENCH_DURATION`, `BENCH_WARMUP`, `BENCH_CONNECTIONS`, `BENCH_THREADS`, `BENCH_SYMBOLS`, `BENCH_YEARS`, `BENCH_NOTES`, `BENCH_ACCOUNTS`, `BENCH_IMPORT_ROWS`, `BENCH_MD_RATE`, `BENCH_MD_QUOTA`, `BENCH_QUIET_WAIT` (on a shared machine, wait up to this long for a quiet moment before measuring); service settings (`NOTES_*`, `MARKETDATA_*`) pass through.")
+	w("Settings: `BENCH_DURATION`, `BENCH_WARMUP`, `BENCH_CONNECTIONS`, `BENCH_THREADS`, `BENCH_SYMBOLS`, `BENCH_YEARS`, `BENCH_NOTES`, `BENCH_ACCOUNTS`, `BENCH_IMPORT_ROWS`, `BENCH_MD_RATE`, `BENCH_MD_QUOTA`, `BENCH_QUIET_WAIT` (on a shared machine, wait up to this long for a quiet moment before measuring), `BENCH_WORKLOADS` (a subset: workload ids, `import`, `tenant_scale`), `BENCH_TENANT_NOTES`, `BENCH_TENANT_SMALL`, `BENCH_TENANT_LARGE` (tenant_scale's notes per account and tenant counts); service settings (`NOTES_*`, `MARKETDATA_*`) pass through.")
 	if len(s.ServiceEnv) > 0 {
 		w(" Service settings in effect for this run: `%s`.", strings.Join(s.ServiceEnv, "`, `"))
 	}

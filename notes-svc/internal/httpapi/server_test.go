@@ -33,14 +33,14 @@ func (k keyStore) LookupKey(_ context.Context, h auth.Hash) (auth.Principal, err
 // harness is a Server wired as cmd/notes-svc wires it, on an in-memory
 // store, with one key for each of two accounts.
 type harness struct {
-	t          *testing.T
+	t          testing.TB
 	srv        *httpapi.Server
 	store      *notestest.Store
 	alice, bob string // bearer keys
 	logs       *strings.Builder
 }
 
-func newHarness(t *testing.T) harness {
+func newHarness(t testing.TB) harness {
 	t.Helper()
 	gin.SetMode(gin.ReleaseMode)
 	store := notestest.New()

@@ -1,0 +1,270 @@
+// Command minimalnotes is the ceiling of the notes workloads: the least a
+// Go server can do for the same requests on the same machine. It is
+// net/http, a pgx pool and the statements notes-svc runs (the account-scoped
+// SELECT by id, the INSERT, and for a listing with limit the count and the
+// page query), answering the same JSON shape, with no authentication,
+// logging, metrics, request ids, deadlines or validation beyond what the
+// statements need. The account comes from the X-Account-ID header.
+//
+//	minimalnotes -addr 127.0.0.1:18091 -db postgres://...
+//
+// The statements are copied from notes-svc/internal/notesdb (store.go):
+// keep them in step with it, or the ceiling measures different work.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "minimalnotes:", err)
+		os.Exit(1)
+	}
+}
+
+// The statements of notes-svc/internal/notesdb, byte for byte.
+const (
+	noteColumns   = "id, account_id, title, content, tags, created_at, updated_at, version"
+	selectNoteSQL = `SELECT ` + noteColumns + ` FROM notes WHERE account_id = $1 AND id = $2`
+	insertNoteSQL = `INSERT INTO notes (` + noteColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`
+	tagFilter     = ` WHERE account_id = $1 AND tags @> $2`
+	searchFilter  = ` WHERE account_id = $1 AND search @@ websearch_to_tsquery('english', $2)`
+	pageSuffix    = ` ORDER BY created_at, id LIMIT $3`
+)
+
+func run(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("minimalnotes", flag.ContinueOnError)
+	addr := fs.String("addr", "127.0.0.1:18091", "listen address")
+	dsn := fs.String("db", "", "PostgreSQL URL of the notes database")
+	conns := fs.Int("conns", 20, "pool size (notes-svc's default NOTES_DB_MAX_OPEN_CONNS)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := pgxpool.ParseConfig(*dsn)
+	if err != nil {
+		return errors.New("bad -db URL")
+	}
+	cfg.MaxConns = int32(*conns)
+	cfg.MinConns = int32(*conns)
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("open pool: %w", err)
+	}
+	defer pool.Close()
+	if err := pool.Ping(ctx); err != nil {
+		return fmt.Errorf("ping: %w", err)
+	}
+	srv := &http.Server{Addr: *addr, Handler: &server{pool: pool}, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 120 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	fmt.Fprintf(stdout, "minimalnotes: listening on %s\n", *addr)
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return srv.Shutdown(shutdownCtx)
+}
+
+type server struct{ pool *pgxpool.Pool }
+
+// note is a row of notes in the shape the API writes.
+type note struct {
+	ID        string    `json:"id"`
+	AccountID string    `json:"-"`
+	Title     string    `json:"title"`
+	Content   string    `json:"content"`
+	Tags      []string  `json:"tags"`
+	CreatedAt time.Time `json:"-"`
+	UpdatedAt time.Time `json:"-"`
+	Version   int64     `json:"-"`
+	Created   string    `json:"created_at"`
+	Updated   string    `json:"updated_at"`
+}
+
+func (n *note) dest() []any {
+	return []any{&n.ID, &n.AccountID, &n.Title, &n.Content, &n.Tags, &n.CreatedAt, &n.UpdatedAt, &n.Version}
+}
+
+const timeFormat = "2006-01-02T15:04:05Z"
+
+func (n *note) format() {
+	if n.Tags == nil {
+		n.Tags = []string{}
+	}
+	n.Created = n.CreatedAt.UTC().Format(timeFormat)
+	n.Updated = n.UpdatedAt.UTC().Format(timeFormat)
+}
+
+func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/healthz" {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	account := r.Header.Get("X-Account-ID")
+	if account == "" {
+		http.Error(w, "X-Account-ID required", http.StatusUnauthorized)
+		return
+	}
+	switch {
+	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/notes/"):
+		s.get(w, r, account, strings.TrimPrefix(r.URL.Path, "/v1/notes/"))
+	case r.Method == http.MethodGet && r.URL.Path == "/v1/notes":
+		s.list(w, r, account)
+	case r.Method == http.MethodPost && r.URL.Path == "/v1/notes":
+		s.create(w, r, account)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any, etag string) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	if etag != "" {
+		h.Set("ETag", etag)
+	}
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+func (s *server) get(w http.ResponseWriter, r *http.Request, account, id string) {
+	var n note
+	err := s.pool.QueryRow(r.Context(), selectNoteSQL, account, id).Scan(n.dest()...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		http.NotFound(w, r)
+		return
+	}
+	if err != nil {
+		http.Error(w, "database error", http.StatusInternalServerError)
+		return
+	}
+	n.format()
+	writeJSON(w, http.StatusOK, &n, `"`+strconv.FormatInt(n.Version, 10)+`"`)
+}
+
+type draft struct {
+	Title   string   `json:"title"`
+	Content string   `json:"content"`
+	Tags    []string `json:"tags"`
+}
+
+func (s *server) create(w http.ResponseWriter, r *http.Request, account string) {
+	var d draft
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&d); err != nil || d.Title == "" {
+		http.Error(w, "bad note", http.StatusBadRequest)
+		return
+	}
+	if d.Tags == nil {
+		d.Tags = []string{}
+	}
+	now := time.Now().UTC()
+	n := note{ID: "note_" + newID(now), AccountID: account, Title: d.Title, Content: d.Content, Tags: d.Tags,
+		CreatedAt: now, UpdatedAt: now, Version: 1}
+	if _, err := s.pool.Exec(r.Context(), insertNoteSQL, n.ID, n.AccountID, n.Title, n.Content, n.Tags, n.CreatedAt, n.UpdatedAt, n.Version); err != nil {
+		http.Error(w, "database error", http.StatusInternalServerError)
+		return
+	}
+	n.format()
+	w.Header().Set("Location", "/v1/notes/"+n.ID)
+	writeJSON(w, http.StatusCreated, &n, `"1"`)
+}
+
+// list answers ?tag=T&limit=N or ?q=Q&limit=N as notes-svc does with a
+// limit: the exact count for X-Total-Count, then the first page.
+func (s *server) list(w http.ResponseWriter, r *http.Request, account string) {
+	q := r.URL.Query()
+	limit, err := strconv.Atoi(q.Get("limit"))
+	if err != nil || limit < 1 {
+		http.Error(w, "limit required", http.StatusBadRequest)
+		return
+	}
+	var filter string
+	var arg any
+	switch {
+	case q.Has("tag"):
+		filter, arg = tagFilter, q["tag"]
+	case q.Has("q"):
+		filter, arg = searchFilter, q.Get("q")
+	default:
+		http.Error(w, "tag or q required", http.StatusBadRequest)
+		return
+	}
+	ctx := r.Context()
+	var total int64
+	if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM notes"+filter, account, arg).Scan(&total); err != nil {
+		http.Error(w, "database error", http.StatusInternalServerError)
+		return
+	}
+	rows, err := s.pool.Query(ctx, "SELECT "+noteColumns+" FROM notes"+filter+pageSuffix, account, arg, limit)
+	if err != nil {
+		http.Error(w, "database error", http.StatusInternalServerError)
+		return
+	}
+	out := make([]note, 0, limit)
+	for rows.Next() {
+		var n note
+		if err := rows.Scan(n.dest()...); err != nil {
+			break
+		}
+		n.format()
+		out = append(out, n)
+	}
+	rows.Close()
+	if rows.Err() != nil {
+		http.Error(w, "database error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("X-Total-Count", strconv.FormatInt(total, 10))
+	writeJSON(w, http.StatusOK, out, "")
+}
+
+// newID is a UUIDv7 in the 26-character ULID encoding, as notes-svc makes
+// its ids: time-ordered keys land on the same last page of the primary-key
+// index, which costs PostgreSQL more per insert than random ones would.
+func newID(now time.Time) string {
+	var u [16]byte
+	_, _ = rand.Read(u[:])
+	ms := uint64(now.UnixMilli())
+	for i := range 6 {
+		u[i] = byte(ms >> (40 - 8*i))
+	}
+	u[6] = u[6]&0x0f | 0x70
+	u[8] = u[8]&0x3f | 0x80
+	const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+	var hi, lo uint64
+	for i := range 8 {
+		hi = hi<<8 | uint64(u[i])
+		lo = lo<<8 | uint64(u[i+8])
+	}
+	var out [26]byte
+	for i := 25; i >= 0; i-- {
+		out[i] = crockford[lo&31]
+		lo = lo>>5 | hi<<59
+		hi >>= 5
+	}
+	return string(out[:])
+}
