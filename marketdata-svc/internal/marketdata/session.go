@@ -49,6 +49,9 @@ var sessions = map[string]Session{
 	"XNSE":  {Open: 555, Close: 930},
 	"XBOM":  {Open: 555, Close: 930},
 	"XKRX":  {Open: 540, Close: 930},
+	// The synthetic exchange of generated data trades New York's hours
+	// in UTC, so generated minute bars look like a US session.
+	"XSYN": {Open: 570, Close: 960},
 }
 
 // SessionOf returns the regular session of an exchange. An exchange
