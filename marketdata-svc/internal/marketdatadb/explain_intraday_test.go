@@ -113,24 +113,33 @@ func TestMeasureIntradayPartitioning(t *testing.T) {
 		}
 	}
 	t.Logf("%d minutes", n)
-	day := time.Date(2024, 1, 2, 0, 0, 0, 0, time.UTC).AddDate(0, 0, days*7/5-10).Format(time.DateOnly)
+	// A weekday well inside the loaded range.
+	d := time.Date(2024, 1, 2, 0, 0, 0, 0, time.UTC).AddDate(0, 0, days*7/5-14)
+	for d.Weekday() == time.Saturday || d.Weekday() == time.Sunday {
+		d = d.AddDate(0, 0, -1)
+	}
+	day := d.Format(time.DateOnly)
+	latest := intradayArgs("S017", day)
+	latest[5], latest[7], latest[13] = nil, nil, true // open range, latest
 	for _, table := range []string{"intraday_bars", "intraday_flat"} {
 		stmt := strings.ReplaceAll(marketdatadb.IntradaySQL, "FROM intraday_bars b", "FROM "+table+" b")
-		for run := range 3 {
-			rows, err := db.QueryContext(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+stmt, intradayArgs("S017", day)...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var plan []string
-			for rows.Next() {
-				var line string
-				if err := rows.Scan(&line); err != nil {
+		for name, args := range map[string][]any{"one day " + day: intradayArgs("S017", day), "latest, open range": latest} {
+			for run := range 3 {
+				rows, err := db.QueryContext(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+stmt, args...)
+				if err != nil {
 					t.Fatal(err)
 				}
-				plan = append(plan, line)
-			}
-			if run == 2 {
-				t.Logf("%s, %s:\n%s", table, day, strings.Join(plan, "\n"))
+				var plan []string
+				for rows.Next() {
+					var line string
+					if err := rows.Scan(&line); err != nil {
+						t.Fatal(err)
+					}
+					plan = append(plan, line)
+				}
+				if run == 2 {
+					t.Logf("%s, %s:\n%s", table, name, strings.Join(plan, "\n"))
+				}
 			}
 		}
 		var size string
