@@ -54,20 +54,37 @@ func generateIntraday(ctx context.Context, cfg config.Config, log *slog.Logger, 
 	}
 	defer store.Close()
 	start := time.Now()
-	sdays, err := sessionDays(ctx, store, syms, *days)
-	if err != nil {
-		return fmt.Errorf("generate: %w", err)
-	}
-	src := generator.NewIntradaySource(*seed, sdays)
-	res, err := store.ApplyIntraday(ctx, marketdatadb.IntradayLoad{Rows: func() (marketdatadb.IntradaySource, error) { return src, nil }})
-	if err != nil {
-		return fmt.Errorf("generate: %w", err)
+	var total marketdatadb.LoadResult
+	ndays := 0
+	// Batches of symbols, a transaction each: 50 million minutes in one
+	// transaction would stage them all in one temporary table first. Each
+	// batch is idempotent, so a run that stops half-way is simply rerun.
+	for i := 0; i < len(syms); i += generateIntradayBatch {
+		batch := syms[i:min(i+generateIntradayBatch, len(syms))]
+		sdays, err := sessionDays(ctx, store, batch, *days)
+		if err != nil {
+			return fmt.Errorf("generate: %w", err)
+		}
+		ndays += len(sdays)
+		src := generator.NewIntradaySource(*seed, sdays)
+		res, err := store.ApplyIntraday(ctx, marketdatadb.IntradayLoad{Rows: func() (marketdatadb.IntradaySource, error) { return src, nil }})
+		if err != nil {
+			return fmt.Errorf("generate: %w", err)
+		}
+		total.BarsRead += res.BarsRead
+		total.BarsChanged += res.BarsChanged
+		if res.Changed() {
+			total.Version = res.Version
+		}
 	}
 	el := time.Since(start)
 	fmt.Fprintf(stdout, "generate: %d synthetic minutes of %d days of %d symbols in %s (%.0f rows/s); %d changed, version %d\n",
-		res.BarsRead, len(sdays), len(syms), el.Round(time.Millisecond), float64(res.BarsRead)/el.Seconds(), res.BarsChanged, res.Version)
-	return publish(ctx, cfg, log, res.Version)
+		total.BarsRead, ndays, len(syms), el.Round(time.Millisecond), float64(total.BarsRead)/el.Seconds(), total.BarsChanged, total.Version)
+	return publish(ctx, cfg, log, total.Version)
 }
+
+// generateIntradayBatch is how many symbols' minutes one transaction loads.
+const generateIntradayBatch = 50
 
 // sessionDays reads each symbol's last days daily bars with its exchange's
 // session and zone.

@@ -42,16 +42,6 @@ func ParseInterval(s string) (int, error) {
 	return 0, fmt.Errorf("must be one of %s", strings.Join(names, ", "))
 }
 
-// IntervalName is the marketstack name of an interval of minutes.
-func IntervalName(minutes int) string {
-	for _, iv := range Intervals {
-		if iv.Minutes == minutes {
-			return iv.Name
-		}
-	}
-	return strconv.Itoa(minutes) + "min"
-}
-
 // IntradayQuery selects intraday bars, aggregated to Interval minutes from
 // the stored 1-minute bars. A bound is either an instant (From, To: a
 // timestamp the client gave) or a calendar day (FromDay, ToDay: a date,
