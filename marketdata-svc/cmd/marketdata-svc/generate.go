@@ -14,12 +14,16 @@ import (
 	generator "github.com/tickerdesk/tickerdesk/marketdata-svc/internal/generate"
 )
 
-const generateUsage = `usage: marketdata-svc generate --symbols N --years Y [--seed S] [--end YYYY-MM-DD] [--out DIR]`
+const generateUsage = `usage: marketdata-svc generate --symbols N --years Y [--seed S] [--end YYYY-MM-DD] [--out DIR]
+       marketdata-svc generate --intraday (--tickers SYM,SYM | --symbols N) [--days D] [--seed S]`
 
 // generate makes the deterministic synthetic dataset: straight into the
 // database with COPY (replacing an earlier generated set of the same
 // symbols), or as CSV files in --out.
 func generate(ctx context.Context, cfg config.Config, log *slog.Logger, args []string, stdout io.Writer) error {
+	if isIntradayGenerate(args) {
+		return generateIntraday(ctx, cfg, log, args, stdout)
+	}
 	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
 	fs.SetOutput(stdout)
 	symbols := fs.Int("symbols", 0, "number of synthetic symbols (SYN000001...)")

@@ -14,14 +14,15 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/importer"
 )
 
-const importUsage = `usage: marketdata-svc import [--kind prices|tickers|exchanges|splits|dividends] [--symbol SYM] [--exchange MIC] FILE [FILE ...]`
+const importUsage = `usage: marketdata-svc import [--kind prices|tickers|exchanges|splits|dividends|intraday] [--tz ZONE] [--symbol SYM] [--exchange MIC] FILE [FILE ...]`
 
 // importData imports CSV files, one transaction per file, stopping at the
 // first file that fails (it applies nothing).
 func importData(ctx context.Context, cfg config.Config, log *slog.Logger, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	fs.SetOutput(stdout)
-	kind := fs.String("kind", "", "kind of file (default: detected from the header): "+strings.Join(importer.Kinds, ", "))
+	kind := fs.String("kind", "", "kind of file (default: detected from the header): "+strings.Join(importer.Kinds, ", ")+"; intraday (1-minute bars) is never detected")
+	tz := fs.String("tz", "", "intraday: time zone of timestamps written without a UTC offset, e.g. America/New_York")
 	symbol := fs.String("symbol", "", "symbol of every row (overrides a symbol column)")
 	exchange := fs.String("exchange", "", "listing exchange MIC of tickers created without one")
 	if err := fs.Parse(args); err != nil {
@@ -30,10 +31,16 @@ func importData(ctx context.Context, cfg config.Config, log *slog.Logger, args [
 	if fs.NArg() == 0 {
 		return errors.New(importUsage)
 	}
-	if *kind != "" && !slices.Contains(importer.Kinds, *kind) {
+	if *kind != "" && *kind != importer.KindIntraday && !slices.Contains(importer.Kinds, *kind) {
 		return fmt.Errorf("import: unknown --kind %q\n%s", *kind, importUsage)
 	}
+	if *tz != "" && *kind != importer.KindIntraday {
+		return fmt.Errorf("import: --tz is for --kind intraday\n%s", importUsage)
+	}
 	opts := importer.Options{Kind: *kind, Symbol: *symbol, Exchange: strings.ToUpper(*exchange)}
+	if *kind == importer.KindIntraday {
+		return importIntraday(ctx, cfg, log, fs.Args(), *tz, opts, stdout)
+	}
 	store, err := openMigrated(ctx, cfg)
 	if err != nil {
 		return err

@@ -17,9 +17,9 @@ commands:
   serve      serve the HTTP API (default)
   migrate    apply database migrations
   keys       create, list or revoke API keys (keys create --account NAME)
-  import     import prices, tickers, exchanges, splits or dividends from CSV
+  import     import prices, tickers, exchanges, splits, dividends or intraday bars from CSV
   demo       load the bundled demo dataset (idempotent)
-  generate   generate a deterministic synthetic dataset
+  generate   generate a deterministic synthetic dataset (--intraday: minute bars)
   healthcheck  exit 0 when the server on MARKETDATA_HTTP_ADDR is ready
   version    print the version`
 

@@ -1,7 +1,9 @@
 // Package demo holds the bundled demo dataset: three real daily price
 // series (see data/README.md for their source and licence), metadata of the
-// main stock exchanges, the demo tickers, and real splits and a dividend as
-// facts. Load applies all of it in one transaction, idempotently.
+// main stock exchanges, the demo tickers, real splits and a dividend as
+// facts, and synthetic 1-minute bars of GOOG's and MSFT's last trading days,
+// generated to agree with their daily bars. Load applies all of it,
+// idempotently.
 package demo
 
 import (
@@ -52,8 +54,8 @@ var Exchanges = []marketdata.Exchange{
 // Tickers are the demo's instruments: the three series, and companies
 // whose real splits are loaded as facts (without prices).
 var Tickers = []marketdatadb.TickerRow{
-	{Symbol: "GOOG", Name: "Alphabet Inc. Class C", AssetType: "Stock", PriceCurrency: "USD", ExchangeMIC: "XNAS"},
-	{Symbol: "MSFT", Name: "Microsoft Corporation", AssetType: "Stock", PriceCurrency: "USD", ExchangeMIC: "XNAS"},
+	{Symbol: "GOOG", Name: "Alphabet Inc. Class C", AssetType: "Stock", PriceCurrency: "USD", ExchangeMIC: "XNAS", HasIntraday: true},
+	{Symbol: "MSFT", Name: "Microsoft Corporation", AssetType: "Stock", PriceCurrency: "USD", ExchangeMIC: "XNAS", HasIntraday: true},
 	{Symbol: "GSPC.INDX", Name: "S&P 500 Index", AssetType: "Index", PriceCurrency: "USD", ExchangeMIC: "INDX"},
 	{Symbol: "AAPL", Name: "Apple Inc.", AssetType: "Stock", PriceCurrency: "USD", ExchangeMIC: "XNAS"},
 	{Symbol: "TSLA", Name: "Tesla, Inc.", AssetType: "Stock", PriceCurrency: "USD", ExchangeMIC: "XNAS"},
@@ -93,9 +95,11 @@ var Dividends = []marketdata.Dividend{
 	{Symbol: "MSFT", Date: day("2003-10-15"), Amount: 0.16, Ratio: 29.79 / 29.96},
 }
 
-// Load applies the whole demo dataset in one transaction. Loading it again
-// changes nothing.
-func Load(ctx context.Context, store importer.Applier) (marketdatadb.LoadResult, error) {
+// Load applies the whole demo dataset: the daily data in one transaction,
+// then the synthetic minute bars of IntradaySeries in another. Loading it
+// again changes nothing. The result is the daily load's, with the data
+// version of whichever load changed data last.
+func Load(ctx context.Context, store Store) (marketdatadb.LoadResult, error) {
 	load := marketdatadb.Load{
 		Exchanges: Exchanges,
 		Tickers:   Tickers,
@@ -120,6 +124,13 @@ func Load(ctx context.Context, store importer.Applier) (marketdatadb.LoadResult,
 	res, err := store.Apply(ctx, load)
 	if err != nil {
 		return res, fmt.Errorf("load demo: %w", err)
+	}
+	ires, err := loadIntraday(ctx, store)
+	if err != nil {
+		return res, err
+	}
+	if ires.Changed() {
+		res.Version = ires.Version
 	}
 	return res, nil
 }

@@ -280,9 +280,10 @@ func TestMarketstackClientErrors(t *testing.T) {
 				target, key string
 				status      int
 				code        string
-			}{"/" + version + p + "?symbols=GOOG", "", 403, "function_access_restricted"})
+			}{"/" + version + p + "?symbols=GOOG", tickersOnly, 403, "function_access_restricted"})
 		}
-		// A key is still asked for first: 401 before the plan's 403.
+		// A key without the intraday scope gets the plan's 403 above; a key
+		// is still asked for first: 401 before the plan's 403.
 		cases = append(cases, struct {
 			target, key string
 			status      int

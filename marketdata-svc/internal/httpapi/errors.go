@@ -22,10 +22,10 @@ var (
 	errUnknownFunction   = errors.New("unknown api function")
 	errMethodNotAllowed  = errors.New("method not allowed")
 	errFunctionForbidden = errors.New("key lacks the scope of this function")
-	// errIntradayRestricted answers every intraday route while no key can
-	// hold intraday access: marketstack's clients read its 403 as "not in
+	// errIntradayRestricted answers an intraday route for a key without
+	// the intraday scope: marketstack's clients read its 403 as "not in
 	// your plan", where a 404 would read as a broken client.
-	errIntradayRestricted = errors.New("intraday is not in any plan")
+	errIntradayRestricted = errors.New("intraday is not in the key's plan")
 )
 
 // errorBody is marketstack's error shape.

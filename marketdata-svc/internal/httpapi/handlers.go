@@ -550,9 +550,6 @@ func pageOf[T any](all []T, page pagination.Page) []T {
 	return all
 }
 
-// intradayRestricted answers every intraday route once the key is known.
-func (s *Server) intradayRestricted(c *gin.Context) { s.writeError(c, errIntradayRestricted) }
-
 func (s *Server) sendValue(c *gin.Context, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {

@@ -79,15 +79,16 @@ func (s *Server) versionRoutes(g *gin.RouterGroup, v apiVersion) {
 	dividends.GET("/dividends", s.dividendList)
 	dividends.GET("/tickers/:symbol/dividends", s.tickerDividends(v))
 
-	// No key holds intraday access yet: every intraday route answers
-	// marketstack's 403 function_access_restricted, never a 404.
-	g.GET("/intraday", s.intradayRestricted)
-	g.GET("/intraday/latest", s.intradayRestricted)
-	g.GET("/intraday/:date", s.intradayRestricted)
-	g.GET("/tickers/:symbol/intraday", s.intradayRestricted)
-	g.GET("/tickers/:symbol/intraday/latest", s.intradayRestricted)
-	g.GET("/tickers/:symbol/intraday/:date", s.intradayRestricted)
-	g.GET("/exchanges/:mic/intraday", s.intradayRestricted)
-	g.GET("/exchanges/:mic/intraday/latest", s.intradayRestricted)
-	g.GET("/exchanges/:mic/intraday/:date", s.intradayRestricted)
+	// Intraday needs its own scope; a key without it gets marketstack's
+	// 403 for a plan without intraday, never a 404.
+	intraday := g.Group("", s.requireIntradayScope, s.rateLimit)
+	intraday.GET("/intraday", s.intradayList(v, intradayRange))
+	intraday.GET("/intraday/latest", s.intradayList(v, intradayLatest))
+	intraday.GET("/intraday/:date", s.intradayList(v, intradayOnDate))
+	intraday.GET("/tickers/:symbol/intraday", s.tickerIntraday(v, intradayRange))
+	intraday.GET("/tickers/:symbol/intraday/latest", s.tickerIntradayLatest(v))
+	intraday.GET("/tickers/:symbol/intraday/:date", s.tickerIntraday(v, intradayOnDate))
+	intraday.GET("/exchanges/:mic/intraday", s.exchangeIntraday(v, intradayRange))
+	intraday.GET("/exchanges/:mic/intraday/latest", s.exchangeIntraday(v, intradayLatest))
+	intraday.GET("/exchanges/:mic/intraday/:date", s.exchangeIntraday(v, intradayOnDate))
 }

@@ -28,10 +28,14 @@ const (
 	ScopeExchanges = "exchanges"
 	ScopeSplits    = "splits"
 	ScopeDividends = "dividends"
+	// ScopeIntraday grants the intraday routes (issue 11).
+	ScopeIntraday = "intraday"
 )
 
-// AllScopes are the scopes of a key created without an explicit list.
-var AllScopes = []string{ScopeEOD, ScopeTickers, ScopeExchanges, ScopeSplits, ScopeDividends}
+// AllScopes are the scopes of a key created without an explicit list:
+// every function, intraday included (so the demo key has it). Keys stored
+// before intraday existed keep the scopes they were given, without it.
+var AllScopes = []string{ScopeEOD, ScopeTickers, ScopeExchanges, ScopeSplits, ScopeDividends, ScopeIntraday}
 
 // KeyOptions are the limits and rights of a new key. Zero limits mean
 // none; nil Scopes means AllScopes; a zero ExpiresAt never expires.

@@ -1,0 +1,168 @@
+package httpapi_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+type intradayRec struct {
+	Open, High, Low, Last, Close, Volume float64
+	Date, Symbol, Exchange               string
+	MarketstackLast                      *float64 `json:"marketstack_last"`
+}
+
+// Every intraday route of both versions against real PostgreSQL and Redis
+// with the demo's synthetic minutes (GOOG 2008-10-10..14, MSFT
+// 2003-09-17..19), each answer validated against the OpenAPI document of
+// its version by e.get.
+func TestIntradayEndToEnd(t *testing.T) {
+	e := demoE2E(t)
+	for _, v := range []string{"v1", "v2"} {
+		t.Run(v, func(t *testing.T) {
+			p := decode[page[[]intradayRec]](t, e.get(t, "/"+v+"/intraday", vals("symbols", "GOOG,MSFT")))
+			// 1hour buckets from 09:30 New York: 7 a day, 3 days each.
+			if p.Pagination.Total != 42 || len(p.Data) != 42 || p.Data[0].Symbol != "GOOG" || p.Data[0].Date != "2008-10-14T19:30:00+0000" || p.Data[0].Exchange != "XNAS" {
+				t.Errorf("intraday: %+v first %+v", p.Pagination, p.Data[0])
+			}
+			if (v == "v2") != (p.Data[0].MarketstackLast != nil) || p.Data[0].Last != p.Data[0].Close {
+				t.Errorf("%s fields: %+v", v, p.Data[0])
+			}
+			p = decode[page[[]intradayRec]](t, e.get(t, "/"+v+"/intraday/latest", vals("symbols", "MSFT,GOOG")))
+			if len(p.Data) != 2 || p.Data[0].Symbol != "GOOG" || p.Data[1].Date != "2003-09-19T19:30:00+0000" {
+				t.Errorf("latest: %+v", p.Data)
+			}
+			p = decode[page[[]intradayRec]](t, e.get(t, "/"+v+"/intraday/2008-10-14", vals("symbols", "GOOG", "interval", "24hour")))
+			if len(p.Data) != 1 || p.Data[0].Open != 393.53 || p.Data[0].High != 394.5 || p.Data[0].Low != 357 || p.Data[0].Close != 362.71 || p.Data[0].Volume != 7784800 {
+				t.Errorf("24hour bar is not the EOD bar: %+v", p.Data)
+			}
+			tp := decode[page[struct {
+				Symbol   string
+				Intraday []intradayRec
+			}]](t, e.get(t, "/"+v+"/tickers/goog/intraday", vals("interval", "30min", "limit", "5")))
+			if tp.Data.Symbol != "GOOG" || len(tp.Data.Intraday) != 5 || tp.Pagination.Total != 39 {
+				t.Errorf("ticker intraday: %+v", tp)
+			}
+			one := decode[intradayRec](t, e.get(t, "/"+v+"/tickers/GOOG/intraday/latest", vals("interval", "15min")))
+			if one.Date != "2008-10-14T19:45:00+0000" || one.Close != 362.71 {
+				t.Errorf("ticker latest: %+v", one)
+			}
+			tp = decode[page[struct {
+				Symbol   string
+				Intraday []intradayRec
+			}]](t, e.get(t, "/"+v+"/tickers/GOOG/intraday/2008-10-13", nil))
+			if tp.Pagination.Total != 7 || tp.Data.Intraday[0].Date != "2008-10-13T19:30:00+0000" {
+				t.Errorf("ticker on date: %+v", tp)
+			}
+			xp := decode[page[struct {
+				MIC      string
+				Intraday []intradayRec
+			}]](t, e.get(t, "/"+v+"/exchanges/xnas/intraday", vals("symbols", "GOOG,GSPC.INDX", "interval", "3hour")))
+			// 3hour buckets 09:30, 12:30, 15:30; the index is listed elsewhere.
+			if xp.Data.MIC != "XNAS" || xp.Pagination.Total != 9 {
+				t.Errorf("exchange intraday: %+v", xp)
+			}
+			xp = decode[page[struct {
+				MIC      string
+				Intraday []intradayRec
+			}]](t, e.get(t, "/"+v+"/exchanges/XNAS/intraday/latest", vals("symbols", "GOOG,MSFT")))
+			if len(xp.Data.Intraday) != 2 {
+				t.Errorf("exchange latest: %+v", xp)
+			}
+			xp = decode[page[struct {
+				MIC      string
+				Intraday []intradayRec
+			}]](t, e.get(t, "/"+v+"/exchanges/XNAS/intraday/2003-09-18", vals("symbols", "MSFT", "interval", "1hour", "sort", "asc")))
+			if xp.Pagination.Total != 7 || xp.Data.Intraday[0].Date != "2003-09-18T13:30:00+0000" {
+				t.Errorf("exchange on date: %+v", xp)
+			}
+			p = decode[page[[]intradayRec]](t, e.get(t, "/"+v+"/intraday", vals("symbols", "GOOG", "interval", "1min",
+				"date_from", "2008-10-14T13:30:00+0000", "date_to", "2008-10-14T13:34:00Z")))
+			if p.Pagination.Total != 5 {
+				t.Errorf("timestamps bound minutes inclusively: %+v", p.Pagination)
+			}
+		})
+	}
+
+	t.Run("pages join without gaps or repeats", func(t *testing.T) {
+		for _, sort := range []string{"DESC", "ASC"} {
+			base := vals("symbols", "GOOG,MSFT", "interval", "5min", "sort", sort, "after_hours", "true")
+			full := decode[page[[]intradayRec]](t, e.get(t, "/v1/intraday", withKV(base, "limit", "1000")))
+			if full.Pagination.Total != 2*3*78 || len(full.Data) != 2*3*78 {
+				t.Fatalf("full: %+v", full.Pagination)
+			}
+			var joined []intradayRec
+			for off := 0; off < 2*3*78+10; off += 100 {
+				p := decode[page[[]intradayRec]](t, e.get(t, "/v1/intraday", withKV(base, "limit", "100", "offset", fmt.Sprint(off))))
+				if p.Pagination.Total != 2*3*78 || p.Pagination.Count != len(p.Data) {
+					t.Errorf("page at %d: %+v", off, p.Pagination)
+				}
+				joined = append(joined, p.Data...)
+			}
+			if fmt.Sprint(joined) != fmt.Sprint(full.Data) {
+				t.Errorf("%s: pages do not join up to the full list", sort)
+			}
+		}
+	})
+
+	t.Run("errors", func(t *testing.T) {
+		cases := []struct {
+			path   string
+			params []string
+			status int
+			code   string
+			param  string
+		}{
+			{"/v1/intraday", []string{"symbols", "GOOG", "interval", "2min"}, 422, "validation_error", "interval"},
+			{"/v2/intraday", []string{"symbols", "GOOG", "after_hours", "maybe"}, 422, "validation_error", "after_hours"},
+			{"/v1/intraday", []string{"symbols", "GOOG", "date_from", "2008-10-14T15:00:00Z", "date_to", "2008-10-14T14:00:00Z"}, 422, "validation_error", "date_from"},
+			{"/v1/intraday", nil, 422, "validation_error", "symbols"},
+			{"/v1/intraday", []string{"symbols", "NOPE"}, 422, "no_valid_symbols_provided", ""},
+			{"/v2/tickers/NOPE/intraday", nil, 404, "404_not_found", ""},
+			{"/v1/tickers/AAPL/intraday/latest", nil, 404, "404_not_found", ""},
+			{"/v1/exchanges/XXXX/intraday", []string{"symbols", "GOOG"}, 404, "404_not_found", ""},
+			{"/v1/intraday/2008-02-30", []string{"symbols", "GOOG"}, 422, "validation_error", "date"},
+		}
+		for _, c := range cases {
+			rec := e.get(t, c.path, vals(c.params...))
+			body := decode[apiErr](t, rec)
+			if rec.Code != c.status || body.Error.Code != c.code || (c.param != "" && body.Error.Context[c.param] == nil) {
+				t.Errorf("%s %v: %d %s", c.path, c.params, rec.Code, rec.Body)
+			}
+		}
+		for _, v := range []string{"v1", "v2"} {
+			rec := e.get(t, "/"+v+"/tickers/GOOG/intraday", vals("access_key", e.keys["tickers"]))
+			if rec.Code != 403 || !strings.Contains(rec.Body.String(), `"code":"function_access_restricted","message":"Your current subscription plan does not support access to this API function (intraday)."`) {
+				t.Errorf("%s without the intraday scope: %d %s", v, rec.Code, rec.Body)
+			}
+		}
+	})
+
+	t.Run("has_intraday", func(t *testing.T) {
+		p := decode[page[[]struct {
+			Symbol      string
+			HasIntraday bool `json:"has_intraday"`
+		}]](t, e.get(t, "/v1/tickers", vals("symbols", "GOOG,GSPC.INDX")))
+		if len(p.Data) != 2 || !p.Data[0].HasIntraday || p.Data[1].HasIntraday {
+			t.Errorf("v1 tickers: %+v", p.Data)
+		}
+		p2 := decode[page[[]struct {
+			Ticker      string
+			HasIntraday bool `json:"has_intraday"`
+		}]](t, e.get(t, "/v2/tickerslist", vals("search", "GOOG")))
+		if len(p2.Data) == 0 || !p2.Data[0].HasIntraday {
+			t.Errorf("v2 tickerslist: %+v", p2.Data)
+		}
+	})
+}
+
+func withKV(base map[string][]string, kv ...string) map[string][]string {
+	out := map[string][]string{}
+	for k, v := range base {
+		out[k] = append([]string(nil), v...)
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		out[kv[i]] = []string{kv[i+1]}
+	}
+	return out
+}

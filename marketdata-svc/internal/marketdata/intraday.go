@@ -1,0 +1,150 @@
+package marketdata
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Intervals are marketstack's intraday intervals and their length in
+// minutes. Every one divides a day, so a bucket grid aligned to the session
+// open is the same on every local day.
+var Intervals = []struct {
+	Name    string
+	Minutes int
+}{
+	{"1min", 1}, {"5min", 5}, {"10min", 10}, {"15min", 15}, {"30min", 30},
+	{"1hour", 60}, {"3hour", 180}, {"6hour", 360}, {"12hour", 720}, {"24hour", 1440},
+}
+
+// DefaultInterval is marketstack's default interval, 1hour.
+const DefaultInterval = 60
+
+// DayMinutes is the 24hour interval: one bucket per local calendar day.
+const DayMinutes = 1440
+
+// ParseInterval reads an interval name (case-insensitive) as minutes.
+func ParseInterval(s string) (int, error) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	for _, iv := range Intervals {
+		if iv.Name == s {
+			return iv.Minutes, nil
+		}
+	}
+	names := make([]string, len(Intervals))
+	for i, iv := range Intervals {
+		names[i] = iv.Name
+	}
+	return 0, fmt.Errorf("must be one of %s", strings.Join(names, ", "))
+}
+
+// IntradayQuery selects intraday bars, aggregated to Interval minutes from
+// the stored 1-minute bars. A bound is either an instant (From, To: a
+// timestamp the client gave) or a calendar day (FromDay, ToDay: a date,
+// read on each symbol's exchange calendar, inclusive); zero for open.
+type IntradayQuery struct {
+	Symbols    []string
+	Exchange   string
+	From, To   time.Time
+	FromDay    time.Time
+	ToDay      time.Time
+	Interval   int  // minutes, one of Intervals
+	AfterHours bool // include bars outside the regular session
+	// Latest keeps only each symbol's most recent bucket within the range.
+	Latest bool
+	Sort   SortOrder
+	Limit  int
+	Offset int
+}
+
+// IntradayBar is one aggregated bar: Date is the start of its bucket.
+type IntradayBar struct {
+	Symbol   string
+	Exchange string // MIC
+	Date     time.Time
+	Open     float64
+	High     float64
+	Low      float64
+	Close    float64
+	Volume   float64
+}
+
+// IntradayPage is one page of bars, ordered by bucket start (Sort) and
+// within one start by the order of the query's symbols. Total counts every
+// matching bucket of all symbols.
+type IntradayPage struct {
+	Bars  []IntradayBar
+	Total int64
+	// Open reports that the page's range reaches the session still
+	// trading (or one not closed a bucket ago): its answer may change
+	// without an import, so caches bound its age.
+	Open bool
+}
+
+// IntradayStore reads intraday bars. A query none of whose symbols is known
+// returns ErrNoValidSymbols.
+type IntradayStore interface {
+	Intraday(ctx context.Context, q IntradayQuery) (IntradayPage, error)
+}
+
+// CanonicalKey is the normalised text of an intraday query, as
+// EODQuery.CanonicalKey is of an EOD query.
+func (q IntradayQuery) CanonicalKey() string {
+	b := make([]byte, 0, 128+len(q.Symbols)*8)
+	b = append(b, "intraday|s="...)
+	b = append(b, strings.Join(q.Symbols, ",")...)
+	b = append(b, "|x="...)
+	b = append(b, q.Exchange...)
+	for _, t := range []time.Time{q.From, q.To} {
+		b = append(b, "|t="...)
+		if !t.IsZero() {
+			b = t.UTC().AppendFormat(b, time.RFC3339)
+		}
+	}
+	for _, t := range []time.Time{q.FromDay, q.ToDay} {
+		b = appendKeyDate(append(b, "|d="...), t)
+	}
+	b = append(b, "|i="...)
+	b = strconv.AppendInt(b, int64(q.Interval), 10)
+	b = append(b, "|ah="...)
+	b = strconv.AppendBool(b, q.AfterHours)
+	b = append(b, "|latest="...)
+	b = strconv.AppendBool(b, q.Latest)
+	b = append(b, "|sort="...)
+	b = append(b, q.Sort...)
+	b = append(b, "|limit="...)
+	b = strconv.AppendInt(b, int64(q.Limit), 10)
+	b = append(b, "|offset="...)
+	b = strconv.AppendInt(b, int64(q.Offset), 10)
+	return string(b)
+}
+
+// CacheKey is a fixed-size digest of CanonicalKey.
+func (q IntradayQuery) CacheKey() string {
+	sum := sha256.Sum256([]byte(q.CanonicalKey()))
+	return hex.EncodeToString(sum[:16])
+}
+
+// ParseInstant reads a date_from/date_to value for intraday: a calendar
+// date (day set, instant zero) or an ISO 8601 timestamp (instant set). A
+// timestamp without an offset is read as UTC, as marketstack's are.
+func ParseInstant(s string) (instant, day time.Time, err error) {
+	s = strings.TrimSpace(s)
+	if len(s) == 10 {
+		day, err = ParseDate(s)
+		return time.Time{}, day, err
+	}
+	if _, err := ParseDate(s); err != nil {
+		return time.Time{}, time.Time{}, err
+	}
+	for _, layout := range dateLayouts {
+		if t, perr := time.Parse(layout, s); perr == nil {
+			return t.UTC(), time.Time{}, nil
+		}
+	}
+	return time.Time{}, time.Time{}, fmt.Errorf("must be a date YYYY-MM-DD or an ISO 8601 timestamp")
+}
