@@ -38,15 +38,11 @@ func serveCommand(ctx context.Context, cfg config.Config, args []string, getenv 
 func serve(ctx context.Context, cfg config.Config, stdout io.Writer) error {
 	log := newLogger(cfg, stdout)
 	log.Info("starting notes-svc", "version", version, "config", cfg)
-	db, err := openDB(cfg)
+	store, db, err := openStore(cfg)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	store, err := notesdb.New(db)
-	if err != nil {
-		return err
-	}
 	store.SetListBatch(notesdb.ListBatch{Rows: cfg.ListBatchSize})
 	listings := notes.NewListLimiter(cfg.ListMaxPerAccount, cfg.ListMaxConcurrent, cfg.ListWait)
 
