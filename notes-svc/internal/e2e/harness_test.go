@@ -231,22 +231,6 @@ type req struct {
 }
 
 // do sends r and validates the response against the OpenAPI document.
-// otherSession begins a transaction on a connection of its own, closed
-// when the test ends: another client holding locks while the server works.
-func (e *env) otherSession(t *testing.T) *sql.Tx {
-	t.Helper()
-	holder, err := notesdb.Open(e.url, notesdb.PoolOptions{MaxOpenConns: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { holder.Close() })
-	tx, err := holder.BeginTx(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tx
-}
-
 func (e *env) do(r req) response {
 	e.t.Helper()
 	return e.doT(e.t, r)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
+	"github.com/tickerdesk/tickerdesk/notes-svc/internal/testenv"
 )
 
 func TestNoteLifecycle(t *testing.T) {
@@ -335,7 +336,7 @@ func TestIdempotencyKey(t *testing.T) {
 	}
 
 	// A request still in flight holds the key: a duplicate gets 409.
-	tx := e.otherSession(t)
+	tx := testenv.OtherSession(t, e.url)
 	if _, err := tx.Exec("SELECT pg_advisory_xact_lock($1)", notes.IdempotencyRecord{Key: "busy"}.LockID(e.aliceID)); err != nil {
 		t.Fatal(err)
 	}

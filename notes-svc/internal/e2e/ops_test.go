@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/httpapi"
+	"github.com/tickerdesk/tickerdesk/notes-svc/internal/testenv"
 )
 
 func TestListing(t *testing.T) {
@@ -207,7 +208,7 @@ func TestDatabaseFailures(t *testing.T) {
 	n := e.create(e.alice, "t", "c")
 	// A slow database: another session holds the row lock, so the update
 	// ends at the statement timeout with a 503, and health still answers.
-	tx := e.otherSession(t)
+	tx := testenv.OtherSession(t, e.url)
 	if _, err := tx.Exec("SELECT 1 FROM notes WHERE id = $1 FOR UPDATE", n.ID); err != nil {
 		t.Fatal(err)
 	}
