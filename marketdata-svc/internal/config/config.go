@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/tickerdesk/tickerdesk/pkg/auth"
 	"github.com/tickerdesk/tickerdesk/pkg/dsn"
 	"github.com/tickerdesk/tickerdesk/pkg/envconfig"
 )
@@ -89,8 +90,8 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.DatabaseURL == "" {
 		r.Fail("MARKETDATA_DATABASE_URL", "is required")
 	}
-	if c.KeyCacheTTL < 0 || c.KeyCacheTTL > time.Minute {
-		r.Fail("MARKETDATA_KEY_CACHE_TTL", "must be between 0 (no key cache) and 60s: it bounds how long a revoked key keeps working")
+	if err := auth.CheckCacheTTLSetting(c.KeyCacheTTL); err != nil {
+		r.Fail("MARKETDATA_KEY_CACHE_TTL", err.Error())
 	}
 	if c.DBMaxOpenConns < 1 || c.DBMaxIdleConns < 0 || c.LocalCacheSize < 1 {
 		r.Fail("MARKETDATA_DB_MAX_OPEN_CONNS", "pool and cache sizes must be positive")

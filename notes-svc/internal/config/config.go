@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/tickerdesk/tickerdesk/pkg/auth"
 	"github.com/tickerdesk/tickerdesk/pkg/dsn"
 	"github.com/tickerdesk/tickerdesk/pkg/envconfig"
 )
@@ -143,8 +144,8 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.ListBatchSize < 1 || c.ListBatchSize > 10000 {
 		r.Fail("LIST_BATCH_SIZE", "must be between 1 and 10000")
 	}
-	if c.KeyCacheTTL < 0 || c.KeyCacheTTL > 60*time.Second {
-		r.Fail("KEY_CACHE_TTL", "must be between 0 (no key cache) and 60s: it bounds how long a revoked key keeps working")
+	if err := auth.CheckCacheTTLSetting(c.KeyCacheTTL); err != nil {
+		r.Fail("KEY_CACHE_TTL", err.Error())
 	}
 	if c.AuthFailureLimit < 1 || c.AuthFailureWindow <= 0 {
 		r.Fail("AUTH_FAILURE_LIMIT", "and AUTH_FAILURE_WINDOW must be positive")
