@@ -35,6 +35,16 @@ func CacheTTLFromSetting(d time.Duration) time.Duration {
 	return d
 }
 
+// CheckCacheTTLSetting is the rule both services apply to an operator's
+// key-cache setting before CacheTTLFromSetting: 0 (no cache) up to
+// MaxCacheTTL, since it bounds how long a revoked key keeps working.
+func CheckCacheTTLSetting(d time.Duration) error {
+	if d < 0 || d > MaxCacheTTL {
+		return fmt.Errorf("must be between 0 (no key cache) and %.0fs: it bounds how long a revoked key keeps working", MaxCacheTTL.Seconds())
+	}
+	return nil
+}
+
 // Options configures an Authenticator.
 type Options struct {
 	// Prefix is the key prefix this service issues, such as NotesPrefix.

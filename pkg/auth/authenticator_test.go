@@ -157,6 +157,22 @@ func TestCacheTTLIsCapped(t *testing.T) {
 	}
 }
 
+// TestCacheTTLSettingRange is issue 12, item 8, for both services: 0 is
+// "no key cache" and up to MaxCacheTTL is accepted; a negative setting or
+// one over MaxCacheTTL is refused. (Unparsable values are envconfig's.)
+func TestCacheTTLSettingRange(t *testing.T) {
+	for _, d := range []time.Duration{0, time.Nanosecond, time.Millisecond, MaxCacheTTL} {
+		if err := CheckCacheTTLSetting(d); err != nil {
+			t.Errorf("%v refused: %v", d, err)
+		}
+	}
+	for _, d := range []time.Duration{-time.Nanosecond, -time.Second, MaxCacheTTL + time.Nanosecond, time.Hour} {
+		if err := CheckCacheTTLSetting(d); err == nil {
+			t.Errorf("%v accepted", d)
+		}
+	}
+}
+
 // TestSettingZeroMeansNoCache is issue 12, item 8: a key-cache setting of
 // 0 silently meant the 30 s default, so an operator who set it to have
 // revocations bite at once got the opposite. Through CacheTTLFromSetting,

@@ -6,6 +6,14 @@
 // lets secret scanners recognise a leaked key and lets a service reject
 // another service's key; the checksum rejects a mistyped key before any
 // store lookup. Only the SHA-256 hash of a key is ever stored.
+//
+// The verified-key cache (cache.go) is our own, not
+// hashicorp/golang-lru/v2/expirable, on measurement (issue 14; benchstat
+// of -count 6, 2 shared cores under load): a cache hit took 101.7 ns ± 19%
+// ours and 279.3 ns ± 44% through expirable (+175%, p=0.002), both with no
+// allocation. expirable also reads the wall clock itself where the
+// Authenticator's clock (Options.Now) decides expiry, and starts a
+// cleanup goroutine per cache that never ends, two per Authenticator.
 package auth
 
 import (

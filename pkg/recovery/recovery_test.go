@@ -1,43 +1,23 @@
 package recovery
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/tickerdesk/tickerdesk/pkg/logbuf"
 )
-
-// logBuffer is written by the server's goroutines and read by the test.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func (b *logBuffer) Len() int { return len(b.String()) }
 
 // waitFor returns the log once it holds s, or what it holds after a second:
 // the client may see the response end before the server's log line lands.
-func (b *logBuffer) waitFor(s string) string {
+func waitFor(b *logbuf.Buffer, s string) string {
 	deadline := time.Now().Add(time.Second)
 	for !strings.Contains(b.String(), s) && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
@@ -45,7 +25,7 @@ func (b *logBuffer) waitFor(s string) string {
 	return b.String()
 }
 
-func server(t *testing.T, logs *logBuffer) *httptest.Server {
+func server(t *testing.T, logs *logbuf.Buffer) *httptest.Server {
 	t.Helper()
 	gin.SetMode(gin.ReleaseMode)
 	e := gin.New()
@@ -70,7 +50,7 @@ func server(t *testing.T, logs *logBuffer) *httptest.Server {
 }
 
 func TestPanicBeforeWritingIsTheServicesAnswer(t *testing.T) {
-	var logs logBuffer
+	var logs logbuf.Buffer
 	srv := server(t, &logs)
 	res, err := http.Get(srv.URL + "/before")
 	if err != nil {
@@ -81,7 +61,7 @@ func TestPanicBeforeWritingIsTheServicesAnswer(t *testing.T) {
 	if res.StatusCode != 500 || string(body) != `{"error":"internal"}` {
 		t.Errorf("got %d %s", res.StatusCode, body)
 	}
-	line := logs.waitFor("boom before")
+	line := waitFor(&logs, "boom before")
 	if !strings.Contains(line, `"request_id":"req-1"`) || !strings.Contains(line, "boom before") || !strings.Contains(line, "recovery_test.go") {
 		t.Errorf("log line lacks the request id, the panic or its stack: %s", line)
 	}
@@ -91,7 +71,7 @@ func TestPanicBeforeWritingIsTheServicesAnswer(t *testing.T) {
 }
 
 func TestPanicAfterWritingBreaksTheResponse(t *testing.T) {
-	var logs logBuffer
+	var logs logbuf.Buffer
 	srv := server(t, &logs)
 	res, err := http.Get(srv.URL + "/after")
 	if err == nil {
@@ -101,13 +81,13 @@ func TestPanicAfterWritingBreaksTheResponse(t *testing.T) {
 	if err == nil || errors.Is(err, io.EOF) {
 		t.Errorf("a response cut by a panic read as complete (err %v)", err)
 	}
-	if !strings.Contains(logs.waitFor("boom after"), "boom after") {
+	if !strings.Contains(waitFor(&logs, "boom after"), "boom after") {
 		t.Errorf("panic after writing not logged: %s", logs.String())
 	}
 }
 
 func TestAbortHandlerPassesUnlogged(t *testing.T) {
-	var logs logBuffer
+	var logs logbuf.Buffer
 	srv := server(t, &logs)
 	if res, err := http.Get(srv.URL + "/abort"); err == nil {
 		res.Body.Close()

@@ -18,24 +18,43 @@ const keysUsage = `usage:
   marketdata-svc keys list
   marketdata-svc keys revoke KEY_ID`
 
-// keys administers API keys: it runs one keys subcommand.
+// keys administers API keys: it parses and checks one keys subcommand,
+// then opens the store once and runs it.
 func keys(ctx context.Context, cfg config.Config, args []string, stdout io.Writer) error {
 	if len(args) == 0 {
 		return errors.New(keysUsage)
 	}
 	sub, rest := args[0], args[1:]
 	fs, flags := newKeysFlagSet(sub, stdout)
+	if err := fs.Parse(rest); err != nil {
+		return err
+	}
+	var action keysAction
+	var err error
 	switch sub {
 	case "create":
-		return keysCreate(ctx, cfg, fs, flags, rest, stdout)
+		action, err = keysCreate(fs, flags, stdout)
 	case "list":
-		return keysList(ctx, cfg, fs, rest, stdout)
+		action, err = keysList(fs, stdout)
 	case "revoke":
-		return keysRevoke(ctx, cfg, fs, rest, stdout)
+		action, err = keysRevoke(fs, stdout)
 	default:
 		return fmt.Errorf("unknown keys command %q\n%s", sub, keysUsage)
 	}
+	if err != nil {
+		return err
+	}
+	store, err := openMigrated(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	return action(ctx, store)
 }
+
+// keysAction is a keys subcommand whose arguments have been checked: a
+// usage error never needs the database.
+type keysAction func(context.Context, *marketdatadb.Store) error
 
 // keysFlags are the options of keys create.
 type keysFlags struct {

@@ -2,29 +2,32 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
 )
 
 // keysList prints every key as a table, by account and creation time.
-func keysList(ctx context.Context, cfg config.Config, fs *flag.FlagSet, args []string, stdout io.Writer) error {
-	if err := fs.Parse(args); err != nil {
-		return err
+func keysList(fs *flag.FlagSet, stdout io.Writer) (keysAction, error) {
+	if fs.NArg() > 0 {
+		return nil, errors.New(keysUsage)
 	}
-	store, err := openMigrated(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	list, err := store.ListKeys(ctx)
-	if err != nil {
-		return err
-	}
+	return func(ctx context.Context, store *marketdatadb.Store) error {
+		list, err := store.ListKeys(ctx)
+		if err != nil {
+			return err
+		}
+		return printKeys(stdout, list)
+	}, nil
+}
+
+// printKeys writes list as a table.
+func printKeys(stdout io.Writer, list []marketdatadb.KeyMeta) error {
 	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "ID\tACCOUNT\tHINT\tSCOPES\tRATE/S\tMONTHLY\tCREATED\tEXPIRES\tREVOKED\tLAST USED")
 	for _, k := range list {

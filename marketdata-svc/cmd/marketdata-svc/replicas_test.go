@@ -20,6 +20,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/ratelimit"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/testenv"
 	"github.com/tickerdesk/tickerdesk/pkg/healthcheck"
+	"github.com/tickerdesk/tickerdesk/pkg/logbuf"
 )
 
 // cluster is three marketdata-svc replicas run through run("serve") in
@@ -35,7 +36,7 @@ type cluster struct {
 
 type replica struct {
 	addr string
-	out  *lockedBuffer
+	out  *logbuf.Buffer
 	stop func() // graceful shutdown, waits for run to return
 }
 
@@ -91,7 +92,7 @@ func (c *cluster) start(redisURL string) *replica {
 		env["MARKETDATA_REDIS_URL"] = redisURL
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &replica{addr: addr, out: &lockedBuffer{}}
+	r := &replica{addr: addr, out: &logbuf.Buffer{}}
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"serve"}, func(k string) string { return env[k] }, r.out) }()
 	var once sync.Once

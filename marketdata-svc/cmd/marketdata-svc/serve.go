@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
-	"net/http/pprof"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -23,6 +20,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/ratelimit"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
+	"github.com/tickerdesk/tickerdesk/pkg/httpserve"
 )
 
 // serve runs the HTTP API until ctx ends, then shuts down gracefully:
@@ -68,7 +66,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, args []stri
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	return listenAndServe(ctx, cfg, log, api)
+	return httpserve.Run(ctx, httpserve.Options{
+		Addr: cfg.HTTPAddr, Server: newHTTPServer(cfg, log, api), PprofAddr: cfg.PprofAddr,
+		ShuttingDown: api.SetShuttingDown, Drain: cfg.ShutdownDrain, ShutdownTimeout: cfg.ShutdownTimeout, Log: log,
+	})
 }
 
 // parseServeArgs checks that serve was given no flag or argument of its
@@ -194,79 +195,6 @@ func newHTTPServer(cfg config.Config, log *slog.Logger, api http.Handler) *http.
 		MaxHeaderBytes: 128 << 10, // room for a 64 KiB query string
 		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-}
-
-// listenAndServe serves api (and pprof when configured) until ctx ends or
-// a server fails, then shuts down.
-func listenAndServe(ctx context.Context, cfg config.Config, log *slog.Logger, api *httpapi.Server) error {
-	srv := newHTTPServer(cfg, log, api)
-	ln, err := net.Listen("tcp", cfg.HTTPAddr)
-	if err != nil {
-		return fmt.Errorf("serve: %w", err)
-	}
-	errs := make(chan error, 2)
-	go func() { errs <- srv.Serve(ln) }()
-	log.Info("listening", "addr", ln.Addr().String())
-
-	var debug *http.Server
-	if cfg.PprofAddr != "" {
-		debug, err = startPprof(cfg.PprofAddr, log, errs)
-		if err != nil {
-			_ = srv.Close()
-			return fmt.Errorf("serve: %w", err)
-		}
-	}
-
-	select {
-	case err := <-errs:
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
-	}
-	return shutdown(ctx, cfg, log, api, srv, debug)
-}
-
-// shutdown fails readiness, waits out the drain, then gives in-flight
-// requests up to cfg.ShutdownTimeout.
-func shutdown(ctx context.Context, cfg config.Config, log *slog.Logger, api *httpapi.Server, srv, debug *http.Server) error {
-	api.SetShuttingDown()
-	log.Info("shutting down: readiness now fails", "drain", cfg.ShutdownDrain)
-	if cfg.ShutdownDrain > 0 {
-		time.Sleep(cfg.ShutdownDrain)
-	}
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
-	defer cancel()
-	err := srv.Shutdown(shutdownCtx)
-	if debug != nil {
-		_ = debug.Shutdown(shutdownCtx)
-	}
-	if err != nil {
-		return fmt.Errorf("serve: shutdown: %w", err)
-	}
-	log.Info("stopped")
-	return nil
-}
-
-// startPprof serves net/http/pprof on its own listener, never on the
-// public one.
-func startPprof(addr string, log *slog.Logger, errs chan<- error) (*http.Server, error) {
-	mux := http.NewServeMux()
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("pprof listener: %w", err)
-	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			errs <- fmt.Errorf("pprof: %w", err)
-		}
-	}()
-	log.Info("pprof listening", "addr", ln.Addr().String())
-	return srv, nil
 }
 
 // checkEvictionPolicy warns when Redis could evict limiter state: only the

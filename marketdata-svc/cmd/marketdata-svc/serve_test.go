@@ -1,39 +1,19 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/testenv"
 	"github.com/tickerdesk/tickerdesk/pkg/healthcheck"
+	"github.com/tickerdesk/tickerdesk/pkg/logbuf"
 )
-
-// lockedBuffer is the command's stdout, written by the server's goroutines
-// and read by the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestServe runs serve through run, with Redis and without: it becomes
 // ready, reports its cache, and stops cleanly when its context ends.
@@ -56,7 +36,7 @@ func TestServe(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			var out lockedBuffer
+			var out logbuf.Buffer
 			done := make(chan error, 1)
 			go func() { done <- run(ctx, []string{"serve"}, func(k string) string { return env[k] }, &out) }()
 

@@ -3,15 +3,14 @@
 package config
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/tickerdesk/tickerdesk/pkg/auth"
 	"github.com/tickerdesk/tickerdesk/pkg/dsn"
+	"github.com/tickerdesk/tickerdesk/pkg/envconfig"
 )
 
 // Config is the whole configuration of marketdata-svc.
@@ -76,59 +75,59 @@ const (
 
 // Load reads the configuration through getenv.
 func Load(getenv func(string) string) (Config, error) {
-	r := reader{getenv: getenv}
+	r := envconfig.New(getenv, "")
 	c := Config{
-		DatabaseURL:       r.str("MARKETDATA_DATABASE_URL", ""),
-		RedisURL:          r.str("MARKETDATA_REDIS_URL", ""),
-		HTTPAddr:          r.str("MARKETDATA_HTTP_ADDR", ":8081"),
-		TrustedProxies:    r.list("MARKETDATA_TRUSTED_PROXIES"),
-		CORSOrigins:       r.list("MARKETDATA_CORS_ORIGINS"),
-		LogLevel:          r.level("MARKETDATA_LOG_LEVEL", slog.LevelInfo),
-		ShutdownDrain:     r.duration("MARKETDATA_SHUTDOWN_DRAIN", 5*time.Second),
-		ShutdownTimeout:   r.duration("MARKETDATA_SHUTDOWN_TIMEOUT", 20*time.Second),
-		RequestTimeout:    r.duration("MARKETDATA_REQUEST_TIMEOUT", 10*time.Second),
-		StatementTimeout:  r.duration("MARKETDATA_STATEMENT_TIMEOUT", 5*time.Second),
-		DBMaxOpenConns:    r.integer("MARKETDATA_DB_MAX_OPEN_CONNS", 20),
-		DBMaxIdleConns:    r.integer("MARKETDATA_DB_MAX_IDLE_CONNS", 20),
-		DBConnMaxLifetime: r.duration("MARKETDATA_DB_CONN_MAX_LIFETIME", 30*time.Minute),
-		DBConnMaxIdleTime: r.duration("MARKETDATA_DB_CONN_MAX_IDLE_TIME", 5*time.Minute),
-		CacheTTL:          r.duration("MARKETDATA_CACHE_TTL", 5*time.Minute),
-		CacheTimeout:      r.duration("MARKETDATA_CACHE_TIMEOUT", 50*time.Millisecond),
-		LocalCacheSize:    r.integer("MARKETDATA_LOCAL_CACHE_SIZE", 10_000),
-		DataVersionPoll:   r.duration("MARKETDATA_DATA_VERSION_POLL", 250*time.Millisecond),
-		RateLimitMode:     r.str("MARKETDATA_RATELIMIT_MODE", RateLimitLease),
-		KeyCacheTTL:       r.duration("MARKETDATA_KEY_CACHE_TTL", 30*time.Second),
-		AuthFailureLimit:  r.integer("MARKETDATA_AUTH_FAILURE_LIMIT", 20),
-		AuthFailureWindow: r.duration("MARKETDATA_AUTH_FAILURE_WINDOW", time.Minute),
-		PprofAddr:         r.str("MARKETDATA_PPROF_ADDR", ""),
+		DatabaseURL:       r.String("MARKETDATA_DATABASE_URL", ""),
+		RedisURL:          r.String("MARKETDATA_REDIS_URL", ""),
+		HTTPAddr:          r.String("MARKETDATA_HTTP_ADDR", ":8081"),
+		TrustedProxies:    r.List("MARKETDATA_TRUSTED_PROXIES"),
+		CORSOrigins:       r.List("MARKETDATA_CORS_ORIGINS"),
+		LogLevel:          r.Level("MARKETDATA_LOG_LEVEL", slog.LevelInfo),
+		ShutdownDrain:     r.Duration("MARKETDATA_SHUTDOWN_DRAIN", 5*time.Second),
+		ShutdownTimeout:   r.Duration("MARKETDATA_SHUTDOWN_TIMEOUT", 20*time.Second),
+		RequestTimeout:    r.Duration("MARKETDATA_REQUEST_TIMEOUT", 10*time.Second),
+		StatementTimeout:  r.Duration("MARKETDATA_STATEMENT_TIMEOUT", 5*time.Second),
+		DBMaxOpenConns:    r.Int("MARKETDATA_DB_MAX_OPEN_CONNS", 20),
+		DBMaxIdleConns:    r.Int("MARKETDATA_DB_MAX_IDLE_CONNS", 20),
+		DBConnMaxLifetime: r.Duration("MARKETDATA_DB_CONN_MAX_LIFETIME", 30*time.Minute),
+		DBConnMaxIdleTime: r.Duration("MARKETDATA_DB_CONN_MAX_IDLE_TIME", 5*time.Minute),
+		CacheTTL:          r.Duration("MARKETDATA_CACHE_TTL", 5*time.Minute),
+		CacheTimeout:      r.Duration("MARKETDATA_CACHE_TIMEOUT", 50*time.Millisecond),
+		LocalCacheSize:    r.Int("MARKETDATA_LOCAL_CACHE_SIZE", 10_000),
+		DataVersionPoll:   r.Duration("MARKETDATA_DATA_VERSION_POLL", 250*time.Millisecond),
+		RateLimitMode:     r.String("MARKETDATA_RATELIMIT_MODE", RateLimitLease),
+		KeyCacheTTL:       r.Duration("MARKETDATA_KEY_CACHE_TTL", 30*time.Second),
+		AuthFailureLimit:  r.Int("MARKETDATA_AUTH_FAILURE_LIMIT", 20),
+		AuthFailureWindow: r.Duration("MARKETDATA_AUTH_FAILURE_WINDOW", time.Minute),
+		PprofAddr:         r.String("MARKETDATA_PPROF_ADDR", ""),
 	}
 	if c.DatabaseURL == "" {
-		r.fail("MARKETDATA_DATABASE_URL", "is required")
+		r.Fail("MARKETDATA_DATABASE_URL", "is required")
 	}
-	if c.KeyCacheTTL < 0 || c.KeyCacheTTL > time.Minute {
-		r.fail("MARKETDATA_KEY_CACHE_TTL", "must be between 0 (no key cache) and 60s: it bounds how long a revoked key keeps working")
+	if err := auth.CheckCacheTTLSetting(c.KeyCacheTTL); err != nil {
+		r.Fail("MARKETDATA_KEY_CACHE_TTL", err.Error())
 	}
 	if c.DBMaxOpenConns < 1 || c.DBMaxIdleConns < 0 || c.LocalCacheSize < 1 {
-		r.fail("MARKETDATA_DB_MAX_OPEN_CONNS", "pool and cache sizes must be positive")
+		r.Fail("MARKETDATA_DB_MAX_OPEN_CONNS", "pool and cache sizes must be positive")
 	}
 	if c.DataVersionPoll <= 0 {
-		r.fail("MARKETDATA_DATA_VERSION_POLL", "must be positive")
+		r.Fail("MARKETDATA_DATA_VERSION_POLL", "must be positive")
 	}
 	if c.RateLimitMode != RateLimitLease && c.RateLimitMode != RateLimitExact {
-		r.fail("MARKETDATA_RATELIMIT_MODE", "must be lease or exact")
+		r.Fail("MARKETDATA_RATELIMIT_MODE", "must be lease or exact")
 	}
 	if c.AuthFailureLimit < 1 || c.AuthFailureWindow <= 0 {
-		r.fail("MARKETDATA_AUTH_FAILURE_LIMIT", "and MARKETDATA_AUTH_FAILURE_WINDOW must be positive")
+		r.Fail("MARKETDATA_AUTH_FAILURE_LIMIT", "and MARKETDATA_AUTH_FAILURE_WINDOW must be positive")
 	}
 	for _, o := range c.CORSOrigins {
 		if !validOrigin(o) {
-			r.fail("MARKETDATA_CORS_ORIGINS", fmt.Sprintf("has %q: each entry must be * or an origin such as https://app.example.com", o))
+			r.Fail("MARKETDATA_CORS_ORIGINS", fmt.Sprintf("has %q: each entry must be * or an origin such as https://app.example.com", o))
 		}
 	}
 	if c.PprofAddr != "" && c.PprofAddr == c.HTTPAddr {
-		r.fail("MARKETDATA_PPROF_ADDR", "must differ from MARKETDATA_HTTP_ADDR")
+		r.Fail("MARKETDATA_PPROF_ADDR", "must differ from MARKETDATA_HTTP_ADDR")
 	}
-	if err := errors.Join(r.errs...); err != nil {
+	if err := r.Err(); err != nil {
 		return Config{}, fmt.Errorf("load config: %w", err)
 	}
 	return c, nil
@@ -162,11 +161,6 @@ func (c Config) LogValue() slog.Value {
 	)
 }
 
-type reader struct {
-	getenv func(string) string
-	errs   []error
-}
-
 // validOrigin accepts "*" or a browser origin: http or https, a host, an
 // optional port, and nothing after it (browsers send exactly that).
 func validOrigin(o string) bool {
@@ -176,62 +170,4 @@ func validOrigin(o string) bool {
 	u, err := url.Parse(o)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" &&
 		u.Path == "" && u.RawQuery == "" && u.Fragment == "" && u.User == nil && u.Scheme+"://"+u.Host == o
-}
-
-func (r *reader) fail(name, msg string) { r.errs = append(r.errs, fmt.Errorf("%s %s", name, msg)) }
-
-func (r *reader) str(name, def string) string {
-	if v := strings.TrimSpace(r.getenv(name)); v != "" {
-		return v
-	}
-	return def
-}
-
-func (r *reader) list(name string) []string {
-	var out []string
-	for _, part := range strings.Split(r.getenv(name), ",") {
-		if part = strings.TrimSpace(part); part != "" {
-			out = append(out, part)
-		}
-	}
-	return out
-}
-
-func (r *reader) integer(name string, def int) int {
-	v := strings.TrimSpace(r.getenv(name))
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		r.fail(name, "must be a whole number")
-		return def
-	}
-	return n
-}
-
-func (r *reader) duration(name string, def time.Duration) time.Duration {
-	v := strings.TrimSpace(r.getenv(name))
-	if v == "" {
-		return def
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d < 0 {
-		r.fail(name, "must be a non-negative duration such as 500ms or 5s")
-		return def
-	}
-	return d
-}
-
-func (r *reader) level(name string, def slog.Level) slog.Level {
-	v := strings.TrimSpace(r.getenv(name))
-	if v == "" {
-		return def
-	}
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(v)); err != nil {
-		r.fail(name, "must be debug, info, warn or error")
-		return def
-	}
-	return l
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/ratelimit"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/testenv"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
+	"github.com/tickerdesk/tickerdesk/pkg/logbuf"
 )
 
 func day(s string) time.Time {
@@ -84,7 +85,7 @@ type e2e struct {
 	srv   *httpapi.Server
 	store *marketdatadb.Store
 	doc   *apiDoc
-	logs  *syncBuffer
+	logs  *logbuf.Buffer
 	rdb   *redis.Client
 	key   string
 	keys  map[string]string
@@ -117,7 +118,7 @@ func newE2EWith(t *testing.T, o e2eOptions) *e2e {
 	}
 	t.Cleanup(func() { rdb.Close() })
 	reg := prometheus.NewRegistry()
-	logs := &syncBuffer{}
+	logs := &logbuf.Buffer{}
 	log := slog.New(slog.NewJSONHandler(logs, nil))
 	versions := dataversion.NewRedis(rdb, store.DataVersion, dataversion.Options{Logger: log})
 	if err := versions.Refresh(context.Background()); err != nil {

@@ -74,13 +74,23 @@ func (s *Server) eodOnDate(c *gin.Context) {
 	p := parseQuery(c.Request.URL.RawQuery)
 	day := pathDate(p, c.Param("date"))
 	q := marketdata.EODQuery{Symbols: p.symbols("symbols", true), DateFrom: day, DateTo: day, Sort: p.sort(), Exchange: p.exchange()}
-	page := p.page()
-	q.Limit, q.Offset = page.Limit, page.Offset
-	if err := p.err(); err != nil {
-		s.writeError(c, err)
+	page, ok := s.validPage(c, p)
+	if !ok {
 		return
 	}
+	q.Limit, q.Offset = page.Limit, page.Offset
 	s.sendEOD(c, q)
+}
+
+// validPage ends the reading of p: it returns the page asked for, or
+// answers every problem of the query and reports false.
+func (s *Server) validPage(c *gin.Context, p *queryParams) (pagination.Page, bool) {
+	page := p.page()
+	if err := p.err(); err != nil {
+		s.writeError(c, err)
+		return page, false
+	}
+	return page, true
 }
 
 func pathDate(p *queryParams, raw string) (day time.Time) {
@@ -94,17 +104,25 @@ func pathDate(p *queryParams, raw string) (day time.Time) {
 // pathTicker reads {symbol} and looks the ticker up; a symbol that cannot
 // exist is simply not found.
 func (s *Server) pathTicker(c *gin.Context) (marketdata.Ticker, bool) {
-	sym, err := marketdata.NormaliseSymbol(c.Param("symbol"))
+	return lookupPath(s, c, c.Param("symbol"), marketdata.NormaliseSymbol, s.store.Ticker)
+}
+
+// lookupPath parses raw, a path parameter, and looks it up with get. It
+// answers a failure itself and reports false; a value that cannot exist
+// is simply not found.
+func lookupPath[T any](s *Server, c *gin.Context, raw string, parse func(string) (string, error), get func(context.Context, string) (T, error)) (T, bool) {
+	var zero T
+	id, err := parse(raw)
 	if err != nil {
 		s.writeError(c, marketdata.ErrNotFound)
-		return marketdata.Ticker{}, false
+		return zero, false
 	}
-	t, err := s.store.Ticker(c.Request.Context(), sym)
+	v, err := get(c.Request.Context(), id)
 	if err != nil {
 		s.writeError(c, err)
-		return marketdata.Ticker{}, false
+		return zero, false
 	}
-	return t, true
+	return v, true
 }
 
 // tickerEOD serves /tickers/{symbol}/eod in marketstack's shape: the
@@ -114,12 +132,11 @@ func (s *Server) tickerEOD(v apiVersion) gin.HandlerFunc {
 		p := parseQuery(c.Request.URL.RawQuery)
 		q := marketdata.EODQuery{Sort: p.sort()}
 		q.DateFrom, q.DateTo = p.dateRange()
-		page := p.page()
-		q.Limit, q.Offset = page.Limit, page.Offset
-		if err := p.err(); err != nil {
-			s.writeError(c, err)
+		page, ok := s.validPage(c, p)
+		if !ok {
 			return
 		}
+		q.Limit, q.Offset = page.Limit, page.Offset
 		t, ok := s.pathTicker(c)
 		if !ok {
 			return
@@ -167,12 +184,11 @@ func (s *Server) exchangeEOD(v apiVersion, latest, onDate bool) gin.HandlerFunc 
 		} else {
 			q.DateFrom, q.DateTo = p.dateRange()
 		}
-		page := p.page()
-		q.Limit, q.Offset = page.Limit, page.Offset
-		if err := p.err(); err != nil {
-			s.writeError(c, err)
+		page, ok := s.validPage(c, p)
+		if !ok {
 			return
 		}
+		q.Limit, q.Offset = page.Limit, page.Offset
 		x, ok := s.pathExchange(c)
 		if !ok {
 			return
@@ -235,26 +251,21 @@ func (s *Server) tickerList(v apiVersion) gin.HandlerFunc {
 		if v == v1 {
 			q.Symbols = p.symbols("symbols", false)
 		}
-		page := p.page()
-		q.Limit, q.Offset = page.Limit, page.Offset
-		if err := p.err(); err != nil {
-			s.writeError(c, err)
+		page, ok := s.validPage(c, p)
+		if !ok {
 			return
 		}
+		q.Limit, q.Offset = page.Limit, page.Offset
 		res, err := s.store.Tickers(c.Request.Context(), q)
 		if err != nil {
 			s.writeError(c, err)
 			return
 		}
-		data := make([]any, len(res.Tickers))
-		for i, t := range res.Tickers {
-			if v == v1 {
-				data[i] = newTicker(t)
-			} else {
-				data[i] = newTickersListItem(t)
-			}
+		if v == v1 {
+			sendList(s, c, page, res.Tickers, res.Total, newTicker)
+			return
 		}
-		s.sendValue(c, envelope[[]any]{Pagination: pagination.NewEnvelope(page, len(data), res.Total), Data: data})
+		sendList(s, c, page, res.Tickers, res.Total, newTickersListItem)
 	}
 }
 
@@ -278,39 +289,24 @@ func (s *Server) exchangeList(v apiVersion) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		p := parseQuery(c.Request.URL.RawQuery)
 		q := marketdata.ExchangeQuery{Search: p.search()}
-		page := p.page()
-		q.Limit, q.Offset = page.Limit, page.Offset
-		if err := p.err(); err != nil {
-			s.writeError(c, err)
+		page, ok := s.validPage(c, p)
+		if !ok {
 			return
 		}
+		q.Limit, q.Offset = page.Limit, page.Offset
 		res, err := s.store.Exchanges(c.Request.Context(), q)
 		if err != nil {
 			s.writeError(c, err)
 			return
 		}
-		data := make([]any, len(res.Exchanges))
-		for i, x := range res.Exchanges {
-			data[i] = exchangeOf(x, v)
-		}
-		s.sendValue(c, envelope[[]any]{Pagination: pagination.NewEnvelope(page, len(data), res.Total), Data: data})
+		sendList(s, c, page, res.Exchanges, res.Total, func(x marketdata.Exchange) any { return exchangeOf(x, v) })
 	}
 }
 
 // pathExchange reads {mic}, an alias included, and looks the exchange up;
 // a code that cannot exist is simply not found.
 func (s *Server) pathExchange(c *gin.Context) (marketdata.Exchange, bool) {
-	mic, err := marketdata.ParseMIC(c.Param("mic"))
-	if err != nil {
-		s.writeError(c, marketdata.ErrNotFound)
-		return marketdata.Exchange{}, false
-	}
-	x, err := s.store.Exchange(c.Request.Context(), mic)
-	if err != nil {
-		s.writeError(c, err)
-		return marketdata.Exchange{}, false
-	}
-	return x, true
+	return lookupPath(s, c, c.Param("mic"), marketdata.ParseMIC, s.store.Exchange)
 }
 
 // exchangeOne serves /exchanges/{mic}.
@@ -329,9 +325,8 @@ func (s *Server) exchangeOne(v apiVersion) gin.HandlerFunc {
 func (s *Server) exchangeTickers(v apiVersion) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		p := parseQuery(c.Request.URL.RawQuery)
-		page := p.page()
-		if err := p.err(); err != nil {
-			s.writeError(c, err)
+		page, ok := s.validPage(c, p)
+		if !ok {
 			return
 		}
 		x, ok := s.pathExchange(c)
@@ -387,7 +382,7 @@ func (s *Server) splitList(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	s.sendValue(c, envelope[[]splitJSON]{Pagination: pagination.NewEnvelope(page, len(res.Splits), res.Total), Data: splitsJSON(res.Splits)})
+	sendList(s, c, page, res.Splits, res.Total, newSplit)
 }
 
 // dividendList serves /v1/dividends.
@@ -402,7 +397,7 @@ func (s *Server) dividendList(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	s.sendValue(c, envelope[[]dividendJSON]{Pagination: pagination.NewEnvelope(page, len(res.Dividends), res.Total), Data: dividendsJSON(res.Dividends)})
+	sendList(s, c, page, res.Dividends, res.Total, newDividend)
 }
 
 // tickerSplits serves /tickers/{symbol}/splits: /splits of one ticker,
@@ -414,13 +409,11 @@ func (s *Server) tickerSplits(v apiVersion) gin.HandlerFunc {
 			return p.Splits, p.Total, err
 		}, func(splits []marketdata.Split) any {
 			if v == v1 {
-				return splitsJSON(splits)
+				return encodeAll(splits, newSplit)
 			}
-			data := make([]splitV2JSON, len(splits))
-			for i, sp := range splits {
-				data[i] = splitV2JSON{Date: marketdata.FormatDate(sp.Date), SplitFactor: sp.Factor, StockSplit: stockSplit(sp.Factor), Symbol: sp.Symbol}
-			}
-			return data
+			return encodeAll(splits, func(sp marketdata.Split) splitV2JSON {
+				return splitV2JSON{Date: marketdata.FormatDate(sp.Date), SplitFactor: sp.Factor, StockSplit: stockSplit(sp.Factor), Symbol: sp.Symbol}
+			})
 		})
 	}
 }
@@ -434,13 +427,11 @@ func (s *Server) tickerDividends(v apiVersion) gin.HandlerFunc {
 			return p.Dividends, p.Total, err
 		}, func(divs []marketdata.Dividend) any {
 			if v == v1 {
-				return dividendsJSON(divs)
+				return encodeAll(divs, newDividend)
 			}
-			data := make([]dividendV2JSON, len(divs))
-			for i, d := range divs {
-				data[i] = dividendV2JSON{Date: marketdata.FormatDate(d.Date), Dividend: d.Amount, Symbol: d.Symbol}
-			}
-			return data
+			return encodeAll(divs, func(d marketdata.Dividend) dividendV2JSON {
+				return dividendV2JSON{Date: marketdata.FormatDate(d.Date), Dividend: d.Amount, Symbol: d.Symbol}
+			})
 		})
 	}
 }
@@ -477,65 +468,57 @@ func tickerActionQuery(c *gin.Context) (marketdata.ActionQuery, pagination.Page,
 	return q, page, p.err()
 }
 
-func splitsJSON(splits []marketdata.Split) []splitJSON {
-	data := make([]splitJSON, len(splits))
-	for i, sp := range splits {
-		data[i] = splitJSON{Date: marketdata.FormatDate(sp.Date), SplitFactor: sp.Factor, Symbol: sp.Symbol}
+func newSplit(sp marketdata.Split) splitJSON {
+	return splitJSON{Date: marketdata.FormatDate(sp.Date), SplitFactor: sp.Factor, Symbol: sp.Symbol}
+}
+
+func newDividend(d marketdata.Dividend) dividendJSON {
+	return dividendJSON{Date: marketdata.FormatDate(d.Date), Dividend: d.Amount, Symbol: d.Symbol}
+}
+
+// encodeAll is items each encoded by encode: the data of a list answer.
+func encodeAll[T, J any](items []T, encode func(T) J) []J {
+	data := make([]J, len(items))
+	for i, it := range items {
+		data[i] = encode(it)
 	}
 	return data
 }
 
-func dividendsJSON(divs []marketdata.Dividend) []dividendJSON {
-	data := make([]dividendJSON, len(divs))
-	for i, d := range divs {
-		data[i] = dividendJSON{Date: marketdata.FormatDate(d.Date), Dividend: d.Amount, Symbol: d.Symbol}
-	}
-	return data
+// sendList answers a page of items, each encoded by encode, in
+// marketstack's envelope; total counts every match, not just the page.
+func sendList[T, J any](s *Server, c *gin.Context, page pagination.Page, items []T, total int64, encode func(T) J) {
+	s.sendValue(c, envelope[[]J]{Pagination: pagination.NewEnvelope(page, len(items), total), Data: encodeAll(items, encode)})
 }
 
 // currencyList serves /currencies, paged.
 func (s *Server) currencyList(v apiVersion) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		p := parseQuery(c.Request.URL.RawQuery)
-		page := p.page()
-		if err := p.err(); err != nil {
-			s.writeError(c, err)
+		page, ok := s.validPage(c, p)
+		if !ok {
 			return
 		}
 		all := marketdata.Currencies()
-		items := pageOf(all, page)
-		pag := pagination.NewEnvelope(page, len(items), int64(len(all)))
 		if v == v2 {
-			data := make([]currencyV2JSON, len(items))
-			for i, cur := range items {
-				data[i] = currencyV2JSON{Code: cur.Code, Symbol: cur.Symbol, SymbolNative: cur.SymbolNative, Name: cur.Name}
-			}
-			s.sendValue(c, envelope[[]currencyV2JSON]{Pagination: pag, Data: data})
+			sendList(s, c, page, pageOf(all, page), int64(len(all)), func(cur marketdata.Currency) currencyV2JSON {
+				return currencyV2JSON{Code: cur.Code, Symbol: cur.Symbol, SymbolNative: cur.SymbolNative, Name: cur.Name}
+			})
 			return
 		}
-		data := make([]currencyJSON, len(items))
-		for i, cur := range items {
-			data[i] = newCurrency(cur)
-		}
-		s.sendValue(c, envelope[[]currencyJSON]{Pagination: pag, Data: data})
+		sendList(s, c, page, pageOf(all, page), int64(len(all)), newCurrency)
 	}
 }
 
 // timezoneList serves /timezones, paged.
 func (s *Server) timezoneList(c *gin.Context) {
 	p := parseQuery(c.Request.URL.RawQuery)
-	page := p.page()
-	if err := p.err(); err != nil {
-		s.writeError(c, err)
+	page, ok := s.validPage(c, p)
+	if !ok {
 		return
 	}
 	all := marketdata.Timezones()
-	items := pageOf(all, page)
-	data := make([]timezoneJSON, len(items))
-	for i, tz := range items {
-		data[i] = newTimezone(tz)
-	}
-	s.sendValue(c, envelope[[]timezoneJSON]{Pagination: pagination.NewEnvelope(page, len(data), int64(len(all))), Data: data})
+	sendList(s, c, page, pageOf(all, page), int64(len(all)), newTimezone)
 }
 
 // pageOf is one page of a list held in memory.

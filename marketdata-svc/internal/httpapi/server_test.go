@@ -1,14 +1,12 @@
 package httpapi_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +16,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/ratelimit"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
+	"github.com/tickerdesk/tickerdesk/pkg/logbuf"
 )
 
 // fakeStore is a stand-in for the layer below, for the HTTP layer's own
@@ -50,24 +49,6 @@ func (f *fakeStore) Ticker(_ context.Context, sym string) (marketdata.Ticker, er
 	return marketdata.Ticker{}, marketdata.ErrNotFound
 }
 
-// syncBuffer collects log output written from handler goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func newKey(t *testing.T, store *fakeStore, p auth.Principal) string {
 	t.Helper()
 	key, hash, err := auth.Generate(auth.MarketDataPrefix)
@@ -98,7 +79,7 @@ func TestServerBehaviour(t *testing.T) {
 	limited := newKey(t, store, auth.Principal{KeyID: "k3", Scopes: all, RatePerSecond: 2})
 	quota := newKey(t, store, auth.Principal{KeyID: "k4", Scopes: all, MonthlyQuota: 1})
 
-	logs := &syncBuffer{}
+	logs := &logbuf.Buffer{}
 	fixed := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
 	srv, err := httpapi.NewServer(httpapi.Options{
 		Store:    store,

@@ -170,6 +170,19 @@ type table struct {
 	line []int
 }
 
+// readHeader reads the first record of the CSV file name; an empty file
+// is an error on its line 1.
+func readHeader(r *csv.Reader, name string) ([]string, error) {
+	header, err := r.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s:1: empty file", name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return header, nil
+}
+
 func readTable(path string) (*table, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -178,12 +191,9 @@ func readTable(path string) (*table, error) {
 	defer f.Close()
 	r := csv.NewReader(f)
 	r.FieldsPerRecord = -1
-	header, err := r.Read()
-	if errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s:1: empty file", path)
-	}
+	header, err := readHeader(r, path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
 	t := &table{path: path, cols: headerColumns(header)}
 	var errs RowErrors

@@ -118,12 +118,9 @@ func newPriceFile(name string, r io.Reader, symbol string) (*PriceFile, error) {
 	cr := csv.NewReader(bufio.NewReaderSize(r, 256*1024))
 	cr.ReuseRecord = true
 	cr.FieldsPerRecord = -1
-	header, err := cr.Read()
-	if errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s:1: empty file", name)
-	}
+	header, err := readHeader(cr, name)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, err
 	}
 	layout, cols, err := DetectPriceLayout(header)
 	if err != nil {

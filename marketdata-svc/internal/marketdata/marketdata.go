@@ -198,15 +198,7 @@ func (q TickerQuery) CanonicalKey() string {
 
 // AppendCanonicalKey appends CanonicalKey to b.
 func (q TickerQuery) AppendCanonicalKey(b []byte) []byte {
-	b = append(b, "tickers|s="...)
-	for i, s := range q.Symbols {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, s...)
-	}
-	b = append(b, "|x="...)
-	b = append(b, q.Exchange...)
+	b = appendKeyScope(b, "tickers", q.Symbols, q.Exchange)
 	b = append(b, "|limit="...)
 	b = strconv.AppendInt(b, int64(q.Limit), 10)
 	b = append(b, "|offset="...)

@@ -154,18 +154,26 @@ func (q EODQuery) CanonicalKey() string {
 	return string(q.AppendCanonicalKey(make([]byte, 0, 64+len(q.Symbols)*8)))
 }
 
-// AppendCanonicalKey appends CanonicalKey to b, for a lookup that need not
-// allocate the key.
-func (q EODQuery) AppendCanonicalKey(b []byte) []byte {
-	b = append(b, "eod|s="...)
-	for i, s := range q.Symbols {
+// appendKeyScope appends the start of a canonical key: its kind, then
+// the symbols in request order and the exchange, as both query kinds
+// write them.
+func appendKeyScope(b []byte, kind string, symbols []string, exchange string) []byte {
+	b = append(b, kind...)
+	b = append(b, "|s="...)
+	for i, s := range symbols {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, s...)
 	}
 	b = append(b, "|x="...)
-	b = append(b, q.Exchange...)
+	return append(b, exchange...)
+}
+
+// AppendCanonicalKey appends CanonicalKey to b, for a lookup that need not
+// allocate the key.
+func (q EODQuery) AppendCanonicalKey(b []byte) []byte {
+	b = appendKeyScope(b, "eod", q.Symbols, q.Exchange)
 	b = append(b, "|f="...)
 	b = appendKeyDate(b, q.DateFrom)
 	b = append(b, "|t="...)

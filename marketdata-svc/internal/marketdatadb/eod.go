@@ -27,39 +27,27 @@ ORDER BY s.ord`
 // limit+offset bars, since no page can reach further into one symbol; the
 // few rows left are merged by date and request order. This reads
 // symbols × (limit+offset) index entries however long the history is.
-const eodPageSQL = `
+//
+// Latest instead takes each symbol's most recent bar in the range, one
+// backward index probe per symbol. Both fill eodLateralSQL: %[1]s is the
+// order of the page, %[2]s the walk of one symbol, %[3]s the page's bound.
+const eodLateralSQL = `
 SELECT b.symbol, b.date, b.open, b.high, b.low, b.close, b.volume,
        b.split_factor, b.dividend, b.price_factor, b.volume_factor
 FROM unnest($1::text[]) WITH ORDINALITY AS s(symbol, ord)
 CROSS JOIN LATERAL (
   SELECT * FROM eod_bars b
   WHERE b.symbol = s.symbol AND b.date BETWEEN $2 AND $3
-  ORDER BY b.date %[1]s
-  LIMIT $4
+  %[2]s
 ) b
 ORDER BY b.date %[1]s, s.ord
-LIMIT $5 OFFSET $6`
-
-// Latest: each symbol's most recent bar in the range, one backward index
-// probe per symbol.
-const eodLatestSQL = `
-SELECT b.symbol, b.date, b.open, b.high, b.low, b.close, b.volume,
-       b.split_factor, b.dividend, b.price_factor, b.volume_factor
-FROM unnest($1::text[]) WITH ORDINALITY AS s(symbol, ord)
-CROSS JOIN LATERAL (
-  SELECT * FROM eod_bars b
-  WHERE b.symbol = s.symbol AND b.date BETWEEN $2 AND $3
-  ORDER BY b.date DESC
-  LIMIT 1
-) b
-ORDER BY b.date %[1]s, s.ord
-LIMIT $4 OFFSET $5`
+%[3]s`
 
 var (
-	eodPageDesc   = fmt.Sprintf(eodPageSQL, "DESC")
-	eodPageAsc    = fmt.Sprintf(eodPageSQL, "ASC")
-	eodLatestDesc = fmt.Sprintf(eodLatestSQL, "DESC")
-	eodLatestAsc  = fmt.Sprintf(eodLatestSQL, "ASC")
+	eodPageDesc   = fmt.Sprintf(eodLateralSQL, "DESC", "ORDER BY b.date DESC\n  LIMIT $4", "LIMIT $5 OFFSET $6")
+	eodPageAsc    = fmt.Sprintf(eodLateralSQL, "ASC", "ORDER BY b.date ASC\n  LIMIT $4", "LIMIT $5 OFFSET $6")
+	eodLatestDesc = fmt.Sprintf(eodLateralSQL, "DESC", "ORDER BY b.date DESC\n  LIMIT 1", "LIMIT $4 OFFSET $5")
+	eodLatestAsc  = fmt.Sprintf(eodLateralSQL, "ASC", "ORDER BY b.date DESC\n  LIMIT 1", "LIMIT $4 OFFSET $5")
 )
 
 type barMeta struct {

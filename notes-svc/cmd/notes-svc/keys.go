@@ -21,15 +21,11 @@ func keysCommand(ctx context.Context, cfg config.Config, args []string, stdout i
 		return fmt.Errorf("keys needs a subcommand: create, list or revoke\n%s", usage)
 	}
 	sub, args := args[0], args[1:]
-	db, err := openDB(cfg)
+	store, db, err := openStore(cfg)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	store, err := notesdb.New(db)
-	if err != nil {
-		return err
-	}
 	switch sub {
 	case "create":
 		return keysCreate(ctx, store, args, stdout)

@@ -62,6 +62,21 @@ func newLogger(cfg config.Config, stdout io.Writer) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: cfg.LogLevel}))
 }
 
+// openStore opens the pool and the store on it; the caller closes the
+// pool, which the store does not own.
+func openStore(cfg config.Config) (*notesdb.Store, *sql.DB, error) {
+	db, err := openDB(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	store, err := notesdb.New(db)
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return store, db, nil
+}
+
 func openDB(cfg config.Config) (*sql.DB, error) {
 	if err := cfg.RequireDatabase(); err != nil {
 		return nil, err

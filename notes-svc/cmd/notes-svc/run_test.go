@@ -8,31 +8,14 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/testenv"
+	"github.com/tickerdesk/tickerdesk/pkg/logbuf"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 func TestVersionAndUsage(t *testing.T) {
 	for _, arg := range []string{"version", "--version"} {
@@ -86,7 +69,7 @@ func TestMigrateKeysServe(t *testing.T) {
 
 	// serve until cancelled, then shut down cleanly.
 	serveCtx, cancel := context.WithCancel(ctx)
-	logs := &lockedBuffer{}
+	logs := &logbuf.Buffer{}
 	done := make(chan error, 1)
 	go func() { done <- run(serveCtx, nil, getenv, logs) }()
 	var addr string

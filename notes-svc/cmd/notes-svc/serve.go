@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/pprof"
 	"runtime/debug"
 	"time"
 
@@ -20,6 +18,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notesdb"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
+	"github.com/tickerdesk/tickerdesk/pkg/httpserve"
 )
 
 // serveCommand is `notes-svc serve`, the default command.
@@ -39,15 +38,11 @@ func serveCommand(ctx context.Context, cfg config.Config, args []string, getenv 
 func serve(ctx context.Context, cfg config.Config, stdout io.Writer) error {
 	log := newLogger(cfg, stdout)
 	log.Info("starting notes-svc", "version", version, "config", cfg)
-	db, err := openDB(cfg)
+	store, db, err := openStore(cfg)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	store, err := notesdb.New(db)
-	if err != nil {
-		return err
-	}
 	store.SetListBatch(notesdb.ListBatch{Rows: cfg.ListBatchSize})
 	listings := notes.NewListLimiter(cfg.ListMaxPerAccount, cfg.ListMaxConcurrent, cfg.ListWait)
 
@@ -80,7 +75,6 @@ func serve(ctx context.Context, cfg config.Config, stdout io.Writer) error {
 	}
 	registerListingMetrics(api.Registry(), listings)
 	srv := &http.Server{
-		Addr:              cfg.HTTPAddr,
 		Handler:           api,
 		ReadTimeout:       cfg.HTTPReadTimeout,
 		ReadHeaderTimeout: cfg.HTTPReadHeaderTimeout,
@@ -90,50 +84,17 @@ func serve(ctx context.Context, cfg config.Config, stdout io.Writer) error {
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
-	ln, err := net.Listen("tcp", cfg.HTTPAddr)
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
-	var pprofSrv *http.Server
-	if cfg.PprofAddr != "" {
-		pprofSrv = startPprof(cfg.PprofAddr, log)
-	}
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
-	log.Info("listening", "addr", ln.Addr().String())
-
-	select {
-	case err := <-serveErr:
-		stopBackground()
-		<-trackerDone
-		<-janitorDone
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
-	}
 	// Readiness fails first so that load balancers stop routing here, then
-	// in-flight requests finish, then the process exits.
-	api.SetShuttingDown()
-	log.Info("shutting down", "drain", cfg.ShutdownDrain.String())
-	if cfg.ShutdownDrain > 0 {
-		time.Sleep(cfg.ShutdownDrain)
-	}
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
-	defer cancel()
-	err = srv.Shutdown(shutdownCtx)
-	if pprofSrv != nil {
-		_ = pprofSrv.Shutdown(shutdownCtx)
-	}
+	// in-flight requests finish; background work ends last, so the
+	// tracker flushes what it still holds.
+	err = httpserve.Run(ctx, httpserve.Options{
+		Addr: cfg.HTTPAddr, Server: srv, PprofAddr: cfg.PprofAddr,
+		ShuttingDown: api.SetShuttingDown, Drain: cfg.ShutdownDrain, ShutdownTimeout: cfg.ShutdownTimeout, Log: log,
+	})
 	stopBackground()
-	<-trackerDone // the tracker flushes what it still holds
+	<-trackerDone
 	<-janitorDone
-	if err != nil {
-		return fmt.Errorf("shutdown: %w", err)
-	}
-	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("serve: %w", err)
-	}
-	log.Info("stopped")
-	return nil
+	return err
 }
 
 // registerListingMetrics exports the listing limiter's slots in use and
@@ -175,21 +136,4 @@ func expireIdempotencyKeys(ctx context.Context, store *notesdb.Store, log *slog.
 		case <-ticker.C:
 		}
 	}
-}
-
-func startPprof(addr string, log *slog.Logger) *http.Server {
-	mux := http.NewServeMux()
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() {
-		if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("pprof server", "error", err.Error())
-		}
-	}()
-	log.Info("pprof listening", "addr", addr)
-	return srv
 }

@@ -8,11 +8,11 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/tickerdesk/tickerdesk/pkg/auth"
 	"github.com/tickerdesk/tickerdesk/pkg/dsn"
+	"github.com/tickerdesk/tickerdesk/pkg/envconfig"
 )
 
 // Prefix starts the name of every variable.
@@ -74,119 +74,105 @@ type Config struct {
 // Load reads the configuration through getenv and validates it. Every
 // problem is reported, not just the first.
 func Load(getenv func(string) string) (Config, error) {
-	r := reader{getenv: getenv}
+	r := envconfig.New(getenv, Prefix)
 	c := Config{
-		DatabaseURL:           r.str("DATABASE_URL", ""),
-		HTTPAddr:              r.str("HTTP_ADDR", ":8080"),
-		HTTPReadTimeout:       r.duration("HTTP_READ_TIMEOUT", 15*time.Second),
-		HTTPReadHeaderTimeout: r.duration("HTTP_READ_HEADER_TIMEOUT", 5*time.Second),
-		HTTPWriteTimeout:      r.duration("HTTP_WRITE_TIMEOUT", 60*time.Second),
-		HTTPIdleTimeout:       r.duration("HTTP_IDLE_TIMEOUT", 120*time.Second),
-		HTTPMaxHeaderBytes:    r.integer("HTTP_MAX_HEADER_BYTES", 64<<10),
-		TrustedProxies:        r.list("TRUSTED_PROXIES"),
-		RequestTimeout:        r.duration("REQUEST_TIMEOUT", 10*time.Second),
-		ShutdownDrain:         r.duration("SHUTDOWN_DRAIN", 5*time.Second),
-		ShutdownTimeout:       r.duration("SHUTDOWN_TIMEOUT", 20*time.Second),
-		DBMaxOpenConns:        r.integer("DB_MAX_OPEN_CONNS", 20),
-		DBConnMaxLifetime:     r.duration("DB_CONN_MAX_LIFETIME", 30*time.Minute),
-		DBConnMaxIdleTime:     r.duration("DB_CONN_MAX_IDLE_TIME", 5*time.Minute),
-		DBStatementTimeout:    r.duration("DB_STATEMENT_TIMEOUT", 5*time.Second),
-		KeyCacheTTL:           r.duration("KEY_CACHE_TTL", 30*time.Second),
-		KeyCacheSize:          r.integer("KEY_CACHE_SIZE", 10000),
-		AuthFailureLimit:      r.integer("AUTH_FAILURE_LIMIT", 20),
-		AuthFailureWindow:     r.duration("AUTH_FAILURE_WINDOW", time.Minute),
-		LastUsedFlushInterval: r.duration("LAST_USED_FLUSH_INTERVAL", 30*time.Second),
-		PprofAddr:             r.str("PPROF_ADDR", ""),
-		GCPercent:             r.integer("GC_PERCENT", 400),
+		DatabaseURL:           r.String("DATABASE_URL", ""),
+		HTTPAddr:              r.String("HTTP_ADDR", ":8080"),
+		HTTPReadTimeout:       r.Duration("HTTP_READ_TIMEOUT", 15*time.Second),
+		HTTPReadHeaderTimeout: r.Duration("HTTP_READ_HEADER_TIMEOUT", 5*time.Second),
+		HTTPWriteTimeout:      r.Duration("HTTP_WRITE_TIMEOUT", 60*time.Second),
+		HTTPIdleTimeout:       r.Duration("HTTP_IDLE_TIMEOUT", 120*time.Second),
+		HTTPMaxHeaderBytes:    r.Int("HTTP_MAX_HEADER_BYTES", 64<<10),
+		TrustedProxies:        r.List("TRUSTED_PROXIES"),
+		RequestTimeout:        r.Duration("REQUEST_TIMEOUT", 10*time.Second),
+		ShutdownDrain:         r.Duration("SHUTDOWN_DRAIN", 5*time.Second),
+		ShutdownTimeout:       r.Duration("SHUTDOWN_TIMEOUT", 20*time.Second),
+		DBMaxOpenConns:        r.Int("DB_MAX_OPEN_CONNS", 20),
+		DBConnMaxLifetime:     r.Duration("DB_CONN_MAX_LIFETIME", 30*time.Minute),
+		DBConnMaxIdleTime:     r.Duration("DB_CONN_MAX_IDLE_TIME", 5*time.Minute),
+		DBStatementTimeout:    r.Duration("DB_STATEMENT_TIMEOUT", 5*time.Second),
+		KeyCacheTTL:           r.Duration("KEY_CACHE_TTL", 30*time.Second),
+		KeyCacheSize:          r.Int("KEY_CACHE_SIZE", 10000),
+		AuthFailureLimit:      r.Int("AUTH_FAILURE_LIMIT", 20),
+		AuthFailureWindow:     r.Duration("AUTH_FAILURE_WINDOW", time.Minute),
+		LastUsedFlushInterval: r.Duration("LAST_USED_FLUSH_INTERVAL", 30*time.Second),
+		PprofAddr:             r.String("PPROF_ADDR", ""),
+		GCPercent:             r.Int("GC_PERCENT", 400),
 	}
 	// Idle connections below the open limit make a busy pool close and
 	// reopen PostgreSQL sessions under steady load, so by default every
 	// open connection may stay idle.
-	c.DBMaxIdleConns = r.integer("DB_MAX_IDLE_CONNS", c.DBMaxOpenConns)
+	c.DBMaxIdleConns = r.Int("DB_MAX_IDLE_CONNS", c.DBMaxOpenConns)
 	// A listing holds no connection while its client reads, but each one
 	// in progress still costs a batch of memory and database time: a
 	// quarter of the pool by default, and half of that for one account,
 	// so that one account never holds every slot.
-	c.ListMaxConcurrent = r.integer("LIST_MAX_CONCURRENT", min(max(c.DBMaxOpenConns, 1), max(2, c.DBMaxOpenConns/4)))
-	c.ListMaxPerAccount = r.integer("LIST_MAX_PER_ACCOUNT", max(1, min(2, c.ListMaxConcurrent/2)))
-	c.ListWait = r.duration("LIST_WAIT", time.Second)
-	c.ListBatchSize = r.integer("LIST_BATCH_SIZE", 500)
-	switch lvl := strings.ToLower(r.str("LOG_LEVEL", "info")); lvl {
-	case "debug":
-		c.LogLevel = slog.LevelDebug
-	case "info":
-		c.LogLevel = slog.LevelInfo
-	case "warn", "warning":
-		c.LogLevel = slog.LevelWarn
-	case "error":
-		c.LogLevel = slog.LevelError
-	default:
-		r.fail("LOG_LEVEL", "must be debug, info, warn or error")
-	}
-	r.positive("HTTP_READ_TIMEOUT", c.HTTPReadTimeout)
-	r.positive("HTTP_READ_HEADER_TIMEOUT", c.HTTPReadHeaderTimeout)
-	r.positive("HTTP_WRITE_TIMEOUT", c.HTTPWriteTimeout)
-	r.positive("HTTP_IDLE_TIMEOUT", c.HTTPIdleTimeout)
-	r.positive("REQUEST_TIMEOUT", c.RequestTimeout)
-	r.positive("SHUTDOWN_TIMEOUT", c.ShutdownTimeout)
-	r.positive("DB_STATEMENT_TIMEOUT", c.DBStatementTimeout)
-	r.positive("LAST_USED_FLUSH_INTERVAL", c.LastUsedFlushInterval)
-	if c.ShutdownDrain < 0 {
-		r.fail("SHUTDOWN_DRAIN", "must not be negative")
-	}
+	c.ListMaxConcurrent = r.Int("LIST_MAX_CONCURRENT", min(max(c.DBMaxOpenConns, 1), max(2, c.DBMaxOpenConns/4)))
+	c.ListMaxPerAccount = r.Int("LIST_MAX_PER_ACCOUNT", max(1, min(2, c.ListMaxConcurrent/2)))
+	c.ListWait = r.Duration("LIST_WAIT", time.Second)
+	c.ListBatchSize = r.Int("LIST_BATCH_SIZE", 500)
+	c.LogLevel = r.Level("LOG_LEVEL", slog.LevelInfo)
+	r.Positive("HTTP_READ_TIMEOUT", c.HTTPReadTimeout)
+	r.Positive("HTTP_READ_HEADER_TIMEOUT", c.HTTPReadHeaderTimeout)
+	r.Positive("HTTP_WRITE_TIMEOUT", c.HTTPWriteTimeout)
+	r.Positive("HTTP_IDLE_TIMEOUT", c.HTTPIdleTimeout)
+	r.Positive("REQUEST_TIMEOUT", c.RequestTimeout)
+	r.Positive("SHUTDOWN_TIMEOUT", c.ShutdownTimeout)
+	r.Positive("DB_STATEMENT_TIMEOUT", c.DBStatementTimeout)
+	r.Positive("LAST_USED_FLUSH_INTERVAL", c.LastUsedFlushInterval)
 	if c.HTTPMaxHeaderBytes < 1024 {
-		r.fail("HTTP_MAX_HEADER_BYTES", "must be at least 1024")
+		r.Fail("HTTP_MAX_HEADER_BYTES", "must be at least 1024")
 	}
 	if c.GCPercent < 25 {
-		r.fail("GC_PERCENT", "must be at least 25")
+		r.Fail("GC_PERCENT", "must be at least 25")
 	}
 	if c.DBMaxOpenConns < 1 {
-		r.fail("DB_MAX_OPEN_CONNS", "must be at least 1")
+		r.Fail("DB_MAX_OPEN_CONNS", "must be at least 1")
 	}
 	if c.DBMaxIdleConns < 0 || c.DBMaxIdleConns > c.DBMaxOpenConns {
-		r.fail("DB_MAX_IDLE_CONNS", "must be between 0 and DB_MAX_OPEN_CONNS")
+		r.Fail("DB_MAX_IDLE_CONNS", "must be between 0 and DB_MAX_OPEN_CONNS")
 	}
 	if c.ListMaxConcurrent < 1 {
-		r.fail("LIST_MAX_CONCURRENT", "must be at least 1")
+		r.Fail("LIST_MAX_CONCURRENT", "must be at least 1")
 	}
 	if c.ListMaxPerAccount < 1 || c.ListMaxPerAccount > max(c.ListMaxConcurrent, 1) {
-		r.fail("LIST_MAX_PER_ACCOUNT", "must be between 1 and LIST_MAX_CONCURRENT")
+		r.Fail("LIST_MAX_PER_ACCOUNT", "must be between 1 and LIST_MAX_CONCURRENT")
 	}
-	if c.ListWait < 0 || c.ListWait >= c.RequestTimeout {
-		r.fail("LIST_WAIT", "must be at least 0 and below REQUEST_TIMEOUT")
+	if c.ListWait >= c.RequestTimeout {
+		r.Fail("LIST_WAIT", "must be below REQUEST_TIMEOUT")
 	}
 	if c.ListBatchSize < 1 || c.ListBatchSize > 10000 {
-		r.fail("LIST_BATCH_SIZE", "must be between 1 and 10000")
+		r.Fail("LIST_BATCH_SIZE", "must be between 1 and 10000")
 	}
-	if c.KeyCacheTTL < 0 || c.KeyCacheTTL > 60*time.Second {
-		r.fail("KEY_CACHE_TTL", "must be between 0 (no key cache) and 60s: it bounds how long a revoked key keeps working")
+	if err := auth.CheckCacheTTLSetting(c.KeyCacheTTL); err != nil {
+		r.Fail("KEY_CACHE_TTL", err.Error())
 	}
 	if c.AuthFailureLimit < 1 || c.AuthFailureWindow <= 0 {
-		r.fail("AUTH_FAILURE_LIMIT", "and AUTH_FAILURE_WINDOW must be positive")
+		r.Fail("AUTH_FAILURE_LIMIT", "and AUTH_FAILURE_WINDOW must be positive")
 	}
 	if c.KeyCacheSize < 1 {
-		r.fail("KEY_CACHE_SIZE", "must be at least 1")
+		r.Fail("KEY_CACHE_SIZE", "must be at least 1")
 	}
 	if c.RequestTimeout > c.HTTPWriteTimeout {
-		r.fail("REQUEST_TIMEOUT", "must not exceed HTTP_WRITE_TIMEOUT")
+		r.Fail("REQUEST_TIMEOUT", "must not exceed HTTP_WRITE_TIMEOUT")
 	}
 	if c.DatabaseURL != "" {
 		if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-			r.fail("DATABASE_URL", "must be a postgres:// URL")
+			r.Fail("DATABASE_URL", "must be a postgres:// URL")
 		}
 	}
 	for _, p := range c.TrustedProxies {
 		if net.ParseIP(p) == nil {
 			if _, _, err := net.ParseCIDR(p); err != nil {
-				r.fail("TRUSTED_PROXIES", fmt.Sprintf("%q is neither an IP nor a CIDR", p))
+				r.Fail("TRUSTED_PROXIES", fmt.Sprintf("%q is neither an IP nor a CIDR", p))
 			}
 		}
 	}
 	if c.PprofAddr != "" && c.PprofAddr == c.HTTPAddr {
-		r.fail("PPROF_ADDR", "must differ from HTTP_ADDR: profiles are never served on the public port")
+		r.Fail("PPROF_ADDR", "must differ from HTTP_ADDR: profiles are never served on the public port")
 	}
-	if len(r.errs) > 0 {
-		return Config{}, errors.Join(r.errs...)
+	if err := r.Err(); err != nil {
+		return Config{}, err
 	}
 	return c, nil
 }
@@ -231,62 +217,4 @@ func (c Config) LogValue() slog.Value {
 		slog.String("pprof_addr", c.PprofAddr),
 		slog.Int("gc_percent", c.GCPercent),
 	)
-}
-
-type reader struct {
-	getenv func(string) string
-	errs   []error
-}
-
-func (r *reader) fail(name, msg string) {
-	r.errs = append(r.errs, fmt.Errorf("%s%s: %s", Prefix, name, msg))
-}
-
-func (r *reader) str(name, def string) string {
-	if v := strings.TrimSpace(r.getenv(Prefix + name)); v != "" {
-		return v
-	}
-	return def
-}
-
-func (r *reader) duration(name string, def time.Duration) time.Duration {
-	v := r.str(name, "")
-	if v == "" {
-		return def
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		r.fail(name, "must be a duration such as 5s or 250ms")
-		return def
-	}
-	return d
-}
-
-func (r *reader) integer(name string, def int) int {
-	v := r.str(name, "")
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		r.fail(name, "must be a whole number")
-		return def
-	}
-	return n
-}
-
-func (r *reader) positive(name string, d time.Duration) {
-	if d <= 0 {
-		r.fail(name, "must be positive")
-	}
-}
-
-func (r *reader) list(name string) []string {
-	var out []string
-	for p := range strings.SplitSeq(r.str(name, ""), ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notesdb"
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/testenv"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
+	"github.com/tickerdesk/tickerdesk/pkg/logbuf"
 )
 
 func TestMain(m *testing.M) {
@@ -78,30 +79,13 @@ type env struct {
 	db      *sql.DB
 	url     string
 	tracker *auth.LastUsedTracker
-	logs    *syncBuffer
+	logs    *logbuf.Buffer
 	alice   string // read-write key of account alice
 	bob     string // read-write key of account bob
 	reader  string // read-only key of account alice
 	aliceID string // account id
 	// listings bounds the unpaged listings of the server.
 	listings *notes.ListLimiter
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 type envOptions struct {
@@ -141,7 +125,7 @@ func newEnv(t *testing.T, opts ...envOptions) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
-	e := &env{t: t, db: db, url: url, logs: &syncBuffer{}, listings: notes.NewListLimiter(o.listPerAccount, o.listTotal, o.listWait)}
+	e := &env{t: t, db: db, url: url, logs: &logbuf.Buffer{}, listings: notes.NewListLimiter(o.listPerAccount, o.listTotal, o.listWait)}
 	e.store, err = notesdb.New(db)
 	if err != nil {
 		t.Fatal(err)

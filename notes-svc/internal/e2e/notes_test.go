@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
-	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notesdb"
+	"github.com/tickerdesk/tickerdesk/notes-svc/internal/testenv"
 )
 
 func TestNoteLifecycle(t *testing.T) {
@@ -336,17 +336,8 @@ func TestIdempotencyKey(t *testing.T) {
 	}
 
 	// A request still in flight holds the key: a duplicate gets 409.
-	holder, err := notesdb.Open(e.url, notesdb.PoolOptions{MaxOpenConns: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Close()
-	ctx := context.Background()
-	tx, err := holder.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", notes.IdempotencyRecord{Key: "busy"}.LockID(e.aliceID)); err != nil {
+	tx := testenv.OtherSession(t, e.url)
+	if _, err := tx.Exec("SELECT pg_advisory_xact_lock($1)", notes.IdempotencyRecord{Key: "busy"}.LockID(e.aliceID)); err != nil {
 		t.Fatal(err)
 	}
 	r = e.do(req{method: "POST", path: "/v1/notes", key: e.alice, body: body, headers: []string{"Idempotency-Key", "busy"}})

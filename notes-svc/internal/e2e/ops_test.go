@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/httpapi"
-	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notesdb"
+	"github.com/tickerdesk/tickerdesk/notes-svc/internal/testenv"
 )
 
 func TestListing(t *testing.T) {
@@ -208,17 +208,8 @@ func TestDatabaseFailures(t *testing.T) {
 	n := e.create(e.alice, "t", "c")
 	// A slow database: another session holds the row lock, so the update
 	// ends at the statement timeout with a 503, and health still answers.
-	holder, err := notesdb.Open(e.url, notesdb.PoolOptions{MaxOpenConns: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Close()
-	ctx := context.Background()
-	tx, err := holder.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.ExecContext(ctx, "SELECT 1 FROM notes WHERE id = $1 FOR UPDATE", n.ID); err != nil {
+	tx := testenv.OtherSession(t, e.url)
+	if _, err := tx.Exec("SELECT 1 FROM notes WHERE id = $1 FOR UPDATE", n.ID); err != nil {
 		t.Fatal(err)
 	}
 	r := e.do(req{method: "PUT", path: "/v1/notes/" + n.ID, key: e.alice, body: `{"title":"x","content":""}`})

@@ -60,14 +60,8 @@ func (s *Server) createNote(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	body, err := readBody(c.Writer, c.Request, mediaJSON)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	d, err := decodeDraft(body)
-	if err != nil {
-		s.fail(c, err)
+	d, ok := decodeBody(s, c, mediaJSON, decodeDraft)
+	if !ok {
 		return
 	}
 	n, replayed, err := s.notes.Create(c.Request.Context(), accountOf(c), d, key)
@@ -124,15 +118,30 @@ func (s *Server) getNote(c *gin.Context) {
 	s.writeNote(c, http.StatusOK, n)
 }
 
-func (s *Server) replaceNote(c *gin.Context) {
-	body, err := readBody(c.Writer, c.Request, mediaJSON)
+// decodeBody reads a request body of type media and decodes it. It
+// answers a failure itself and reports false; a merge-patch body that
+// could not be read is answered with the media type to send.
+func decodeBody[T any](s *Server, c *gin.Context, media string, decode func([]byte) (T, error)) (T, bool) {
+	body, err := readBody(c.Writer, c.Request, media)
 	if err != nil {
+		if media == mediaMergePatch {
+			c.Header("Accept-Patch", mediaMergePatch)
+		}
 		s.fail(c, err)
-		return
+		var zero T
+		return zero, false
 	}
-	d, err := decodeDraft(body)
+	v, err := decode(body)
 	if err != nil {
 		s.fail(c, err)
+		return v, false
+	}
+	return v, true
+}
+
+func (s *Server) replaceNote(c *gin.Context) {
+	d, ok := decodeBody(s, c, mediaJSON, decodeDraft)
+	if !ok {
 		return
 	}
 	n, err := s.notes.Replace(c.Request.Context(), accountOf(c), c.Param("id"), d, ifMatch(c.Request.Header))
@@ -144,15 +153,8 @@ func (s *Server) replaceNote(c *gin.Context) {
 }
 
 func (s *Server) patchNote(c *gin.Context) {
-	body, err := readBody(c.Writer, c.Request, mediaMergePatch)
-	if err != nil {
-		c.Header("Accept-Patch", mediaMergePatch)
-		s.fail(c, err)
-		return
-	}
-	p, err := decodePatch(body)
-	if err != nil {
-		s.fail(c, err)
+	p, ok := decodeBody(s, c, mediaMergePatch, decodePatch)
+	if !ok {
 		return
 	}
 	n, err := s.notes.Patch(c.Request.Context(), accountOf(c), c.Param("id"), p, ifMatch(c.Request.Header))

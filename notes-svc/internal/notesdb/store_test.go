@@ -28,8 +28,14 @@ type fixture struct {
 
 func newFixture(t testing.TB) fixture {
 	t.Helper()
+	return newFixtureWith(t, notesdb.PoolOptions{MaxOpenConns: 10, MaxIdleConns: 10})
+}
+
+// newFixtureWith is newFixture on a pool of options o.
+func newFixtureWith(t testing.TB, o notesdb.PoolOptions) fixture {
+	t.Helper()
 	url := testenv.DatabaseURL(t)
-	db, err := notesdb.Open(url, notesdb.PoolOptions{MaxOpenConns: 10, MaxIdleConns: 10})
+	db, err := notesdb.Open(url, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,16 +317,7 @@ func TestIdempotentCreateInFlight(t *testing.T) {
 	rec := notes.IdempotencyRecord{Key: "busy"}
 	// Hold the key's advisory lock from another session, as a running
 	// request would.
-	other, err := notesdb.Open(f.url, notesdb.PoolOptions{MaxOpenConns: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	tx, err := other.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = tx.Rollback() }()
+	tx := testenv.OtherSession(t, f.url)
 	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", rec.LockID(f.a)); err != nil {
 		t.Fatal(err)
 	}
@@ -336,42 +333,32 @@ func TestIdempotentCreateInFlight(t *testing.T) {
 	}
 }
 
-// timeoutFixture returns a service on a pool with opts (a tight statement
-// timeout), the account and the note it may act on, and the database URL.
-// The set-up goes through a pool without the tight timeout, so that a busy
-// machine can only slow it down, never fail it: the timeouts under test
-// are the caller's alone.
-func timeoutFixture(t *testing.T, opts notesdb.PoolOptions) (svc *notes.Service, acct string, n notes.Note, url string) {
+// timeoutFixture is a fixture whose statements time out after 200 ms,
+// with one note of account a. The set-up goes through a pool without the
+// tight timeout, so that a busy machine can only slow it down, never fail
+// it: the timeouts under test are the caller's alone.
+func timeoutFixture(t *testing.T) (fixture, notes.Note) {
 	t.Helper()
 	f := newFixture(t)
-	fast, err := notesdb.Open(f.url, opts)
+	n := f.create(t, f.a, notes.Draft{Title: "t", Content: "c"})
+	fast, err := notesdb.Open(f.url, notesdb.PoolOptions{MaxOpenConns: 2, MaxIdleConns: 2, StatementTimeout: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = fast.Close() })
-	store, err := notesdb.New(fast)
-	if err != nil {
+	if f.store, err = notesdb.New(fast); err != nil {
 		t.Fatal(err)
 	}
-	n = f.create(t, f.a, notes.Draft{Title: "t", Content: "c"})
-	return notes.NewService(store, nil), f.a, n, f.url
+	f.svc, f.db = notes.NewService(f.store, nil), fast
+	return f, n
 }
 
 func TestStatementTimeoutIsErrTimeout(t *testing.T) {
-	svc, acct, n, url := timeoutFixture(t, notesdb.PoolOptions{MaxOpenConns: 2, StatementTimeout: 200 * time.Millisecond})
-	ctx := context.Background()
+	f, n := timeoutFixture(t)
+	ctx, svc, acct := context.Background(), f.svc, f.a
 	// Another session holds the row lock, so the update waits until the
 	// statement timeout cancels it.
-	holder, err := notesdb.Open(url, notesdb.PoolOptions{MaxOpenConns: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Close()
-	tx, err := holder.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = tx.Rollback() }()
+	tx := testenv.OtherSession(t, f.url)
 	if _, err := tx.ExecContext(ctx, "SELECT 1 FROM notes WHERE id = $1 FOR UPDATE", n.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -384,17 +371,9 @@ func TestStatementTimeoutIsErrTimeout(t *testing.T) {
 // pgx connection directly: a statement timeout and a cancelled context are
 // both ErrTimeout, and the pool stays usable afterwards.
 func TestHandWrittenStatementsTimeOut(t *testing.T) {
-	svc, acct, n, url := timeoutFixture(t, notesdb.PoolOptions{MaxOpenConns: 2, MaxIdleConns: 2, StatementTimeout: 200 * time.Millisecond})
-	ctx := context.Background()
-	holder, err := notesdb.Open(url, notesdb.PoolOptions{MaxOpenConns: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Close()
-	tx, err := holder.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, n := timeoutFixture(t)
+	ctx, svc, acct := context.Background(), f.svc, f.a
+	tx := testenv.OtherSession(t, f.url)
 	if _, err := tx.ExecContext(ctx, "LOCK TABLE notes IN ACCESS EXCLUSIVE MODE"); err != nil {
 		t.Fatal(err)
 	}
@@ -405,7 +384,7 @@ func TestHandWrittenStatementsTimeOut(t *testing.T) {
 		t.Errorf("create under a table lock: %v, want ErrTimeout", err)
 	}
 	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
-	_, err = svc.Get(short, acct, n.ID)
+	_, err := svc.Get(short, acct, n.ID)
 	cancel()
 	if !errors.Is(err, notes.ErrTimeout) {
 		t.Errorf("get past its context deadline: %v, want ErrTimeout", err)

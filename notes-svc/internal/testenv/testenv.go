@@ -191,6 +191,24 @@ func DB(t testing.TB) *sql.DB {
 	return db
 }
 
+// OtherSession begins a transaction on a connection of its own to the
+// database at url, rolled back and closed when t ends: another client
+// holding locks while the code under test works.
+func OtherSession(t testing.TB, url string) *sql.Tx {
+	t.Helper()
+	db, err := notesdb.Open(url, notesdb.PoolOptions{MaxOpenConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	tx, err := db.BeginTx(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback() })
+	return tx
+}
+
 func withDatabase(rawURL, name string) string {
 	u, err := url.Parse(rawURL)
 	if err != nil {

@@ -1,0 +1,114 @@
+// Package envconfig reads typed settings from environment variables for
+// both services' internal/config. A Reader collects every problem instead
+// of stopping at the first, so an operator sees all of a bad configuration
+// in one start-up error, worded the same in both services.
+package envconfig
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Reader reads variables through getenv, each name after a fixed prefix,
+// and keeps the problems it meets for Err.
+type Reader struct {
+	getenv func(string) string
+	prefix string
+	errs   []error
+}
+
+// New returns a Reader of the variables prefix+name through getenv; the
+// prefix may be empty when callers spell out whole names.
+func New(getenv func(string) string, prefix string) *Reader {
+	return &Reader{getenv: getenv, prefix: prefix}
+}
+
+// Fail records a problem with the variable name; msg follows the variable's
+// whole name, as in "NOTES_LIST_WAIT must be below ...".
+func (r *Reader) Fail(name, msg string) {
+	r.errs = append(r.errs, fmt.Errorf("%s%s %s", r.prefix, name, msg))
+}
+
+// Err joins every recorded problem, or returns nil when there was none.
+func (r *Reader) Err() error { return errors.Join(r.errs...) }
+
+// String returns the variable with surrounding space trimmed, or def when
+// it is unset or blank.
+func (r *Reader) String(name, def string) string {
+	if v := strings.TrimSpace(r.getenv(r.prefix + name)); v != "" {
+		return v
+	}
+	return def
+}
+
+// List splits the variable on commas, dropping blank entries: " a, b ,"
+// is [a b], and an unset variable is nil.
+func (r *Reader) List(name string) []string {
+	var out []string
+	for part := range strings.SplitSeq(r.getenv(r.prefix+name), ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+// Int returns the variable as a whole number, or def when it is unset; a
+// value that does not parse is a problem and yields def.
+func (r *Reader) Int(name string, def int) int {
+	v := r.String(name, "")
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		r.Fail(name, "must be a whole number")
+		return def
+	}
+	return n
+}
+
+// Duration returns the variable as a time.Duration, or def when it is
+// unset. A negative duration is a problem: no setting of either service
+// means anything by one.
+func (r *Reader) Duration(name string, def time.Duration) time.Duration {
+	v := r.String(name, "")
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		r.Fail(name, "must be a non-negative duration such as 500ms or 5s")
+		return def
+	}
+	return d
+}
+
+// Positive records a problem when d, read from name, is not above zero.
+func (r *Reader) Positive(name string, d time.Duration) {
+	if d <= 0 {
+		r.Fail(name, "must be positive")
+	}
+}
+
+// Level returns the variable as a log level (debug, info, warn or error,
+// in any case; "warning" is taken for warn), or def when it is unset.
+func (r *Reader) Level(name string, def slog.Level) slog.Level {
+	v := r.String(name, "")
+	if v == "" {
+		return def
+	}
+	if strings.EqualFold(v, "warning") {
+		v = "warn"
+	}
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(v)); err != nil {
+		r.Fail(name, "must be debug, info, warn or error")
+		return def
+	}
+	return l
+}
