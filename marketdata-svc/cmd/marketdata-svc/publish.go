@@ -24,7 +24,9 @@ func changeText(r marketdatadb.LoadResult) string {
 
 // publish stores a new data version in Redis, after the commit, so that
 // caches drop entries built from older data. A failure is an error: the
-// data is committed, but caches could serve the old data until their TTL.
+// data is committed, and caches serve the old data until a running
+// instance finds the database ahead of Redis (dataversion.NewRedis checks
+// every 5 s) and publishes it.
 func publish(ctx context.Context, cfg config.Config, log *slog.Logger, version int64) error {
 	if version == 0 || cfg.RedisURL == "" {
 		return nil

@@ -46,6 +46,10 @@ const Key = "marketdata:data_version"
 // version.
 const Channel = "marketdata:data_version"
 
+// DefaultReconcileEvery is Options.ReconcileEvery when it is not set: at
+// the default poll interval, one database read per Source every 5 s.
+const DefaultReconcileEvery = 20
+
 // DefaultPollInterval is how often a Source re-reads the version when
 // Options.PollInterval is not set: the bound on staleness after a lost
 // pub/sub message.
@@ -59,6 +63,10 @@ type Options struct {
 	// PollInterval is the period of the re-read; DefaultPollInterval when
 	// zero.
 	PollInterval time.Duration
+	// ReconcileEvery is how many reads of Redis's version go by between
+	// checks against the database's (NewRedis); DefaultReconcileEvery
+	// when zero.
+	ReconcileEvery int
 	// Timeout bounds each read; PollInterval when zero, so that the
 	// staleness bound is twice the poll interval (500 ms by default). A
 	// read that takes longer makes the version unknown, which sends reads
@@ -94,18 +102,36 @@ func newSource(read func(context.Context) (int64, error), o Options) *Source {
 // NewRedis returns a Source that reads Key from rdb and listens on
 // Channel. database reads the database's version, which is published when
 // Redis holds none.
+//
+// Every ReconcileEvery reads, the database's version is read as well and
+// published when it is ahead of Redis's: an import whose own Publish
+// failed (Redis unreachable just after its commit) is then seen by every
+// Source within ReconcileEvery poll intervals (5 s by default), instead
+// of only when cached entries expire.
 func NewRedis(rdb redis.UniversalClient, database func(context.Context) (int64, error), o Options) *Source {
+	every := o.ReconcileEvery
+	if every <= 0 {
+		every = DefaultReconcileEvery
+	}
+	var reads atomic.Int64
 	s := newSource(func(ctx context.Context) (int64, error) {
 		v, err := rdb.Get(ctx, Key).Int64()
-		if errors.Is(err, redis.Nil) {
-			dbv, err := database(ctx)
-			if err != nil {
+		missing := errors.Is(err, redis.Nil)
+		if err != nil && !missing {
+			return unknown, fmt.Errorf("read data version: %w", err)
+		}
+		if !missing && reads.Add(1)%int64(every) != 0 {
+			return v, nil
+		}
+		dbv, err := database(ctx)
+		if err != nil {
+			if missing {
 				return unknown, fmt.Errorf("database version: %w", err)
 			}
-			return Publish(ctx, rdb, dbv)
+			return v, nil // Redis's version stands; the next check retries
 		}
-		if err != nil {
-			return unknown, fmt.Errorf("read data version: %w", err)
+		if missing || dbv > v {
+			return Publish(ctx, rdb, dbv)
 		}
 		return v, nil
 	}, o)

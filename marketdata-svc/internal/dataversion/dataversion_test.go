@@ -111,6 +111,25 @@ func TestLostAnnouncementIsCoveredByThePoll(t *testing.T) {
 	}
 }
 
+// TestFailedPublishIsReconciled: an import commits but its announcement
+// never reaches Redis (Publish failed): the Source finds the database
+// ahead within ReconcileEvery reads, and raises Redis's version for every
+// other Source too.
+func TestFailedPublishIsReconciled(t *testing.T) {
+	rdb := client(t, testenv.Redis(t))
+	var database atomic.Int64
+	database.Store(1)
+	s := dataversion.NewRedis(rdb, func(context.Context) (int64, error) { return database.Load(), nil },
+		dataversion.Options{PollInterval: 20 * time.Millisecond, ReconcileEvery: 5})
+	run(t, s)
+	waitFor(t, s, 1, true, 5*time.Second)
+	database.Store(7) // committed; nothing published
+	waitFor(t, s, 7, true, 10*time.Second)
+	if v, err := rdb.Get(context.Background(), dataversion.Key).Int64(); err != nil || v != 7 {
+		t.Errorf("Redis holds version %d (%v) after reconciling, want 7", v, err)
+	}
+}
+
 // TestRedisDownIsUnknown: an unreachable Redis makes the version unknown
 // within the poll interval, and known again once Redis is back.
 func TestRedisDownIsUnknown(t *testing.T) {
