@@ -137,6 +137,16 @@ func (b *bench) run(ctx context.Context) error {
 			return fmt.Errorf("import workload: %w", err)
 		}
 	}
+	if b.want("intraday_import") {
+		if err := b.runIntradayImport(ctx); err != nil {
+			return fmt.Errorf("intraday_import workload: %w", err)
+		}
+	}
+	if b.want("intraday_query") {
+		if err := b.runIntradayQuery(ctx); err != nil {
+			return fmt.Errorf("intraday_query workload: %w", err)
+		}
+	}
 	if err := b.cleanNotes(ctx); err != nil {
 		return err
 	}
