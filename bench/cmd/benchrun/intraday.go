@@ -357,7 +357,11 @@ func (b *bench) runIntradayQuery(ctx context.Context) error {
 	p := probe{workload: "intraday_query", db: intradayDB,
 		send: func(ctx context.Context, i int) error {
 			sym, day := pick(i)
-			_, err := httpCall(ctx, "GET", b.intradayURL(sym, day), "", nil)
+			body, err := httpCall(ctx, "GET", b.intradayURL(sym, day), "", nil)
+			if err == nil && !strings.Contains(string(body), `"symbol":"`+sym+`"`) {
+				// An empty page would make both sides cheap: measure nothing.
+				err = fmt.Errorf("intraday probe %s %s: no bars in the answer: %.200s", sym, day, body)
+			}
 			return err
 		},
 		bind: func(i, script int) sqlcapture.Binding {
@@ -510,8 +514,10 @@ func (b *bench) runIntradayImport(ctx context.Context) error {
 	if got, err := b.db.value(ctx, intradayImportDB, "SELECT count(*) FROM intraday_copy"); err != nil || got != fmt.Sprint(rows) {
 		return fmt.Errorf("copy loaded %s rows, want %d (%v)", got, rows, err)
 	}
-	if err := b.db.exec(ctx, intradayImportDB, "DROP TABLE intraday_copy; VACUUM ANALYZE"); err != nil {
-		return err
+	for _, sql := range []string{"DROP TABLE intraday_copy", "VACUUM ANALYZE"} {
+		if err := b.db.exec(ctx, intradayImportDB, sql); err != nil {
+			return err
+		}
 	}
 	cmd := b.r.command(ctx, cmdSpec{name: b.bin("marketdata-svc"), args: []string{"import", "--kind", "intraday", file}, env: env})
 	res.ImportCommand = b.r.commands[len(b.r.commands)-1]
@@ -551,6 +557,10 @@ func (b *bench) runIntradayImport(ctx context.Context) error {
 // renderIntraday writes the intraday section of BENCHMARKS.md.
 func renderIntraday(w func(string, ...any), r Results) {
 	w("### Intraday\n\n")
+	if len(r.PhaseSeconds) > 0 {
+		w("Wall time of the phases in this run: intraday_import %.0f s, intraday_query %.0f s (its dataset check or load included).\n\n",
+			r.PhaseSeconds["intraday_import"], r.PhaseSeconds["intraday_query"])
+	}
 	if ds := r.Intraday; ds != nil {
 		w("**Dataset of intraday_query:** %s minute bars (%d symbols × %d trading days × %d minutes, %s to %s, New York session) in %d monthly partitions of `intraday_bars`, %d MB with indexes, database `%s`. ",
 			humanCount(ds.Rows), ds.Symbols, ds.Days, intradayMinutes, ds.From, ds.To, ds.Partitions, ds.SizeMB, ds.DB)

@@ -74,6 +74,11 @@ type ports struct {
 	Notes, Marketdata, Ceiling, Minimal, NotesPprof, MarketdataPprof int
 }
 
+func (p ports) offset(n int) ports {
+	return ports{Notes: p.Notes + n, Marketdata: p.Marketdata + n, Ceiling: p.Ceiling + n, Minimal: p.Minimal + n,
+		NotesPprof: p.NotesPprof + n, MarketdataPprof: p.MarketdataPprof + n}
+}
+
 func loadConfig(args []string, getenv func(string) string) (config, error) {
 	env := func(k, def string) string {
 		if v := getenv(k); v != "" {
@@ -126,7 +131,10 @@ func loadConfig(args []string, getenv func(string) string) (config, error) {
 		MDQuota:     int64(num("BENCH_MD_QUOTA", 2_000_000_000)),
 		ProfileSecs: num("BENCH_PROFILE_SECONDS", 6),
 		Cores:       runtime.NumCPU(),
-		Ports:       ports{Notes: 18080, Marketdata: 18081, Ceiling: 18090, Minimal: 18091, NotesPprof: 18180, MarketdataPprof: 18181},
+		// BENCH_PORT_OFFSET moves every listener, for a machine where
+		// something else holds the default ports.
+		Ports: ports{Notes: 18080, Marketdata: 18081, Ceiling: 18090, Minimal: 18091, NotesPprof: 18180, MarketdataPprof: 18181}.
+			offset(num("BENCH_PORT_OFFSET", 0)),
 		TenantNotes: num("BENCH_TENANT_NOTES", 200),
 		TenantSmall: num("BENCH_TENANT_SMALL", 100),
 		TenantLarge: num("BENCH_TENANT_LARGE", 5000),

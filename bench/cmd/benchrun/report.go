@@ -19,15 +19,18 @@ type Results struct {
 	TotalSeconds float64 `json:"total_seconds"`
 	// QuietWaitSeconds is the part of TotalSeconds spent checking for (and,
 	// with BENCH_QUIET_WAIT, waiting for) a quiet machine.
-	QuietWaitSeconds float64          `json:"quiet_wait_seconds"`
-	Machine          Machine          `json:"machine"`
-	Settings         Settings         `json:"settings"`
-	Dataset          Dataset          `json:"dataset"`
-	CeilingBodies    []CeilingBody    `json:"ceiling_bodies"`
-	Workloads        []WorkloadResult `json:"workloads"`
-	Memory           []MemoryResult   `json:"memory"`
-	Import           *ImportResult    `json:"import"`
-	IntradayImport   *ImportResult    `json:"intraday_import,omitempty"`
+	QuietWaitSeconds float64 `json:"quiet_wait_seconds"`
+	// PhaseSeconds is the wall time of the phases run after the HTTP
+	// workloads that time themselves whole (dataset included).
+	PhaseSeconds   map[string]float64 `json:"phase_seconds,omitempty"`
+	Machine        Machine            `json:"machine"`
+	Settings       Settings           `json:"settings"`
+	Dataset        Dataset            `json:"dataset"`
+	CeilingBodies  []CeilingBody      `json:"ceiling_bodies"`
+	Workloads      []WorkloadResult   `json:"workloads"`
+	Memory         []MemoryResult     `json:"memory"`
+	Import         *ImportResult      `json:"import"`
+	IntradayImport *ImportResult      `json:"intraday_import,omitempty"`
 	// Intraday is the dataset of the intraday_query workload.
 	Intraday    *IntradayDataset `json:"intraday_dataset,omitempty"`
 	TenantScale *TenantScale     `json:"tenant_scale,omitempty"`
@@ -398,7 +401,7 @@ func renderMarkdown(r Results, root string) string {
 	w("## Reproduce\n\n")
 	w("`make bench` (or `scripts/bench.sh`) on a clone: it installs wrk and the PostgreSQL client tools from Debian when missing, builds the services and the bench tools, starts the local stack if it is not running, and runs everything below. ")
 	w("The datasets live in the databases `bench_marketdata`, `bench_notes`, `bench_intraday` and `bench_tenants_N` of the local cluster and is regenerated only when missing (`BENCH_FRESH=1` forces it). ")
-	w("Settings: `BENCH_DURATION`, `BENCH_WARMUP`, `BENCH_CONNECTIONS`, `BENCH_THREADS`, `BENCH_SYMBOLS`, `BENCH_YEARS`, `BENCH_NOTES`, `BENCH_ACCOUNTS`, `BENCH_IMPORT_ROWS`, `BENCH_MD_RATE`, `BENCH_MD_QUOTA`, `BENCH_QUIET_WAIT` (on a shared machine, wait up to this long for a quiet moment before measuring), `BENCH_WORKLOADS` (a subset: workload ids, `import`, `intraday_import`, `tenant_scale`), `BENCH_INTRADAY_SYMBOLS`, `BENCH_INTRADAY_DAYS`, `BENCH_INTRADAY_IMPORT_SYMBOLS`, `BENCH_INTRADAY_LOAD_JOBS` (intraday_query's dataset is SYMBOLS × DAYS × 390 minutes, kept in `bench_intraday`; intraday_import's file IMPORT_SYMBOLS × DAYS × 390), `BENCH_TENANT_NOTES`, `BENCH_TENANT_SMALL`, `BENCH_TENANT_LARGE` (tenant_scale's notes per account and tenant counts); service settings (`NOTES_*`, `MARKETDATA_*`) pass through.")
+	w("Settings: `BENCH_DURATION`, `BENCH_WARMUP`, `BENCH_CONNECTIONS`, `BENCH_THREADS`, `BENCH_SYMBOLS`, `BENCH_YEARS`, `BENCH_NOTES`, `BENCH_ACCOUNTS`, `BENCH_IMPORT_ROWS`, `BENCH_MD_RATE`, `BENCH_MD_QUOTA`, `BENCH_PORT_OFFSET` (moves the bench's listeners, 18080 and up), `BENCH_QUIET_WAIT` (on a shared machine, wait up to this long for a quiet moment before measuring), `BENCH_WORKLOADS` (a subset: workload ids, `import`, `intraday_import`, `tenant_scale`), `BENCH_INTRADAY_SYMBOLS`, `BENCH_INTRADAY_DAYS`, `BENCH_INTRADAY_IMPORT_SYMBOLS`, `BENCH_INTRADAY_LOAD_JOBS` (intraday_query's dataset is SYMBOLS × DAYS × 390 minutes, kept in `bench_intraday`; intraday_import's file IMPORT_SYMBOLS × DAYS × 390), `BENCH_TENANT_NOTES`, `BENCH_TENANT_SMALL`, `BENCH_TENANT_LARGE` (tenant_scale's notes per account and tenant counts); service settings (`NOTES_*`, `MARKETDATA_*`) pass through.")
 	if len(s.ServiceEnv) > 0 {
 		w(" Service settings in effect for this run: `%s`.", strings.Join(s.ServiceEnv, "`, `"))
 	}
