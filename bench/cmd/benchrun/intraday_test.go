@@ -38,3 +38,31 @@ func TestIntradayMonths(t *testing.T) {
 		t.Fatalf("%s: %s", name, ddl)
 	}
 }
+
+func TestRepeatedSymbol(t *testing.T) {
+	for v, want := range map[string]int{"{IB0001,IB0001,IB0001}": 3, "{IB0001}": 1, "{IB0001,IB0002}": 0, "{America/New_York}": 0, "IB0001": 0} {
+		if got := repeatedSymbol(v, "IB0001"); got != want {
+			t.Errorf("repeatedSymbol(%q) = %d, want %d", v, got, want)
+		}
+	}
+}
+
+// The walk's symbol and day counts stay coprime, so requests are distinct
+// for a whole cycle.
+func TestIntradaySpreadCoprime(t *testing.T) {
+	for _, c := range []config{{Accounts: 100, IntradaySymbols: 500, IntradayDays: 257}, {Accounts: 100, IntradaySymbols: 500, IntradayDays: 250}} {
+		b := &bench{cfg: c}
+		syms, days := b.intradaySpread()
+		if gcd(len(syms), len(days)) != 1 || len(syms) != 100 || len(days) < c.IntradayDays-5 {
+			t.Fatalf("%d symbols, %d days", len(syms), len(days))
+		}
+		seen := map[[2]int]bool{}
+		for g := range len(syms) * len(days) {
+			k := [2]int{g % len(syms), g % len(days)}
+			if seen[k] {
+				t.Fatalf("request %d repeats %v", g, k)
+			}
+			seen[k] = true
+		}
+	}
+}
