@@ -612,9 +612,14 @@ func (b *bench) runIntradayImport(ctx context.Context) error {
 // renderIntraday writes the intraday section of BENCHMARKS.md.
 func renderIntraday(w func(string, ...any), r Results) {
 	w("### Intraday\n\n")
-	if len(r.PhaseSeconds) > 0 {
-		w("Wall time of the phases in this run: intraday_import %.0f s, intraday_query %.0f s (its dataset check or load included).\n\n",
-			r.PhaseSeconds["intraday_import"], r.PhaseSeconds["intraday_query"])
+	var phases []string
+	for _, id := range []string{"intraday_import", "intraday_query"} {
+		if secs, ok := r.PhaseSeconds[id]; ok {
+			phases = append(phases, fmt.Sprintf("%s %.0f s", id, secs))
+		}
+	}
+	if len(phases) > 0 {
+		w("Wall time of the phases in this run (intraday_query's includes its dataset check or load): %s.\n\n", strings.Join(phases, ", "))
 	}
 	if ds := r.Intraday; ds != nil {
 		w("**Dataset of intraday_query:** %s minute bars (%d symbols × %d trading days × %d minutes, %s to %s, New York session) in %d monthly partitions of `intraday_bars`, %d MB with indexes, database `%s`. ",
