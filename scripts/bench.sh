@@ -9,7 +9,8 @@
 #  4. runs bench/cmd/benchrun, which prepares the bench databases
 #     (bench_marketdata: ~10M EOD rows, bench_notes: 100,000 notes, and for
 #     tenant_scale bench_tenants_100 and bench_tenants_5000: 200 notes per
-#     account, 1M notes in the larger; all kept between runs), then
+#     account, 1M notes in the larger; bench_intraday: 50M minute bars
+#     for intraday_query; all kept between runs), then
 #     measures every workload next to its ceiling.
 #
 # Settings: BENCH_* environment variables, see BENCHMARKS.md ("Reproduce").

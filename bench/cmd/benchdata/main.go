@@ -1,10 +1,13 @@
 // Command benchdata writes the deterministic synthetic files the benchmark
 // loads: notes as CSV for PostgreSQL's COPY into the notes schema, and daily
-// prices as CSV for `marketdata-svc import` and its COPY ceiling.
+// prices and 1-minute bars as CSV for `marketdata-svc import` and its COPY
+// ceiling (the minutes also stream into COPY for the intraday dataset).
 //
 //	benchdata notes -accounts accounts.tsv -n 100000 -out notes.csv
 //	benchdata notes -accounts accounts.tsv -n 1000000 -out - | psql ... -c '\copy notes ... FROM STDIN'
 //	benchdata prices -rows 1000000 -out prices.csv
+//	benchdata intraday -symbols 10 -days 257 -out minutes.csv
+//	benchdata intraday -symbols 500 -days 257 -month 2025-03 -header=false -out - | psql ... -c '\copy ... FROM pstdin'
 package main
 
 import (
@@ -27,13 +30,15 @@ func main() {
 
 func run(args []string, stdout io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("usage: benchdata notes|prices [flags]")
+		return errors.New("usage: benchdata notes|prices|intraday [flags]")
 	}
 	switch args[0] {
 	case "notes":
 		return notesCmd(args[1:], stdout)
 	case "prices":
 		return pricesCmd(args[1:], stdout)
+	case "intraday":
+		return intradayCmd(args[1:], stdout)
 	default:
 		return fmt.Errorf("unknown command %q", args[0])
 	}
@@ -73,6 +78,48 @@ func pricesCmd(args []string, stdout io.Writer) error {
 	return writeCSV(*out, func(w *csv.Writer) (int, error) {
 		return writePrices(w, *rows, *days, *prefix, *seed)
 	}, stdout)
+}
+
+func intradayCmd(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("intraday", flag.ContinueOnError)
+	var s intradaySpec
+	fs.IntVar(&s.symbols, "symbols", 10, "number of symbols (PREFIX0001...), all on a New York exchange")
+	fs.IntVar(&s.days, "days", IntradayMaxDays, "trading days per symbol: weekdays from 2025-01-06")
+	fs.StringVar(&s.prefix, "prefix", "IB", "symbol prefix")
+	fs.Uint64Var(&s.seed, "seed", 11, "random seed")
+	fs.StringVar(&s.month, "month", "", "YYYY-MM: only the minutes of that month")
+	fs.BoolVar(&s.header, "header", true, "write the header line")
+	out := fs.String("out", "", "output CSV file, - for stdout")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *out == "" {
+		return errors.New("-out is required")
+	}
+	f := os.Stdout
+	if *out == "-" {
+		stdout = os.Stderr
+	} else {
+		var err error
+		if f, err = os.Create(*out); err != nil {
+			return err
+		}
+	}
+	// Written by hand, not by encoding/csv: no field needs quoting, and
+	// the 50-million-row dataset streams through here into COPY.
+	bw := bufio.NewWriterSize(f, 1<<20)
+	n, err := writeIntraday(bw, s)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", *out, err)
+	}
+	fmt.Fprintf(stdout, "benchdata: wrote %d rows to %s\n", n, *out)
+	return nil
 }
 
 func writeCSV(path string, write func(*csv.Writer) (int, error), stdout io.Writer) error {

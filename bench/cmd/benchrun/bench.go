@@ -137,6 +137,22 @@ func (b *bench) run(ctx context.Context) error {
 			return fmt.Errorf("import workload: %w", err)
 		}
 	}
+	for _, w := range []struct {
+		id  string
+		run func(context.Context) error
+	}{{"intraday_import", b.runIntradayImport}, {"intraday_query", b.runIntradayQuery}} {
+		if !b.want(w.id) {
+			continue
+		}
+		t := time.Now()
+		if err := w.run(ctx); err != nil {
+			return fmt.Errorf("%s workload: %w", w.id, err)
+		}
+		if b.res.PhaseSeconds == nil {
+			b.res.PhaseSeconds = map[string]float64{}
+		}
+		b.res.PhaseSeconds[w.id] = time.Since(t).Seconds()
+	}
 	if err := b.cleanNotes(ctx); err != nil {
 		return err
 	}

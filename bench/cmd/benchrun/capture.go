@@ -57,8 +57,7 @@ func (b *bench) serverLog(ctx context.Context) (string, error) {
 // ran. The instances are stopped and the setting reset afterwards; the
 // measured run uses fresh instances without statement logging.
 func (b *bench) captureSQL(ctx context.Context, probes []probe) (map[string]captured, error) {
-	logPath, err := b.serverLog(ctx)
-	if err != nil {
+	if _, err := b.serverLog(ctx); err != nil {
 		return nil, err
 	}
 	dbs := []string{notesDB}
@@ -75,6 +74,17 @@ func (b *bench) captureSQL(ctx context.Context, probes []probe) (map[string]capt
 		return nil, err
 	}
 	defer b.stopServices()
+	return b.captureProbes(ctx, probes)
+}
+
+// captureProbes sends every probe's requests to the running services
+// (started with statement logging on their databases) and reads back the
+// statements each ran from the server log.
+func (b *bench) captureProbes(ctx context.Context, probes []probe) (map[string]captured, error) {
+	logPath, err := b.serverLog(ctx)
+	if err != nil {
+		return nil, err
+	}
 	st, err := os.Stat(logPath)
 	if err != nil {
 		return nil, err

@@ -24,8 +24,9 @@ func (b *bench) runImport(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	res := ImportResult{Rows: b.cfg.ImportRows, FileMB: mb(st.Size()), Target: 0.5,
-		Layout: "Symbol,Date,Open,High,Low,Close,Volume (one row per symbol and day)"}
+	res := ImportResult{ID: "import", Rows: b.cfg.ImportRows, FileMB: mb(st.Size()), Target: 0.5,
+		Ceiling: ImportCeiling{What: "COPY of the same file into the same empty eod_bars table"},
+		Layout:  "Symbol,Date,Open,High,Low,Close,Volume (one row per symbol and day)"}
 	if err := b.db.recreate(ctx, importDB); err != nil {
 		return err
 	}

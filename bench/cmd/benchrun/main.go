@@ -57,16 +57,26 @@ type config struct {
 	Cores       int
 	Ports       ports
 	// Only, when not nil, names the workloads to run (BENCH_WORKLOADS):
-	// workload ids, "import" and "tenant_scale". The marketdata dataset and
+	// workload ids, "import", "intraday_import" and "tenant_scale". The
+	// marketdata dataset and
 	// service are prepared only when a marketdata workload is named.
 	Only map[string]bool
 	// TenantNotes is the notes per account of tenant_scale, at
 	// TenantSmall and TenantLarge accounts.
 	TenantNotes, TenantSmall, TenantLarge int
+	// IntradaySymbols x IntradayDays x 390 minutes is the dataset of
+	// intraday_query; IntradayImportSymbols x IntradayDays x 390 the file
+	// of intraday_import. IntradayLoadJobs months load at once.
+	IntradaySymbols, IntradayDays, IntradayImportSymbols, IntradayLoadJobs int
 }
 
 type ports struct {
 	Notes, Marketdata, Ceiling, Minimal, NotesPprof, MarketdataPprof int
+}
+
+func (p ports) offset(n int) ports {
+	return ports{Notes: p.Notes + n, Marketdata: p.Marketdata + n, Ceiling: p.Ceiling + n, Minimal: p.Minimal + n,
+		NotesPprof: p.NotesPprof + n, MarketdataPprof: p.MarketdataPprof + n}
 }
 
 func loadConfig(args []string, getenv func(string) string) (config, error) {
@@ -121,10 +131,18 @@ func loadConfig(args []string, getenv func(string) string) (config, error) {
 		MDQuota:     int64(num("BENCH_MD_QUOTA", 2_000_000_000)),
 		ProfileSecs: num("BENCH_PROFILE_SECONDS", 6),
 		Cores:       runtime.NumCPU(),
-		Ports:       ports{Notes: 18080, Marketdata: 18081, Ceiling: 18090, Minimal: 18091, NotesPprof: 18180, MarketdataPprof: 18181},
+		// BENCH_PORT_OFFSET moves every listener, for a machine where
+		// something else holds the default ports.
+		Ports: ports{Notes: 18080, Marketdata: 18081, Ceiling: 18090, Minimal: 18091, NotesPprof: 18180, MarketdataPprof: 18181}.
+			offset(num("BENCH_PORT_OFFSET", 0)),
 		TenantNotes: num("BENCH_TENANT_NOTES", 200),
 		TenantSmall: num("BENCH_TENANT_SMALL", 100),
 		TenantLarge: num("BENCH_TENANT_LARGE", 5000),
+
+		IntradaySymbols:       num("BENCH_INTRADAY_SYMBOLS", 500),
+		IntradayDays:          num("BENCH_INTRADAY_DAYS", 257),
+		IntradayImportSymbols: num("BENCH_INTRADAY_IMPORT_SYMBOLS", 10),
+		IntradayLoadJobs:      num("BENCH_INTRADAY_LOAD_JOBS", runtime.NumCPU()),
 	}
 	if v := strings.TrimSpace(getenv("BENCH_WORKLOADS")); v != "" {
 		c.Only = map[string]bool{}
@@ -136,6 +154,9 @@ func loadConfig(args []string, getenv func(string) string) (config, error) {
 	}
 	if c.TenantSmall < 1 || c.TenantLarge < c.TenantSmall || c.TenantNotes < 1 {
 		errs = append(errs, fmt.Errorf("BENCH_TENANT_*: want 1 <= SMALL <= LARGE and NOTES >= 1"))
+	}
+	if c.IntradayDays < 1 || c.IntradayDays > 257 || c.IntradaySymbols < 1 || c.IntradaySymbols > 9999 || c.IntradayImportSymbols < 1 || c.IntradayImportSymbols > 9999 {
+		errs = append(errs, fmt.Errorf("BENCH_INTRADAY_*: want DAYS 1..257 (weekdays of 2025 from 6 January) and SYMBOLS, IMPORT_SYMBOLS 1..9999"))
 	}
 	if v := getenv("BENCH_QUIET_WAIT"); v != "" {
 		d, err := time.ParseDuration(v)

@@ -19,16 +19,22 @@ type Results struct {
 	TotalSeconds float64 `json:"total_seconds"`
 	// QuietWaitSeconds is the part of TotalSeconds spent checking for (and,
 	// with BENCH_QUIET_WAIT, waiting for) a quiet machine.
-	QuietWaitSeconds float64          `json:"quiet_wait_seconds"`
-	Machine          Machine          `json:"machine"`
-	Settings         Settings         `json:"settings"`
-	Dataset          Dataset          `json:"dataset"`
-	CeilingBodies    []CeilingBody    `json:"ceiling_bodies"`
-	Workloads        []WorkloadResult `json:"workloads"`
-	Memory           []MemoryResult   `json:"memory"`
-	Import           *ImportResult    `json:"import"`
-	TenantScale      *TenantScale     `json:"tenant_scale,omitempty"`
-	Commands         []string         `json:"commands"`
+	QuietWaitSeconds float64 `json:"quiet_wait_seconds"`
+	// PhaseSeconds is the wall time of the phases run after the HTTP
+	// workloads that time themselves whole (dataset included).
+	PhaseSeconds   map[string]float64 `json:"phase_seconds,omitempty"`
+	Machine        Machine            `json:"machine"`
+	Settings       Settings           `json:"settings"`
+	Dataset        Dataset            `json:"dataset"`
+	CeilingBodies  []CeilingBody      `json:"ceiling_bodies"`
+	Workloads      []WorkloadResult   `json:"workloads"`
+	Memory         []MemoryResult     `json:"memory"`
+	Import         *ImportResult      `json:"import"`
+	IntradayImport *ImportResult      `json:"intraday_import,omitempty"`
+	// Intraday is the dataset of the intraday_query workload.
+	Intraday    *IntradayDataset `json:"intraday_dataset,omitempty"`
+	TenantScale *TenantScale     `json:"tenant_scale,omitempty"`
+	Commands    []string         `json:"commands"`
 }
 
 // Machine describes where the figures come from.
@@ -150,8 +156,9 @@ type MemoryResult struct {
 	Status            string  `json:"status"`
 }
 
-// ImportResult is the import workload against COPY.
+// ImportResult is an import workload against COPY.
 type ImportResult struct {
+	ID               string  `json:"id"` // import (EOD) or intraday_import
 	Rows             int     `json:"rows"`
 	FileMB           float64 `json:"file_mb"`
 	Layout           string  `json:"layout"`
@@ -167,6 +174,13 @@ type ImportResult struct {
 	Status           string  `json:"status"`
 	ImportCommand    string  `json:"import_command"`
 	CopyCommand      string  `json:"copy_command"`
+	// Ceiling names what the import is measured against.
+	Ceiling ImportCeiling `json:"ceiling"`
+}
+
+// ImportCeiling is the COPY side of an import workload.
+type ImportCeiling struct {
+	What string `json:"what"`
 }
 
 func (b *bench) writeReports() error {
@@ -271,6 +285,10 @@ func renderMarkdown(r Results, root string) string {
 		w("| `marketdata-svc import` of a %d-row CSV | %s rows/s | | | 0 | `COPY` of the same file | %s rows/s | | %s× | ≥ %.1f× | %s | | |\n",
 			im.Rows, f0(im.ImportRowsPerSec), f0(im.CopyRowsPerSec), f2(im.Ratio), im.Target, statusText(im.Status))
 	}
+	if im := r.IntradayImport; im != nil {
+		w("| `marketdata-svc import --kind intraday` of a %d-row minute CSV | %s rows/s | | | 0 | `COPY` of the same file (plain table, same shape) | %s rows/s | | %s× | ≥ %.1f× | %s | | |\n",
+			im.Rows, f0(im.ImportRowsPerSec), f0(im.CopyRowsPerSec), f2(im.Ratio), im.Target, statusText(im.Status))
+	}
 	if ts := r.TenantScale; ts != nil {
 		w("| tenant_scale: tag listing p50, %d → %d accounts | %s → %s ms | | | | same request, %d accounts | | | %s× | ≤ %.2f× | %s | | |\n",
 			ts.AccountsSmall, ts.AccountsLarge, f2(ts.Small.Tag.P50Ms), f2(ts.Large.Tag.P50Ms), ts.AccountsSmall, f2(ts.TagP50Ratio), ts.Target, statusText(ts.Status))
@@ -329,6 +347,9 @@ func renderMarkdown(r Results, root string) string {
 		w("### Import\n\n%d rows (%.1f MB, %s): `COPY` %.2f s (%s rows/s); `marketdata-svc import` %.2f s (%s rows/s, %.2f s CPU in the importer, max RSS %.0f MB). Importer output: `%s`\n\n",
 			im.Rows, im.FileMB, im.Layout, im.CopySeconds, f0(im.CopyRowsPerSec), im.ImportSeconds, f0(im.ImportRowsPerSec), im.ImportCPUSeconds, im.ImportMaxRSSMB, im.ImportOutput)
 	}
+	if r.IntradayImport != nil || r.Intraday != nil {
+		renderIntraday(w, r)
+	}
 	if ts := r.TenantScale; ts != nil {
 		renderTenantScale(w, ts)
 	}
@@ -379,8 +400,8 @@ func renderMarkdown(r Results, root string) string {
 
 	w("## Reproduce\n\n")
 	w("`make bench` (or `scripts/bench.sh`) on a clone: it installs wrk and the PostgreSQL client tools from Debian when missing, builds the services and the bench tools, starts the local stack if it is not running, and runs everything below. ")
-	w("The dataset lives in the databases `bench_marketdata` and `bench_notes` of the local cluster and is regenerated only when missing (`BENCH_FRESH=1` forces it). ")
-	w("Settings: `BENCH_DURATION`, `BENCH_WARMUP`, `BENCH_CONNECTIONS`, `BENCH_THREADS`, `BENCH_SYMBOLS`, `BENCH_YEARS`, `BENCH_NOTES`, `BENCH_ACCOUNTS`, `BENCH_IMPORT_ROWS`, `BENCH_MD_RATE`, `BENCH_MD_QUOTA`, `BENCH_QUIET_WAIT` (on a shared machine, wait up to this long for a quiet moment before measuring), `BENCH_WORKLOADS` (a subset: workload ids, `import`, `tenant_scale`), `BENCH_TENANT_NOTES`, `BENCH_TENANT_SMALL`, `BENCH_TENANT_LARGE` (tenant_scale's notes per account and tenant counts); service settings (`NOTES_*`, `MARKETDATA_*`) pass through.")
+	w("The datasets live in the databases `bench_marketdata`, `bench_notes`, `bench_intraday` and `bench_tenants_N` of the local cluster and is regenerated only when missing (`BENCH_FRESH=1` forces it). ")
+	w("Settings: `BENCH_DURATION`, `BENCH_WARMUP`, `BENCH_CONNECTIONS`, `BENCH_THREADS`, `BENCH_SYMBOLS`, `BENCH_YEARS`, `BENCH_NOTES`, `BENCH_ACCOUNTS`, `BENCH_IMPORT_ROWS`, `BENCH_MD_RATE`, `BENCH_MD_QUOTA`, `BENCH_PORT_OFFSET` (moves the bench's listeners, 18080 and up), `BENCH_QUIET_WAIT` (on a shared machine, wait up to this long for a quiet moment before measuring), `BENCH_WORKLOADS` (a subset: workload ids, `import`, `intraday_import`, `tenant_scale`), `BENCH_INTRADAY_SYMBOLS`, `BENCH_INTRADAY_DAYS`, `BENCH_INTRADAY_IMPORT_SYMBOLS`, `BENCH_INTRADAY_LOAD_JOBS` (intraday_query's dataset is SYMBOLS × DAYS × 390 minutes, kept in `bench_intraday`; intraday_import's file IMPORT_SYMBOLS × DAYS × 390), `BENCH_TENANT_NOTES`, `BENCH_TENANT_SMALL`, `BENCH_TENANT_LARGE` (tenant_scale's notes per account and tenant counts); service settings (`NOTES_*`, `MARKETDATA_*`) pass through.")
 	if len(s.ServiceEnv) > 0 {
 		w(" Service settings in effect for this run: `%s`.", strings.Join(s.ServiceEnv, "`, `"))
 	}
