@@ -53,7 +53,7 @@ func (b *bench) want(id string) bool { return b.cfg.Only == nil || b.cfg.Only[id
 
 // marketdataIDs are the workloads that need the marketdata dataset and
 // service.
-var marketdataIDs = []string{"eod_hit", "eod_miss", "tickers", "import"}
+var marketdataIDs = []string{"eod_hit", "eod_miss", "tickers", "import", "staleness"}
 
 // needMarketdata reports whether any marketdata workload runs.
 func (b *bench) needMarketdata() bool {
@@ -130,6 +130,11 @@ func (b *bench) run(ctx context.Context) error {
 	b.logf("machine busy %.2f of %d cores before the workloads (load average %s)", idle.MachBusy, b.cfg.Cores, loadAvg())
 	if err := b.runWorkloads(ctx, caps); err != nil {
 		return err
+	}
+	if b.want("staleness") {
+		if err := b.runStaleness(ctx); err != nil {
+			return fmt.Errorf("staleness: %w", err)
+		}
 	}
 	b.stopAll()
 	if b.want("import") {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -34,6 +35,7 @@ type Results struct {
 	// Intraday is the dataset of the intraday_query workload.
 	Intraday    *IntradayDataset `json:"intraday_dataset,omitempty"`
 	TenantScale *TenantScale     `json:"tenant_scale,omitempty"`
+	Staleness   *Staleness       `json:"staleness,omitempty"`
 	Commands    []string         `json:"commands"`
 }
 
@@ -295,6 +297,11 @@ func renderMarkdown(r Results, root string) string {
 		w("| tenant_scale: search p50, %d → %d accounts | %s → %s ms | | | | same request, %d accounts | | | %s× | ≤ %.2f× | %s | | |\n",
 			ts.AccountsSmall, ts.AccountsLarge, f2(ts.Small.Q.P50Ms), f2(ts.Large.Q.P50Ms), ts.AccountsSmall, f2(ts.QP50Ratio), ts.Target, statusText(ts.Status))
 	}
+	if st := r.Staleness; st != nil {
+		w("| staleness after an import, announced (pub/sub), worst of %d | %s ms | | | | | | | | ≤ %.0f ms | %s | | |\n", st.Trials, f2(slices.Max(st.PubSubMS)), st.BoundMS, statusText(st.Status))
+		w("| staleness after an import, announcement lost (poll), worst of %d | %s ms | | | | | | | | ≤ %.0f ms | %s | | |\n", st.Trials, f2(slices.Max(st.LostMessageMS)), st.BoundMS, statusText(st.Status))
+		w("| staleness after an import whose publish failed (PostgreSQL check), worst of %d | %s ms | | | | | | | | ≤ %.0f ms | %s | | |\n", st.Trials, f2(slices.Max(st.FailedPublishMS)), st.FailedPublishBound, statusText(st.Status))
+	}
 	for _, mem := range r.Memory {
 		w("| resident memory of %s under load | VmHWM %.1f MB | | | | | | | | < %.0f MB | %s | | |\n", mem.Service, mem.VmHWMMB, mem.TargetMB, statusText(mem.Status))
 	}
@@ -352,6 +359,9 @@ func renderMarkdown(r Results, root string) string {
 	}
 	if ts := r.TenantScale; ts != nil {
 		renderTenantScale(w, ts)
+	}
+	if st := r.Staleness; st != nil {
+		renderStaleness(w, st)
 	}
 	w("### Memory\n\n| service | VmHWM MB (peak RSS since start) | max VmRSS MB sampled under load | VmRSS MB after the run | target |\n|---|---:|---:|---:|---:|\n")
 	for _, mem := range r.Memory {
