@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -93,6 +94,34 @@ type Metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	inFlight prometheus.Gauge
+	// series keeps each label set's counter and histogram (seriesKey to
+	// *series): WithLabelValues hashes the labels and takes a lock on every
+	// call, and the labels repeat, so each set is looked up once. The keys
+	// come from the closed sets above, so the map is bounded as the series
+	// are.
+	series sync.Map
+}
+
+// seriesKey is one request's labels.
+type seriesKey struct{ method, route, status string }
+
+// series are the metrics of one label set.
+type series struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
+}
+
+// seriesOf returns the metrics of the labels, creating them once.
+func (m *Metrics) seriesOf(method, route, status string) *series {
+	k := seriesKey{method, route, status}
+	if s, ok := m.series.Load(k); ok {
+		return s.(*series)
+	}
+	s, _ := m.series.LoadOrStore(k, &series{
+		requests: m.requests.WithLabelValues(method, route, status),
+		duration: m.duration.WithLabelValues(method, route),
+	})
+	return s.(*series)
 }
 
 // Buckets of http_request_duration_seconds: from half a millisecond (a
@@ -126,8 +155,8 @@ func (m *Metrics) Middleware() gin.HandlerFunc {
 		m.inFlight.Inc()
 		defer m.inFlight.Dec()
 		c.Next()
-		method, route := Method(c.Request.Method), Route(c.FullPath())
-		m.requests.WithLabelValues(method, route, Status(c.Writer.Status())).Inc()
-		m.duration.WithLabelValues(method, route).Observe(time.Since(start).Seconds())
+		s := m.seriesOf(Method(c.Request.Method), Route(c.FullPath()), Status(c.Writer.Status()))
+		s.requests.Inc()
+		s.duration.Observe(time.Since(start).Seconds())
 	}
 }
