@@ -74,31 +74,31 @@ type limitHeaders struct {
 // limitHeadersOf returns the limit headers of d, with the month's policy
 // when withMonth.
 func (s *Server) limitHeadersOf(d ratelimit.Decision, withMonth bool) *limitHeaders {
-	want := limitHeaders{rate: max(d.Rate, 0)}
+	rate, quota, window := max(d.Rate, 0), int64(0), int64(0)
 	if withMonth {
-		want.quota, want.window = d.Quota, ceilSeconds(d.QuotaWindow)
+		quota, window = d.Quota, ceilSeconds(d.QuotaWindow)
 	}
-	if lh := s.limitHeaders.Load(); lh != nil && lh.rate == want.rate && lh.quota == want.quota && lh.window == want.window {
+	if lh := s.limitHeaders.Load(); lh != nil && lh.rate == rate && lh.quota == quota && lh.window == window {
 		return lh
 	}
+	lh := &limitHeaders{rate: rate, quota: quota, window: window}
 	var policy []byte
-	if want.rate > 0 {
+	if rate > 0 {
 		policy = append(policy, `"second";q=`...)
-		policy = strconv.AppendInt(policy, int64(want.rate), 10)
+		policy = strconv.AppendInt(policy, int64(rate), 10)
 		policy = append(policy, ";w=1"...)
-		want.limit = []string{strconv.Itoa(want.rate)}
+		lh.limit = []string{strconv.Itoa(rate)}
 	}
 	if withMonth {
 		if len(policy) > 0 {
 			policy = append(policy, ", "...)
 		}
 		policy = append(policy, `"month";q=`...)
-		policy = strconv.AppendInt(policy, want.quota, 10)
+		policy = strconv.AppendInt(policy, quota, 10)
 		policy = append(policy, ";w="...)
-		policy = strconv.AppendInt(policy, want.window, 10)
+		policy = strconv.AppendInt(policy, window, 10)
 	}
-	want.policy = []string{string(policy)}
-	lh := &want
+	lh.policy = []string{string(policy)}
 	s.limitHeaders.Store(lh)
 	return lh
 }
