@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -255,17 +256,73 @@ func BearerHeader() CredentialSource {
 }
 
 // QueryParam reads the key from the named query parameter.
+// A parameter given more than once is present but empty, so it fails as an
+// invalid key rather than letting either value count.
 func QueryParam(name string) CredentialSource {
 	return func(r *http.Request) (string, bool) {
-		vals, ok := r.URL.Query()[name]
-		if !ok {
+		return queryParam(r.URL.RawQuery, name)
+	}
+}
+
+// maxScannedParams bounds the queries queryParam scans itself; longer ones
+// go through url.ParseQuery, whose limit on the number of parameters (a
+// GODEBUG setting) then applies exactly as before.
+const maxScannedParams = 256
+
+// queryParam is url.ParseQuery(raw)[name] reduced to one value, without
+// building the map of every parameter: the same pair rules (pairs split on
+// '&', a pair holding ';' or a bad escape skipped, '+' a space), but only
+// the wanted name's values are unescaped.
+func queryParam(raw, name string) (string, bool) {
+	if strings.Count(raw, "&") >= maxScannedParams {
+		// Like r.URL.Query(), the error is ignored: a malformed query
+		// still yields its good pairs (and one past the limit, none).
+		vals, _ := url.ParseQuery(raw)
+		v, present := vals[name]
+		if !present {
 			return "", false
 		}
-		if len(vals) != 1 {
+		if len(v) != 1 {
 			return "", true
 		}
-		return vals[0], true
+		return v[0], true
 	}
+	var value string
+	n := 0
+	for raw != "" {
+		var pair string
+		pair, raw, _ = strings.Cut(raw, "&")
+		if pair == "" || strings.Contains(pair, ";") {
+			continue
+		}
+		k, v, _ := strings.Cut(pair, "=")
+		if !unescapedEquals(k, name) {
+			continue
+		}
+		uv, err := url.QueryUnescape(v)
+		if err != nil {
+			continue
+		}
+		value = uv
+		n++
+	}
+	switch n {
+	case 0:
+		return "", false
+	case 1:
+		return value, true
+	}
+	return "", true
+}
+
+// unescapedEquals reports whether the query-escaped key k is a valid escape
+// that decodes to name; keys without escapes are compared as they are.
+func unescapedEquals(k, name string) bool {
+	if !strings.ContainsAny(k, "%+") {
+		return k == name
+	}
+	uk, err := url.QueryUnescape(k)
+	return err == nil && uk == name
 }
 
 // FirstOf tries each source in turn and uses the first one that is present.

@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -279,5 +281,60 @@ func TestAuthenticate(t *testing.T) {
 	}
 	if len(used) != 3 {
 		t.Errorf("OnVerified called %d times, want 3", len(used))
+	}
+}
+
+// queryParamReference is what QueryParam did before it scanned the query
+// itself: the whole query parsed into url.Values.
+func queryParamReference(raw, name string) (string, bool) {
+	vals, ok := (&url.URL{RawQuery: raw}).Query()[name]
+	if !ok {
+		return "", false
+	}
+	if len(vals) != 1 {
+		return "", true
+	}
+	return vals[0], true
+}
+
+var queryParamCases = []string{
+	"", "access_key=abc", "access_key=", "access_key", "a=1&access_key=abc&b=2", "access_key=a&access_key=b",
+	"access_key=a;b=1", "a=1;access_key=x", "access%5Fkey=abc", "access%5fkey=a&access_key=b", "access_key=%zz",
+	"access_key=%zz&access_key=ok", "%zz=1&access_key=x", "access+key=1", "access_key=a+b%20c", "&&access_key===",
+	"access_key=x&", "&access_key=x", "ACCESS_KEY=x", " access_key=x", "access_key=x" + strings.Repeat("&a=1", 300),
+	strings.Repeat("a=1&", 20000) + "access_key=x",
+}
+
+func TestQueryParamMatchesParseQuery(t *testing.T) {
+	for _, raw := range queryParamCases {
+		gotV, gotOK := QueryParam("access_key")(&http.Request{URL: &url.URL{RawQuery: raw}})
+		wantV, wantOK := queryParamReference(raw, "access_key")
+		if gotV != wantV || gotOK != wantOK {
+			t.Errorf("QueryParam on %.60q = %q, %v; url.Values gives %q, %v", raw, gotV, gotOK, wantV, wantOK)
+		}
+	}
+}
+
+func FuzzQueryParam(f *testing.F) {
+	for _, raw := range queryParamCases {
+		f.Add(raw)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		gotV, gotOK := queryParam(raw, "access_key")
+		wantV, wantOK := queryParamReference(raw, "access_key")
+		if gotV != wantV || gotOK != wantOK {
+			t.Fatalf("queryParam(%q) = %q, %v; url.Values gives %q, %v", raw, gotV, gotOK, wantV, wantOK)
+		}
+	})
+}
+
+func BenchmarkQueryParam(b *testing.B) {
+	r := &http.Request{URL: &url.URL{RawQuery: "access_key=md_0123456789abcdef0123456789abcdef&symbols=GOOG,MSFT&limit=100"}}
+	src := QueryParam("access_key")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := src(r); !ok {
+			b.Fatal("no key")
+		}
 	}
 }

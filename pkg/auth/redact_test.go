@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -75,4 +76,74 @@ func FuzzRedactQuery(f *testing.F) {
 			t.Fatalf("RedactQuery(%q) = %q leaks the secret", raw, out)
 		}
 	})
+}
+
+// redactQueryReference is RedactQuery as it was before it rewrote in one
+// pass: split, unescape, lower-case and join.
+func redactQueryReference(rawQuery string, extra ...string) string {
+	if rawQuery == "" {
+		return ""
+	}
+	parts := strings.FieldsFunc(rawQuery, func(r rune) bool { return r == '&' || r == ';' })
+	changed := false
+	for i, part := range parts {
+		name, _, hasValue := strings.Cut(part, "=")
+		decoded, err := url.QueryUnescape(name)
+		if err != nil {
+			decoded = name
+		}
+		if lower := strings.ToLower(strings.TrimSpace(decoded)); credentialParams[lower] || slices.ContainsFunc(extra, func(e string) bool { return strings.EqualFold(e, lower) }) {
+			if hasValue {
+				parts[i] = name + "=" + Redacted
+			}
+			changed = true
+		}
+	}
+	if !changed && !strings.Contains(rawQuery, ";") && !strings.Contains(rawQuery, "&&") {
+		return rawQuery
+	}
+	return strings.Join(parts, "&")
+}
+
+var redactCases = []string{
+	"", "a=1", "&a=1", "a=1&", "&key", "key", "a=1&&b=2", "x=1;access_key=s", "access%5Fkey=s", "access%zz=1&token=t",
+	"Access_Key=s", " access_key =s", "access+key=s", "%20key%20=s", "q=1&Q=2", "İd=1", "access_key=s&access_key",
+	"ACCESS_KEY_TOO_LONG_FOR_THE_BUFFER=1", "\u212aey=s", "=x&=&&;", "q%=1&tag=x",
+}
+
+func TestRedactQueryMatchesReference(t *testing.T) {
+	for _, extra := range [][]string{nil, {"q", "tag"}, {"id"}} {
+		for _, raw := range redactCases {
+			if got, want := RedactQuery(raw, extra...), redactQueryReference(raw, extra...); got != want {
+				t.Errorf("RedactQuery(%q, %q) = %q, reference %q", raw, extra, got, want)
+			}
+			u := &url.URL{Path: "/v1/eod", RawQuery: raw}
+			want := "/v1/eod"
+			if raw != "" {
+				want += "?" + redactQueryReference(raw, extra...)
+			}
+			if got := RedactURL(u, extra...); got != want {
+				t.Errorf("RedactURL(%q, %q) = %q, want %q", raw, extra, got, want)
+			}
+		}
+	}
+}
+
+func FuzzRedactQueryMatchesReference(f *testing.F) {
+	for _, raw := range redactCases {
+		f.Add(raw, "q")
+	}
+	f.Fuzz(func(t *testing.T, raw, extra string) {
+		if got, want := RedactQuery(raw, extra), redactQueryReference(raw, extra); got != want {
+			t.Fatalf("RedactQuery(%q, %q) = %q, reference %q", raw, extra, got, want)
+		}
+	})
+}
+
+func BenchmarkRedactURL(b *testing.B) {
+	u, _ := url.Parse("/v1/eod?access_key=md_0123456789abcdef0123456789abcdef&symbols=GOOG,MSFT&limit=100")
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = RedactURL(u)
+	}
 }

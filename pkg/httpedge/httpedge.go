@@ -9,6 +9,7 @@ package httpedge
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -42,13 +43,22 @@ func NewEngine(trustedProxies []string) (*gin.Engine, error) {
 // requestIDKey holds the request id in gin's context.
 const requestIDKey = "request_id"
 
+// requestIDHeader is requestid.Header in canonical form: reading and
+// writing the header maps with it directly skips canonicalising, which
+// allocates a new string for this key on every request.
+var requestIDHeader = http.CanonicalHeaderKey(requestid.Header)
+
 // RequestID keeps a well-formed X-Request-ID of the caller's, or makes one
 // (pkg/requestid's rule), and echoes it in the response.
 func RequestID() gin.HandlerFunc {
 	return func(c *gin.Context) {
-		id := requestid.From(c.GetHeader(requestid.Header))
+		callers := ""
+		if v := c.Request.Header[requestIDHeader]; len(v) > 0 {
+			callers = v[0]
+		}
+		id := requestid.From(callers)
 		c.Set(requestIDKey, id)
-		c.Header(requestid.Header, id)
+		c.Writer.Header()[requestIDHeader] = []string{id}
 		c.Next()
 	}
 }

@@ -2,8 +2,12 @@ package httpmetrics
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 func TestMethod(t *testing.T) {
@@ -58,5 +62,54 @@ func BenchmarkLabels(b *testing.B) {
 		_ = Method("GET")
 		_ = Status(200)
 		_ = Route("/v1/eod")
+	}
+}
+
+// TestMiddlewareCountsEachLabelSet checks the cached series land under the
+// right labels: two routes, two statuses, counted apart.
+func TestMiddlewareCountsEachLabelSet(t *testing.T) {
+	gin.SetMode(gin.TestMode)
+	reg := prometheus.NewRegistry()
+	m, err := NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := gin.New()
+	e.Use(m.Middleware())
+	e.GET("/a", func(c *gin.Context) { c.Status(http.StatusOK) })
+	e.GET("/b/:id", func(c *gin.Context) { c.Status(http.StatusNotFound) })
+	for _, path := range []string{"/a", "/a", "/b/1", "/a", "/b/2", "/nowhere"} {
+		e.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, path, nil))
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts, histograms := map[string]float64{}, 0
+	for _, f := range families {
+		for _, mt := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range mt.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			switch f.GetName() {
+			case "http_requests_total":
+				counts[labels["method"]+" "+labels["route"]+" "+labels["status"]] = mt.GetCounter().GetValue()
+			case "http_request_duration_seconds":
+				histograms++
+			}
+		}
+	}
+	want := map[string]float64{"GET /a 200": 3, "GET /b/:id 404": 2, "GET " + Unmatched + " 404": 1}
+	if len(counts) != len(want) {
+		t.Errorf("requests series %v, want %v", counts, want)
+	}
+	for k, n := range want {
+		if counts[k] != n {
+			t.Errorf("requests{%s} = %v, want %v", k, counts[k], n)
+		}
+	}
+	if histograms != 3 {
+		t.Errorf("%d duration series, want 3 (one per method and route)", histograms)
 	}
 }

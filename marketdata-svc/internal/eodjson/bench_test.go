@@ -40,20 +40,20 @@ func TestDerivedOncePerPageAndKey(t *testing.T) {
 	calls := 0
 	compute := func() string { calls++; return "v" }
 	plain := eodjson.Encode(benchPage())
-	plain.Derived("a", compute)
-	plain.Derived("a", compute)
+	plain.Derived([]byte("a"), compute)
+	plain.Derived([]byte("a"), compute)
 	if calls != 2 {
 		t.Fatalf("a page that is not memoized must compute each time: %d calls", calls)
 	}
 	calls = 0
 	page := plain.Memoized()
 	copyOfPage := page
-	page.Derived("a", compute)
-	copyOfPage.Derived("a", compute)
+	page.Derived([]byte("a"), compute)
+	copyOfPage.Derived([]byte("a"), compute)
 	if calls != 1 {
 		t.Fatalf("copies of a memoized page share the value: %d calls", calls)
 	}
-	page.Derived("b", compute)
+	page.Derived([]byte("b"), compute)
 	if calls != 2 {
 		t.Fatalf("another key recomputes: %d calls", calls)
 	}

@@ -41,16 +41,17 @@ func (e Page) Memoized() Page {
 
 // Derived returns compute's result for key, computing it once per page
 // when the page is Memoized. key must name everything besides the page
-// that the value depends on.
-func (e Page) Derived(key string, compute func() string) string {
+// that the value depends on. It is bytes so that a caller can build it on
+// the stack: a hit compares it without making a string of it.
+func (e Page) Derived(key []byte, compute func() string) string {
 	if e.derived == nil {
 		return compute()
 	}
-	if d := e.derived.Load(); d != nil && d.key == key {
+	if d := e.derived.Load(); d != nil && d.key == string(key) {
 		return d.value
 	}
 	v := compute()
-	e.derived.Store(&derivedValue{key: key, value: v})
+	e.derived.Store(&derivedValue{key: string(key), value: v})
 	return v
 }
 

@@ -33,7 +33,8 @@ func (s *Server) sendEOD(c *gin.Context, q marketdata.EODQuery) {
 	b = append(b, '}')
 	// The body is the page plus limit and offset: a cached page keeps its
 	// tag, and hits do not hash tens of kilobytes each.
-	etag := enc.Derived(envelopeKey(q.Limit, q.Offset), func() string { return etagOf(b) })
+	var key [32]byte
+	etag := enc.Derived(appendEnvelopeKey(key[:0], q.Limit, q.Offset), func() string { return etagOf(b) })
 	sendTaggedJSON(c, b, etag, cacheMarketData)
 	// The writer has copied the body: the buffer serves the next answer,
 	// unless it grew past what is worth keeping.
@@ -43,14 +44,12 @@ func (s *Server) sendEOD(c *gin.Context, q marketdata.EODQuery) {
 	}
 }
 
-// envelopeKey names what an EOD body adds to its page.
-func envelopeKey(limit, offset int) string {
-	b := make([]byte, 0, 32)
+// appendEnvelopeKey appends the name of what an EOD body adds to its page.
+func appendEnvelopeKey(b []byte, limit, offset int) []byte {
 	b = append(b, "eod:"...)
 	b = strconv.AppendInt(b, int64(limit), 10)
 	b = append(b, ':')
-	b = strconv.AppendInt(b, int64(offset), 10)
-	return string(b)
+	return strconv.AppendInt(b, int64(offset), 10)
 }
 
 // maxPooledBody bounds the response buffers kept for reuse.

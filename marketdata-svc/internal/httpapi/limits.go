@@ -20,45 +20,87 @@ func (s *Server) rateLimit(c *gin.Context) {
 	p, _ := auth.PrincipalFrom(c.Request.Context())
 	d := s.limiter.Allow(c.Request.Context(), p)
 	h := c.Writer.Header()
-	var policy, state []byte
+	// A request refused by the rate limit never reached the usage counter,
+	// so the month's state is unknown then and left out.
+	withMonth := d.Quota > 0 && d.Err != ratelimit.ErrRateLimited
+	var stateBuf [96]byte
+	state := stateBuf[:0]
 	if d.Rate > 0 {
-		policy = append(policy, `"second";q=`...)
-		policy = strconv.AppendInt(policy, int64(d.Rate), 10)
-		policy = append(policy, ";w=1"...)
+		reset := ceilSeconds(d.ResetAfter)
 		state = append(state, `"second";r=`...)
 		state = strconv.AppendInt(state, int64(max(d.Remaining, 0)), 10)
 		state = append(state, ";t="...)
-		state = strconv.AppendInt(state, ceilSeconds(d.ResetAfter), 10)
-		h.Set("X-RateLimit-Limit", strconv.Itoa(d.Rate))
-		h.Set("X-RateLimit-Remaining", strconv.Itoa(max(d.Remaining, 0)))
-		h.Set("X-RateLimit-Reset", strconv.FormatInt(ceilSeconds(d.ResetAfter), 10))
+		state = strconv.AppendInt(state, reset, 10)
+		h[hdrXRateLimitRemain] = []string{strconv.Itoa(max(d.Remaining, 0))}
+		h[hdrXRateLimitReset] = []string{strconv.FormatInt(reset, 10)}
 	}
-	// A request refused by the rate limit never reached the usage counter,
-	// so the month's state is unknown then and left out.
-	if d.Quota > 0 && d.Err != ratelimit.ErrRateLimited {
-		if len(policy) > 0 {
-			policy = append(policy, ", "...)
+	if withMonth {
+		if len(state) > 0 {
 			state = append(state, ", "...)
 		}
-		policy = append(policy, `"month";q=`...)
-		policy = strconv.AppendInt(policy, d.Quota, 10)
-		policy = append(policy, ";w="...)
-		policy = strconv.AppendInt(policy, ceilSeconds(d.QuotaWindow), 10)
 		state = append(state, `"month";r=`...)
 		state = strconv.AppendInt(state, max(d.Quota-d.Used, 0), 10)
 		state = append(state, ";t="...)
 		state = strconv.AppendInt(state, ceilSeconds(d.QuotaResetAfter), 10)
 	}
-	if len(policy) > 0 {
-		h.Set("RateLimit-Policy", string(policy))
-		h.Set("RateLimit", string(state))
+	if d.Rate > 0 || withMonth {
+		lh := s.limitHeadersOf(d, withMonth)
+		if d.Rate > 0 {
+			h[hdrXRateLimitLimit] = lh.limit
+		}
+		h[hdrRateLimitPolicy] = lh.policy
+		h[hdrRateLimit] = []string{string(state)}
 	}
 	if d.Err != nil {
-		h.Set("Retry-After", strconv.FormatInt(max(ceilSeconds(d.RetryAfter), 1), 10))
+		h[hdrRetryAfter] = []string{strconv.FormatInt(max(ceilSeconds(d.RetryAfter), 1), 10)}
 		s.writeError(c, d.Err)
 		return
 	}
 	c.Next()
+}
+
+// limitHeaders are the header values that depend on a key's limits alone,
+// not on its usage: RateLimit-Policy and X-RateLimit-Limit. They are built
+// once per set of limits; the last set is kept, since most requests come
+// under few plans, and a different set only costs building them again.
+type limitHeaders struct {
+	rate   int
+	quota  int64 // 0 when the month is left out
+	window int64 // the month's length in seconds, when it is in
+	policy []string
+	limit  []string
+}
+
+// limitHeadersOf returns the limit headers of d, with the month's policy
+// when withMonth.
+func (s *Server) limitHeadersOf(d ratelimit.Decision, withMonth bool) *limitHeaders {
+	rate, quota, window := max(d.Rate, 0), int64(0), int64(0)
+	if withMonth {
+		quota, window = d.Quota, ceilSeconds(d.QuotaWindow)
+	}
+	if lh := s.limitHeaders.Load(); lh != nil && lh.rate == rate && lh.quota == quota && lh.window == window {
+		return lh
+	}
+	lh := &limitHeaders{rate: rate, quota: quota, window: window}
+	var policy []byte
+	if rate > 0 {
+		policy = append(policy, `"second";q=`...)
+		policy = strconv.AppendInt(policy, int64(rate), 10)
+		policy = append(policy, ";w=1"...)
+		lh.limit = []string{strconv.Itoa(rate)}
+	}
+	if withMonth {
+		if len(policy) > 0 {
+			policy = append(policy, ", "...)
+		}
+		policy = append(policy, `"month";q=`...)
+		policy = strconv.AppendInt(policy, quota, 10)
+		policy = append(policy, ";w="...)
+		policy = strconv.AppendInt(policy, window, 10)
+	}
+	lh.policy = []string{string(policy)}
+	s.limitHeaders.Store(lh)
+	return lh
 }
 
 // ceilSeconds rounds up, so a client waiting that long is never early.

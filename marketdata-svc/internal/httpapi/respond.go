@@ -41,16 +41,54 @@ func etagOf(body []byte) string {
 // sendTaggedJSON is sendJSON with body's ETag already known.
 func sendTaggedJSON(c *gin.Context, body []byte, tag, cacheControl string) {
 	h := c.Writer.Header()
-	h.Set("ETag", tag)
-	h.Set("Cache-Control", cacheControl)
-	if etag.NoneMatch(c.Request.Header.Values("If-None-Match"), tag) {
+	h[hdrETag] = []string{tag}
+	h[hdrCacheControl] = headerValue(cacheControl)
+	if etag.NoneMatch(c.Request.Header[hdrIfNoneMatch], tag) {
 		c.Status(http.StatusNotModified)
 		return
 	}
-	h.Set("Content-Type", "application/json; charset=utf-8")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h[hdrContentType] = jsonContentType
+	h[hdrContentLength] = []string{strconv.Itoa(len(body))}
 	c.Status(http.StatusOK)
 	_, _ = c.Writer.Write(body)
+}
+
+// Header keys in canonical form. Answers assign them to the header map
+// directly: Header.Set canonicalises each key, which for keys such as
+// "ETag" or "X-RateLimit-Limit" allocates a new string on every request.
+const (
+	hdrETag             = "Etag"
+	hdrCacheControl     = "Cache-Control"
+	hdrIfNoneMatch      = "If-None-Match"
+	hdrContentType      = "Content-Type"
+	hdrContentLength    = "Content-Length"
+	hdrRateLimit        = "Ratelimit"
+	hdrRateLimitPolicy  = "Ratelimit-Policy"
+	hdrXRateLimitLimit  = "X-Ratelimit-Limit"
+	hdrXRateLimitRemain = "X-Ratelimit-Remaining"
+	hdrXRateLimitReset  = "X-Ratelimit-Reset"
+	hdrRetryAfter       = "Retry-After"
+)
+
+// Header values every answer of a kind shares. net/http only reads header
+// values, and each slice is full (len == cap), so an Add to one of them
+// copies rather than writes into it.
+var (
+	jsonContentType       = []string{"application/json; charset=utf-8"}
+	cacheMarketDataValues = []string{cacheMarketData}
+	cacheStaticValues     = []string{cacheStatic}
+)
+
+// headerValue returns the shared value slice of the Cache-Control values
+// used here, or a new one.
+func headerValue(v string) []string {
+	switch v {
+	case cacheMarketData:
+		return cacheMarketDataValues
+	case cacheStatic:
+		return cacheStaticValues
+	}
+	return []string{v}
 }
 
 const hexDigit = "0123456789abcdef"

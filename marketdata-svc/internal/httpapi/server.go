@@ -72,6 +72,8 @@ type Server struct {
 	// bodies holds EOD response buffers (*[]byte): a cache hit then
 	// allocates no buffer of the page's size per request.
 	bodies sync.Pool
+	// limitHeaders keeps the last limits' header values (see rateLimit).
+	limitHeaders atomic.Pointer[limitHeaders]
 }
 
 // NewServer builds the server and its router.

@@ -204,6 +204,21 @@ func TestServerBehaviour(t *testing.T) {
 		}
 	})
 
+	t.Run("limit headers follow each key", func(t *testing.T) {
+		// The limit-only header values are kept for the last limits seen:
+		// keys with other limits, interleaved, must each get their own.
+		for i := range 3 {
+			rec := doc.do(t, srv, "/v1/eod?symbols=GOOG&access_key="+limited)
+			if rec.Header().Get("RateLimit-Policy") != `"second";q=2;w=1` || rec.Header().Get("X-RateLimit-Limit") != "2" {
+				t.Fatalf("limited key, round %d: %v", i, rec.Header())
+			}
+			rec = doc.do(t, srv, "/v1/eod?symbols=GOOG&access_key="+quota)
+			if p := rec.Header().Get("RateLimit-Policy"); !strings.HasPrefix(p, `"month";q=`) || strings.Contains(p, "second") || rec.Header().Get("X-RateLimit-Limit") != "" {
+				t.Fatalf("quota key, round %d: %v", i, rec.Header())
+			}
+		}
+	})
+
 	t.Run("request id and redacted access log", func(t *testing.T) {
 		rec := doc.do(t, srv, "/v1/eod?symbols=GOOG&access_key="+key, "X-Request-ID", "abc-123")
 		if rec.Header().Get("X-Request-ID") != "abc-123" {

@@ -133,6 +133,8 @@ type Leased struct {
 	leases   *prometheus.CounterVec
 	lastLog  atomic.Int64
 
+	months monthCache
+
 	mu   sync.RWMutex
 	keys map[string]*leaseState
 }
@@ -237,7 +239,7 @@ func LeaseSize(rate int, quota int64) int64 {
 func (l *Leased) Allow(ctx context.Context, p auth.Principal) Decision {
 	now := l.now()
 	d := Decision{Rate: p.RatePerSecond, Quota: p.MonthlyQuota}
-	month, reset, window := monthWindow(now)
+	month, reset, window := l.months.window(now)
 	d.QuotaResetAfter, d.QuotaWindow = reset, window
 	if p.RatePerSecond <= 0 && p.MonthlyQuota <= 0 {
 		return d

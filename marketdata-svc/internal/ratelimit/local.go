@@ -19,6 +19,7 @@ type Local struct {
 	tat     map[string]time.Time // GCRA theoretical arrival time per key
 	usage   map[string]int64     // "keyID:YYYY-MM" -> count
 	metrics *metrics
+	months  monthCache
 }
 
 // NewLocal returns an in-process limiter. now may be nil.
@@ -35,7 +36,7 @@ func (l *Local) Allow(_ context.Context, p auth.Principal) Decision {
 	defer l.mu.Unlock()
 	now := l.now()
 	d := Decision{Rate: p.RatePerSecond, Quota: p.MonthlyQuota}
-	month, reset, window := monthWindow(now)
+	month, reset, window := l.months.window(now)
 	d.QuotaResetAfter, d.QuotaWindow = reset, window
 	if p.RatePerSecond > 0 {
 		l.prune(now)

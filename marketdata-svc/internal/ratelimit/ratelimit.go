@@ -86,6 +86,7 @@ package ratelimit
 
 import (
 	"errors"
+	"sync/atomic"
 	"time"
 )
 
@@ -130,4 +131,26 @@ func monthWindow(now time.Time) (month string, resetAfter, window time.Duration)
 	start := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
 	next := start.AddDate(0, 1, 0)
 	return start.Format("2006-01"), next.Sub(now), next.Sub(start)
+}
+
+// monthCache keeps the current month's bounds and key, so that the
+// limiters' hot paths do not format the month and compute its bounds on
+// every request. The zero value is ready to use.
+type monthCache struct{ span atomic.Pointer[monthSpan] }
+
+type monthSpan struct {
+	start, next time.Time
+	month       string
+}
+
+// window is monthWindow(now), from the kept month when now falls in it.
+func (c *monthCache) window(now time.Time) (month string, resetAfter, window time.Duration) {
+	if s := c.span.Load(); s != nil && !now.Before(s.start) && now.Before(s.next) {
+		return s.month, s.next.Sub(now), s.next.Sub(s.start)
+	}
+	month, resetAfter, window = monthWindow(now)
+	u := now.UTC()
+	start := time.Date(u.Year(), u.Month(), 1, 0, 0, 0, 0, time.UTC)
+	c.span.Store(&monthSpan{start: start, next: start.AddDate(0, 1, 0), month: month})
+	return month, resetAfter, window
 }

@@ -145,3 +145,23 @@ func counterValue(t *testing.T, c prometheus.Counter) float64 {
 	t.Helper()
 	return testutil.ToFloat64(c)
 }
+
+// TestMonthCacheMatchesMonthWindow walks across month ends (a leap
+// February, a year end, a zone other than UTC): the kept month must give
+// what monthWindow computes afresh.
+func TestMonthCacheMatchesMonthWindow(t *testing.T) {
+	var c monthCache
+	zone := time.FixedZone("UTC+10", 10*3600)
+	start := time.Date(2024, 1, 31, 20, 0, 0, 0, time.UTC)
+	for i := range 2000 {
+		now := start.Add(time.Duration(i) * 7 * time.Hour)
+		if i%3 == 0 {
+			now = now.In(zone)
+		}
+		m1, r1, w1 := c.window(now)
+		m2, r2, w2 := monthWindow(now)
+		if m1 != m2 || r1 != r2 || w1 != w2 {
+			t.Fatalf("at %v: cache gives %s %v %v, monthWindow %s %v %v", now, m1, r1, w1, m2, r2, w2)
+		}
+	}
+}
