@@ -199,8 +199,9 @@ func (b *bench) measureTenants(ctx context.Context, n int) (TenantRun, []TenantP
 	}
 	var plans []TenantPlan
 	for _, q := range []struct{ name, sql string }{
-		{"tag count", "SELECT count(*) FROM notes WHERE account_id = 'acc_tenant000001' AND tags @> '{research}'"},
-		{"q count", "SELECT count(*) FROM notes WHERE account_id = 'acc_tenant000001' AND search @@ websearch_to_tsquery('english', 'dividend')"},
+		// notesdb's filter (noteFilter), with the account and the value inlined.
+		{"tag count", "SELECT count(*) FROM notes WHERE account_id = 'acc_tenant000001' AND notes_tag_keys(account_id, tags) @> notes_tag_keys('acc_tenant000001', '{research}'::text[]) AND tags @> '{research}'"},
+		{"q count", "SELECT count(*) FROM notes WHERE account_id = 'acc_tenant000001' AND notes_search_keys(account_id, search) @@ notes_search_keys('acc_tenant000001', websearch_to_tsquery('english', 'dividend')) AND search @@ websearch_to_tsquery('english', 'dividend')"},
 	} {
 		rows, err := b.db.query(ctx, db, "EXPLAIN (ANALYZE, BUFFERS) "+q.sql)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
+	"github.com/tickerdesk/tickerdesk/pkg/flushwriter"
 	"github.com/tickerdesk/tickerdesk/pkg/healthcheck"
 )
 
@@ -45,6 +46,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	log := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	switch cmd {
 	case "serve":
+		// Log lines leave in batches, not a write per request; errors at
+		// once (pkg/flushwriter). The deferred Close writes out the rest.
+		out := flushwriter.New(stdout, flushwriter.Options{})
+		defer out.Close()
+		log = slog.New(out.Handler(slog.NewJSONHandler(out, &slog.HandlerOptions{Level: cfg.LogLevel})))
 		return serve(ctx, cfg, log, rest)
 	case "migrate":
 		return migrate(ctx, cfg, log, rest)

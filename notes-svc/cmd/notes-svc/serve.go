@@ -18,6 +18,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notesdb"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
+	"github.com/tickerdesk/tickerdesk/pkg/flushwriter"
 	"github.com/tickerdesk/tickerdesk/pkg/httpserve"
 )
 
@@ -36,7 +37,11 @@ func serveCommand(ctx context.Context, cfg config.Config, args []string, getenv 
 }
 
 func serve(ctx context.Context, cfg config.Config, stdout io.Writer) error {
-	log := newLogger(cfg, stdout)
+	// Log lines leave in batches, not a write per request; errors at once
+	// (pkg/flushwriter). The deferred Close writes out the rest last.
+	out := flushwriter.New(stdout, flushwriter.Options{})
+	defer out.Close()
+	log := slog.New(out.Handler(newLogger(cfg, out).Handler()))
 	log.Info("starting notes-svc", "version", version, "config", cfg)
 	store, db, err := openStore(cfg)
 	if err != nil {
