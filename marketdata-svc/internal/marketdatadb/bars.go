@@ -256,29 +256,44 @@ SELECT symbol, count(*) FROM up GROUP BY symbol`)
 }
 
 func duplicates(ctx context.Context, tx pgx.Tx) error {
-	rows, err := tx.Query(ctx, `
-SELECT symbol, date, array_agg(line ORDER BY line) FROM eod_staging
-GROUP BY symbol, date HAVING count(*) > 1 ORDER BY min(line) LIMIT 20`)
+	var e DuplicateBarsError
+	err := stagedDuplicates(ctx, tx, "eod_staging", "date", func(symbol string, date time.Time, lines []int) {
+		e.Duplicates = append(e.Duplicates, DuplicateBar{Symbol: symbol, Date: date, Lines: lines})
+	})
+	if err != nil {
+		return err
+	}
+	return &e
+}
+
+// stagedDuplicates calls add for the first 20 (symbol, at) pairs given more
+// than once in a staging table, with the lines they came from; table and
+// at are identifiers of this package, never input.
+func stagedDuplicates(ctx context.Context, tx pgx.Tx, table, at string, add func(symbol string, at time.Time, lines []int)) error {
+	rows, err := tx.Query(ctx, fmt.Sprintf(`
+SELECT symbol, %[2]s, array_agg(line ORDER BY line) FROM %[1]s
+GROUP BY symbol, %[2]s HAVING count(*) > 1 ORDER BY min(line) LIMIT 20`, table, at))
 	if err != nil {
 		return translate(err)
 	}
 	defer rows.Close()
-	var e DuplicateBarsError
 	for rows.Next() {
-		var d DuplicateBar
+		var symbol string
+		var t time.Time
 		var lines []int32
-		if err := rows.Scan(&d.Symbol, &d.Date, &lines); err != nil {
+		if err := rows.Scan(&symbol, &t, &lines); err != nil {
 			return translate(err)
 		}
-		for _, l := range lines {
-			d.Lines = append(d.Lines, int(l))
+		ls := make([]int, len(lines))
+		for i, l := range lines {
+			ls[i] = int(l)
 		}
-		e.Duplicates = append(e.Duplicates, d)
+		add(symbol, t, ls)
 	}
 	if err := rows.Err(); err != nil {
 		return translate(err)
 	}
-	return &e
+	return nil
 }
 
 // readjust recomputes, for each symbol with corporate actions, the split and

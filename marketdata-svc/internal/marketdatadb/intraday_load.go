@@ -9,7 +9,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/stdlib"
 )
 
 // IntradayRow is one raw 1-minute bar to load; TS is the start of its
@@ -107,32 +106,7 @@ func (c *intradayCopy) Err() error             { return c.src.Err() }
 // bars need are created first. If anything changed, the data version is
 // bumped in the same transaction, as Apply does.
 func (s *Store) ApplyIntraday(ctx context.Context, l IntradayLoad) (LoadResult, error) {
-	conn, err := s.db.Conn(ctx)
-	if err != nil {
-		return LoadResult{}, fmt.Errorf("intraday load: %w", translate(err))
-	}
-	defer conn.Close()
-	var res LoadResult
-	err = conn.Raw(func(driverConn any) error {
-		pc := driverConn.(*stdlib.Conn).Conn()
-		tx, err := pc.Begin(ctx)
-		if err != nil {
-			return translate(err)
-		}
-		defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // no-op after commit
-		if res, err = s.applyIntraday(ctx, tx, l); err != nil {
-			return err
-		}
-		return translate(tx.Commit(ctx))
-	})
-	var srcErr *sourceError
-	if errors.As(err, &srcErr) {
-		return LoadResult{}, srcErr.err
-	}
-	if err != nil {
-		return LoadResult{}, fmt.Errorf("intraday load: %w", err)
-	}
-	return res, nil
+	return s.inLoadTx(ctx, "intraday load", func(ctx context.Context, tx pgx.Tx) (LoadResult, error) { return s.applyIntraday(ctx, tx, l) })
 }
 
 func (s *Store) applyIntraday(ctx context.Context, tx pgx.Tx, l IntradayLoad) (LoadResult, error) {
@@ -261,27 +235,12 @@ func (s *Store) ensureIntradayPartitions(ctx context.Context, months []time.Time
 }
 
 func intradayDuplicates(ctx context.Context, tx pgx.Tx) error {
-	rows, err := tx.Query(ctx, `
-SELECT symbol, ts, array_agg(line ORDER BY line) FROM intraday_staging
-GROUP BY symbol, ts HAVING count(*) > 1 ORDER BY min(line) LIMIT 20`)
-	if err != nil {
-		return translate(err)
-	}
-	defer rows.Close()
 	var e DuplicateMinutesError
-	for rows.Next() {
-		var d DuplicateMinute
-		var lines []int32
-		if err := rows.Scan(&d.Symbol, &d.TS, &lines); err != nil {
-			return translate(err)
-		}
-		for _, l := range lines {
-			d.Lines = append(d.Lines, int(l))
-		}
-		e.Duplicates = append(e.Duplicates, d)
-	}
-	if err := rows.Err(); err != nil {
-		return translate(err)
+	err := stagedDuplicates(ctx, tx, "intraday_staging", "ts", func(symbol string, ts time.Time, lines []int) {
+		e.Duplicates = append(e.Duplicates, DuplicateMinute{Symbol: symbol, TS: ts, Lines: lines})
+	})
+	if err != nil {
+		return err
 	}
 	return &e
 }
