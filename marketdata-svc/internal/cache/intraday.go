@@ -29,7 +29,8 @@ func (s *Store) Intraday(ctx context.Context, q marketdata.IntradayQuery) (marke
 		return marketdata.IntradayPage{}, errNoIntraday
 	}
 	v, known := s.versions.Current()
-	key := append(appendVersion(nil, v), q.CanonicalKey()...)
+	var buf [160]byte
+	key := q.AppendCanonicalKey(appendVersion(buf[:0], v))
 	return lookup[marketdata.IntradayPage](ctx, s, intradayPages{q: q, inner: inner}, v, known, key)
 }
 
