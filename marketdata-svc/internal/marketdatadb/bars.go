@@ -257,19 +257,16 @@ SELECT symbol, count(*) FROM up GROUP BY symbol`)
 
 func duplicates(ctx context.Context, tx pgx.Tx) error {
 	var e DuplicateBarsError
-	err := stagedDuplicates(ctx, tx, "eod_staging", "date", func(symbol string, date time.Time, lines []int) {
+	return stagedDuplicates(ctx, tx, "eod_staging", "date", &e, func(symbol string, date time.Time, lines []int) {
 		e.Duplicates = append(e.Duplicates, DuplicateBar{Symbol: symbol, Date: date, Lines: lines})
 	})
-	if err != nil {
-		return err
-	}
-	return &e
 }
 
 // stagedDuplicates calls add for the first 20 (symbol, at) pairs given more
-// than once in a staging table, with the lines they came from; table and
-// at are identifiers of this package, never input.
-func stagedDuplicates(ctx context.Context, tx pgx.Tx, table, at string, add func(symbol string, at time.Time, lines []int)) error {
+// than once in a staging table, with the lines they came from, and returns
+// found, the error add filled, unless reading them failed; table and at are
+// identifiers of this package, never input.
+func stagedDuplicates(ctx context.Context, tx pgx.Tx, table, at string, found error, add func(symbol string, at time.Time, lines []int)) error {
 	rows, err := tx.Query(ctx, fmt.Sprintf(`
 SELECT symbol, %[2]s, array_agg(line ORDER BY line) FROM %[1]s
 GROUP BY symbol, %[2]s HAVING count(*) > 1 ORDER BY min(line) LIMIT 20`, table, at))
@@ -293,7 +290,7 @@ GROUP BY symbol, %[2]s HAVING count(*) > 1 ORDER BY min(line) LIMIT 20`, table, 
 	if err := rows.Err(); err != nil {
 		return translate(err)
 	}
-	return nil
+	return found
 }
 
 // readjust recomputes, for each symbol with corporate actions, the split and

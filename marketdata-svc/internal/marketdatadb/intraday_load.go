@@ -236,11 +236,7 @@ func (s *Store) ensureIntradayPartitions(ctx context.Context, months []time.Time
 
 func intradayDuplicates(ctx context.Context, tx pgx.Tx) error {
 	var e DuplicateMinutesError
-	err := stagedDuplicates(ctx, tx, "intraday_staging", "ts", func(symbol string, ts time.Time, lines []int) {
+	return stagedDuplicates(ctx, tx, "intraday_staging", "ts", &e, func(symbol string, ts time.Time, lines []int) {
 		e.Duplicates = append(e.Duplicates, DuplicateMinute{Symbol: symbol, TS: ts, Lines: lines})
 	})
-	if err != nil {
-		return err
-	}
-	return &e
 }
