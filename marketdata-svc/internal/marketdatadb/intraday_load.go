@@ -158,14 +158,7 @@ WITH up AS (
 )
 SELECT count(*) FROM up`).Scan(&res.BarsChanged)
 	if err != nil {
-		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) && pgErr.Code == "21000" { // a minute given twice
-			if rerr := sp.Rollback(ctx); rerr != nil {
-				return res, translate(rerr)
-			}
-			return res, intradayDuplicates(ctx, tx)
-		}
-		return res, translate(err)
+		return res, intradayDuplicates(ctx, tx, sp, err)
 	}
 	if err := sp.Commit(ctx); err != nil {
 		return res, translate(err)
@@ -234,9 +227,11 @@ func (s *Store) ensureIntradayPartitions(ctx context.Context, months []time.Time
 	return nil
 }
 
-func intradayDuplicates(ctx context.Context, tx pgx.Tx) error {
+// intradayDuplicates is the error of a failed upsert of staged minutes:
+// their duplicates, when that is why it failed (see upsertError).
+func intradayDuplicates(ctx context.Context, tx, sp pgx.Tx, err error) error {
 	var e DuplicateMinutesError
-	return stagedDuplicates(ctx, tx, "intraday_staging", "ts", &e, func(symbol string, ts time.Time, lines []int) {
+	return upsertError(ctx, tx, sp, err, "intraday_staging", "ts", &e, func(symbol string, ts time.Time, lines []int) {
 		e.Duplicates = append(e.Duplicates, DuplicateMinute{Symbol: symbol, TS: ts, Lines: lines})
 	})
 }
