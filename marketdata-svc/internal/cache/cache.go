@@ -1,7 +1,9 @@
 // Package cache is a cache-aside decorator of marketdata.Store for EOD
-// pages, which it keeps encoded (eodjson.Page): a hit costs no database
-// work, encoding or reflection, and when the page is in process memory no
-// network call either.
+// pages, which it keeps encoded (eodjson.Page), and intraday pages: a hit
+// costs no database work, encoding or reflection, and when the page is in
+// process memory no network call either. Both take one lookup path
+// (lookup, with a pageKind for each); an intraday page of a session still
+// trading lives shorter than the TTL, in both layers (intraday.go).
 //
 // Keys are the normalised query plus the data version that every import
 // bumps, which the cache reads from process memory (Versions, kept by
@@ -55,9 +57,9 @@ type Versions interface {
 	Current() (v int64, ok bool)
 }
 
-// Store caches the EOD pages and ticker pages of an inner store. EOD pages
-// are served encoded, by EncodedEOD; EOD and every other method are the
-// inner store's, uncached.
+// Store caches the EOD, intraday and ticker pages of an inner store. EOD
+// pages are served encoded, by EncodedEOD; EOD and every other method are
+// the inner store's, uncached.
 type Store struct {
 	marketdata.Store
 	versions Versions
@@ -135,80 +137,147 @@ func (s *Store) Status(ctx context.Context) string {
 // memory makes no network call and does not allocate its key.
 func (s *Store) EncodedEOD(ctx context.Context, q marketdata.EODQuery) (eodjson.Page, error) {
 	v, ok := s.versions.Current()
-	if !ok {
-		s.metrics.fallbacks.Inc()
-		return s.fill(ctx, q, v)
-	}
 	var buf [160]byte
 	key := q.AppendCanonicalKey(appendVersion(buf[:0], v))
+	return lookup[eodjson.Page](ctx, s, eodPages{q: q, inner: s.Store}, v, ok, key)
+}
+
+// pageKind is what the lookup path needs to know of one sort of page kept
+// in both layers (EOD, intraday), so that every sort shares that path, its
+// invalidation by data version and its Redis fallback.
+type pageKind[P any] interface {
+	// redisKey is the page's Redis key at data version v.
+	redisKey(v int64) string
+	// load reads the page from the inner store.
+	load(ctx context.Context) (P, error)
+	// life is how long p, read from the store, may be served (at most ttl).
+	life(p P, ttl time.Duration) time.Duration
+	// size estimates p's bytes in process memory.
+	size(p P) int
+	// encode and decode are p's Redis entry, with when it was read.
+	encode(p P, at time.Time) ([]byte, error)
+	decode(b []byte) (p P, at time.Time, err error)
+}
+
+// lookup answers k's page, whose in-process key at data version v is key,
+// from process memory, else from Redis, else from the inner store, which
+// fills both; while the data version is unknown (!known), from the inner
+// store alone. The caller builds key, on its stack: built here, through
+// K's methods, it would escape and allocate on every hit.
+func lookup[P any, K pageKind[P]](ctx context.Context, s *Store, k K, v int64, known bool, key []byte) (P, error) {
+	if !known {
+		s.metrics.fallbacks.Inc()
+		return fill[P](ctx, s, k, -1, string(key))
+	}
 	if val, ok := s.memory.get(key); ok {
 		s.metrics.hits.Inc()
-		return val.(eodjson.Page), nil
+		return val.(P), nil
 	}
 	if s.redis != nil {
 		if s.now().UnixNano() < s.bypassUntil.Load() {
 			s.metrics.fallbacks.Inc()
-		} else if page, ok := s.fromRedis(ctx, v, q); ok {
+		} else if p, expires, ok := fromRedis[P](ctx, s, k, v); ok {
 			s.metrics.hits.Inc()
-			s.memory.put(string(key), page, len(page.Data))
-			return page, nil
+			s.memory.putUntil(string(key), p, k.size(p), expires)
+			return p, nil
 		}
 	}
-	return s.fill(ctx, q, v)
+	return fill[P](ctx, s, k, v, string(key))
 }
 
-// fromRedis reads q's page at version v from Redis; a failure counts as a
+// fromRedis reads k's page at version v from Redis, with when it stops
+// being servable; a failure, a corrupt or an outlived entry count as a
 // miss.
-func (s *Store) fromRedis(ctx context.Context, v int64, q marketdata.EODQuery) (eodjson.Page, bool) {
+func fromRedis[P any, K pageKind[P]](ctx context.Context, s *Store, k K, v int64) (p P, expires time.Time, ok bool) {
 	cctx, cancel := context.WithTimeout(ctx, s.timeout)
-	entry, ok, err := s.redis.get(cctx, v, q.CacheKey())
+	entry, ok, err := s.redis.get(cctx, k.redisKey(v))
 	cancel()
 	if err != nil {
 		s.failed("lookup", err)
-		return eodjson.Page{}, false
+		return p, expires, false
 	}
 	if !ok {
-		return eodjson.Page{}, false
+		return p, expires, false
 	}
-	page, err := decodeEntry(entry)
+	p, at, err := k.decode(entry)
 	if err != nil {
 		// A corrupt entry is a miss; the fresh one overwrites it.
-		return eodjson.Page{}, false
+		return p, expires, false
 	}
-	return page.Memoized(), true
+	now := s.now()
+	if at.IsZero() {
+		at = now // the entry's kind does not age by read time
+	}
+	expires = at.Add(k.life(p, s.memory.ttl))
+	if !now.Before(expires) {
+		return p, expires, false
+	}
+	return p, expires, true
 }
 
-// fill answers a miss from the inner store and caches the page at version
-// v, or not at all when v is unknown (negative).
-func (s *Store) fill(ctx context.Context, q marketdata.EODQuery, v int64) (eodjson.Page, error) {
+// fill answers a miss from the inner store and caches the page under key
+// at version v, for its life, or not at all when v is unknown (negative).
+func fill[P any, K pageKind[P]](ctx context.Context, s *Store, k K, v int64, key string) (P, error) {
 	s.metrics.misses.Inc()
-	key := string(q.AppendCanonicalKey(appendVersion(nil, v)))
 	// Misses of the same key at the same version share one store query.
 	// Callers at an unknown version (cache bypassed) share it too.
 	res, err := s.shared(ctx, key, func(ctx context.Context) (any, error) {
-		page, err := s.Store.EOD(ctx, q)
+		p, err := k.load(ctx)
 		if err != nil {
 			return nil, err
 		}
-		enc := eodjson.Encode(page)
 		if v < 0 {
-			return enc, nil
+			return p, nil
 		}
-		enc = enc.Memoized()
-		s.memory.put(key, enc, len(enc.Data))
+		at := s.now()
+		life := k.life(p, s.memory.ttl)
+		s.memory.putUntil(key, p, k.size(p), at.Add(life))
 		if s.redis != nil && s.now().UnixNano() >= s.bypassUntil.Load() {
+			entry, err := k.encode(p, at)
+			if err != nil {
+				return p, nil // kept in process memory only
+			}
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
-			if err := s.redis.store(cctx, v, q.CacheKey(), encodeEntry(enc)); err != nil {
+			if err := s.redis.store(cctx, k.redisKey(v), entry, life); err != nil {
 				s.failed("store", err)
 			}
 			cancel()
 		}
-		return enc, nil
+		return p, nil
 	})
+	if err != nil {
+		var zero P
+		return zero, err
+	}
+	return res.(P), nil
+}
+
+// eodPages are encoded EOD pages: they change only with an import, so they
+// live for the TTL.
+type eodPages struct {
+	q     marketdata.EODQuery
+	inner marketdata.Store
+}
+
+func (k eodPages) redisKey(v int64) string { return entryKey(eodPrefix, v, k.q.CacheKey()) }
+
+func (k eodPages) load(ctx context.Context) (eodjson.Page, error) {
+	page, err := k.inner.EOD(ctx, k.q)
 	if err != nil {
 		return eodjson.Page{}, err
 	}
-	return res.(eodjson.Page), nil
+	return eodjson.Encode(page).Memoized(), nil
+}
+
+func (eodPages) life(_ eodjson.Page, ttl time.Duration) time.Duration { return ttl }
+
+func (eodPages) size(p eodjson.Page) int { return len(p.Data) }
+
+func (eodPages) encode(p eodjson.Page, _ time.Time) ([]byte, error) { return encodeEntry(p), nil }
+
+func (eodPages) decode(b []byte) (eodjson.Page, time.Time, error) {
+	p, err := decodeEntry(b)
+	return p.Memoized(), time.Time{}, err
 }
 
 // appendVersion starts an in-process key with the data version.
@@ -269,9 +338,9 @@ type metrics struct {
 func newMetrics(reg prometheus.Registerer, kind string) *metrics {
 	labels := prometheus.Labels{"backend": kind}
 	m := &metrics{
-		hits:      prometheus.NewCounter(prometheus.CounterOpts{Name: "marketdata_cache_hits_total", Help: "EOD queries answered from the cache.", ConstLabels: labels}),
-		misses:    prometheus.NewCounter(prometheus.CounterOpts{Name: "marketdata_cache_misses_total", Help: "EOD queries answered by the database.", ConstLabels: labels}),
-		fallbacks: prometheus.NewCounter(prometheus.CounterOpts{Name: "marketdata_cache_fallbacks_total", Help: "EOD queries sent to the database because the cache failed or was being bypassed after a failure.", ConstLabels: labels}),
+		hits:      prometheus.NewCounter(prometheus.CounterOpts{Name: "marketdata_cache_hits_total", Help: "EOD and intraday queries answered from the cache.", ConstLabels: labels}),
+		misses:    prometheus.NewCounter(prometheus.CounterOpts{Name: "marketdata_cache_misses_total", Help: "EOD and intraday queries answered by the database.", ConstLabels: labels}),
+		fallbacks: prometheus.NewCounter(prometheus.CounterOpts{Name: "marketdata_cache_fallbacks_total", Help: "EOD and intraday queries sent to the database because the cache failed or was being bypassed after a failure.", ConstLabels: labels}),
 		errors:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "marketdata_cache_errors_total", Help: "Failed or timed-out cache calls by operation.", ConstLabels: labels}, []string{"op"}),
 	}
 	// Series exist from the start, so dashboards see 0 rather than nothing.

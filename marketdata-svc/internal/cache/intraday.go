@@ -2,7 +2,9 @@ package cache
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
@@ -11,60 +13,72 @@ import (
 // errNoIntraday reports an inner store that serves no intraday bars.
 var errNoIntraday = errors.New("intraday: the store serves no intraday bars")
 
-// intradayEntry is a cached intraday page with the time it was read.
-type intradayEntry struct {
-	page marketdata.IntradayPage
-	at   time.Time
-}
-
 // IntradayOpenBound is the longest an intraday page whose range reaches a
 // session still trading is served from the cache: new minutes arrive
 // without an import that would bump the data version. A page's bound is the
 // shorter of this and its bar interval.
 const IntradayOpenBound = time.Minute
 
-// intradayMaxAge is how long a page of q may be served: the TTL for a
-// closed range (the data version keeps it fresh), else min(interval,
-// IntradayOpenBound).
-func intradayMaxAge(q marketdata.IntradayQuery, p marketdata.IntradayPage, ttl time.Duration) time.Duration {
-	if !p.Open {
-		return ttl
-	}
-	return min(ttl, time.Duration(q.Interval)*time.Minute, IntradayOpenBound)
-}
-
-// Intraday answers from process memory at the current data version, else
-// from the inner store. Pages whose range reaches a session still trading
-// are served for at most intradayMaxAge.
+// Intraday answers as EncodedEOD does, through the same two layers and
+// data version; a page whose range reaches a session still trading is
+// served, from either layer, for at most min(TTL, its interval,
+// IntradayOpenBound) after it was read from the store.
 func (s *Store) Intraday(ctx context.Context, q marketdata.IntradayQuery) (marketdata.IntradayPage, error) {
 	inner, ok := s.Store.(marketdata.IntradayStore)
 	if !ok {
 		return marketdata.IntradayPage{}, errNoIntraday
 	}
-	v, ok := s.versions.Current()
-	if !ok {
-		s.metrics.fallbacks.Inc()
-		return inner.Intraday(ctx, q)
+	v, known := s.versions.Current()
+	var buf [160]byte
+	key := q.AppendCanonicalKey(appendVersion(buf[:0], v))
+	return lookup[marketdata.IntradayPage](ctx, s, intradayPages{q: q, inner: inner}, v, known, key)
+}
+
+// intradayPages are intraday pages, kept as the domain's pages (their
+// encoding differs by API version and wrapper).
+type intradayPages struct {
+	q     marketdata.IntradayQuery
+	inner marketdata.IntradayStore
+}
+
+func (k intradayPages) redisKey(v int64) string {
+	return entryKey(intradayPrefix, v, k.q.CacheKey())
+}
+
+func (k intradayPages) load(ctx context.Context) (marketdata.IntradayPage, error) {
+	return k.inner.Intraday(ctx, k.q)
+}
+
+// life is the TTL for a closed range (the data version keeps it fresh),
+// else min(TTL, interval, IntradayOpenBound).
+func (k intradayPages) life(p marketdata.IntradayPage, ttl time.Duration) time.Duration {
+	if !p.Open {
+		return ttl
 	}
-	key := string(appendVersion(nil, v)) + q.CanonicalKey()
-	if val, ok := s.memory.get([]byte(key)); ok {
-		e := val.(intradayEntry)
-		if s.now().Sub(e.at) < intradayMaxAge(q, e.page, s.memory.ttl) {
-			s.metrics.hits.Inc()
-			return e.page, nil
-		}
-	}
-	s.metrics.misses.Inc()
-	res, err := s.shared(ctx, key, func(ctx context.Context) (any, error) {
-		page, err := inner.Intraday(ctx, q)
-		if err != nil {
-			return nil, err
-		}
-		s.memory.put(key, intradayEntry{page: page, at: s.now()}, 64+len(page.Bars)*96)
-		return page, nil
-	})
+	return min(ttl, time.Duration(k.q.Interval)*time.Minute, IntradayOpenBound)
+}
+
+func (intradayPages) size(p marketdata.IntradayPage) int { return 64 + len(p.Bars)*96 }
+
+// intradayEntry is an intraday page in Redis with when it was read from the
+// store (unix nanoseconds), from which a replica reading it counts its life.
+type intradayEntry struct {
+	At   int64                   `json:"at"`
+	Page marketdata.IntradayPage `json:"page"`
+}
+
+func (intradayPages) encode(p marketdata.IntradayPage, at time.Time) ([]byte, error) {
+	b, err := json.Marshal(intradayEntry{At: at.UnixNano(), Page: p})
 	if err != nil {
-		return marketdata.IntradayPage{}, err
+		return nil, fmt.Errorf("encode intraday entry: %w", err)
 	}
-	return res.(marketdata.IntradayPage), nil
+	return b, nil
+}
+
+func (intradayPages) decode(b []byte) (marketdata.IntradayPage, time.Time, error) {
+	var e intradayEntry
+	if err := json.Unmarshal(b, &e); err != nil || e.At == 0 {
+		return marketdata.IntradayPage{}, time.Time{}, errCorrupt
+	}
+	return e.Page, time.Unix(0, e.At), nil
 }

@@ -54,6 +54,12 @@ func (c *l1) get(key []byte) (any, bool) {
 }
 
 func (c *l1) put(key string, value any, size int) {
+	c.putUntil(key, value, size, c.now().Add(c.ttl))
+}
+
+// putUntil stores value to be served until expires (no later than the TTL
+// allows), for a value whose life is shorter than the TTL.
+func (c *l1) putUntil(key string, value any, size int, expires time.Time) {
 	if size > c.maxBytes/8 {
 		return // one value may not evict most of the layer
 	}
@@ -62,7 +68,10 @@ func (c *l1) put(key string, value any, size int) {
 	if el, ok := c.items[key]; ok {
 		c.remove(el)
 	}
-	c.items[key] = c.order.PushFront(&l1Entry{key: key, value: value, size: size, expires: c.now().Add(c.ttl)})
+	if limit := c.now().Add(c.ttl); expires.After(limit) {
+		expires = limit
+	}
+	c.items[key] = c.order.PushFront(&l1Entry{key: key, value: value, size: size, expires: expires})
 	c.bytes += size
 	for c.order.Len() > c.maxItems || c.bytes > c.maxBytes {
 		c.remove(c.order.Back())

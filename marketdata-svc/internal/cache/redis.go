@@ -14,7 +14,11 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 )
 
-const entryPrefix = "marketdata:eod:"
+// Redis key prefixes, one for each sort of page.
+const (
+	eodPrefix      = "marketdata:eod:"
+	intradayPrefix = "marketdata:intraday:"
+)
 
 // redisLayer keeps encoded pages under (data version, query digest), for
 // every instance to share.
@@ -57,12 +61,12 @@ func NewRedisClient(rawURL string, timeout time.Duration) (*redis.Client, error)
 	return redis.NewClient(opts), nil
 }
 
-func entryKey(version int64, key string) string {
-	return entryPrefix + strconv.FormatInt(version, 10) + ":" + key
+func entryKey(prefix string, version int64, key string) string {
+	return prefix + strconv.FormatInt(version, 10) + ":" + key
 }
 
-func (r *redisLayer) get(ctx context.Context, version int64, key string) ([]byte, bool, error) {
-	entry, err := r.rdb.Get(ctx, entryKey(version, key)).Bytes()
+func (r *redisLayer) get(ctx context.Context, key string) ([]byte, bool, error) {
+	entry, err := r.rdb.Get(ctx, key).Bytes()
 	if errors.Is(err, redis.Nil) {
 		return nil, false, nil
 	}
@@ -72,8 +76,10 @@ func (r *redisLayer) get(ctx context.Context, version int64, key string) ([]byte
 	return entry, true, nil
 }
 
-func (r *redisLayer) store(ctx context.Context, version int64, key string, entry []byte) error {
-	if err := r.rdb.Set(ctx, entryKey(version, key), entry, r.ttl).Err(); err != nil {
+// store keeps entry for life (the TTL, or less for a page of a session
+// still trading).
+func (r *redisLayer) store(ctx context.Context, key string, entry []byte, life time.Duration) error {
+	if err := r.rdb.Set(ctx, key, entry, min(life, r.ttl)).Err(); err != nil {
 		return fmt.Errorf("cache store: %w", err)
 	}
 	return nil

@@ -108,11 +108,7 @@ func Load(ctx context.Context, store Store) (marketdatadb.LoadResult, error) {
 		Bars: func() (marketdatadb.BarSource, error) {
 			var srcs []*importer.PriceFile
 			for _, s := range Series {
-				f, err := files.Open(s.File)
-				if err != nil {
-					return nil, err
-				}
-				p, err := importer.NewPrices(s.File, f, s.Symbol)
+				p, err := openSeries(s.File, s.Symbol)
 				if err != nil {
 					return nil, err
 				}
@@ -133,6 +129,20 @@ func Load(ctx context.Context, store Store) (marketdatadb.LoadResult, error) {
 		res.Version = ires.Version
 	}
 	return res, nil
+}
+
+// openSeries opens the bundled price file name, as symbol.
+func openSeries(name, symbol string) (*importer.PriceFile, error) {
+	f, err := files.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	p, err := importer.NewPrices(name, f, symbol)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return p, nil
 }
 
 // chain streams several price files one after the other.

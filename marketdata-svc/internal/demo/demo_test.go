@@ -6,10 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/demo"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/testenv"
 )
 
@@ -20,11 +18,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // over every matching record of both symbols.
 func TestDemoLoadsIdempotentlyAndAnswersTheAcceptanceQuery(t *testing.T) {
 	ctx := context.Background()
-	s, err := marketdatadb.Open(ctx, config.Config{DatabaseURL: testenv.Postgres(t), DBMaxOpenConns: 2, DBMaxIdleConns: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := testenv.Store(t)
 	res, err := demo.Load(ctx, s)
 	if err != nil {
 		t.Fatal(err)

@@ -36,11 +36,7 @@ func IntradayDaysOf(symbol string) ([]generate.DayBar, error) {
 		if s.Symbol != symbol {
 			continue
 		}
-		f, err := files.Open(s.File)
-		if err != nil {
-			return nil, err
-		}
-		p, err := importer.NewPrices(s.File, f, s.Symbol)
+		p, err := openSeries(s.File, s.Symbol)
 		if err != nil {
 			return nil, err
 		}

@@ -4,10 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/demo"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/testenv"
 )
 
@@ -15,11 +13,7 @@ import (
 // the store equals the day's EOD bar: open, high, low, close and volume.
 func TestDemoIntradayAgreesWithEOD(t *testing.T) {
 	ctx := context.Background()
-	s, err := marketdatadb.Open(ctx, config.Config{DatabaseURL: testenv.Postgres(t), DBMaxOpenConns: 2, DBMaxIdleConns: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := testenv.Store(t)
 	if _, err := demo.Load(ctx, s); err != nil {
 		t.Fatal(err)
 	}

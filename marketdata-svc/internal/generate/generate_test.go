@@ -9,11 +9,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/generate"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/importer"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/testenv"
 )
 
@@ -83,11 +81,7 @@ func TestGeneratedDataIsPlausible(t *testing.T) {
 // imports to the same data.
 func TestGeneratedFactorsMatchTheStore(t *testing.T) {
 	ctx := context.Background()
-	s, err := marketdatadb.Open(ctx, config.Config{DatabaseURL: testenv.Postgres(t), DBMaxOpenConns: 2, DBMaxIdleConns: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := testenv.Store(t)
 	// Seed 3 gives some symbols with splits and dividends over 8 years.
 	opts := generate.Options{Symbols: 8, Years: 8, Seed: 3}
 	if _, err := s.Apply(ctx, generate.Load(opts)); err != nil {
@@ -124,11 +118,7 @@ func TestGeneratedFactorsMatchTheStore(t *testing.T) {
 	if err != nil || n != int64(len(given.Bars)) {
 		t.Fatalf("write csv: %d rows, %v", n, err)
 	}
-	s2, err := marketdatadb.Open(ctx, config.Config{DatabaseURL: testenv.Postgres(t), DBMaxOpenConns: 2, DBMaxIdleConns: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s2.Close()
+	s2 := testenv.Store(t)
 	for _, f := range generate.Files {
 		if _, err := importer.ImportFile(ctx, s2, filepath.Join(dir, f), importer.Options{}); err != nil {
 			t.Fatal(err)

@@ -134,17 +134,10 @@ func (s *Server) readIntraday(c *gin.Context, q marketdata.IntradayQuery) (marke
 // bars under "intraday", as /tickers/{symbol}/eod wraps "eod".
 func (s *Server) tickerIntraday(v apiVersion, route intradayRoute) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		p := parseQuery(c.Request.URL.RawQuery)
-		q, _ := intradayParams(p, route, c.Param("date"))
-		if err := p.err(); err != nil {
-			s.writeError(c, err)
-			return
-		}
-		t, ok := s.pathTicker(c)
+		q, t, ok := s.tickerIntradayQuery(c, route)
 		if !ok {
 			return
 		}
-		q.Symbols = []string{t.Symbol}
 		page, err := s.readIntraday(c, q)
 		if err != nil {
 			s.writeError(c, err)
@@ -158,17 +151,11 @@ func (s *Server) tickerIntraday(v apiVersion, route intradayRoute) gin.HandlerFu
 // symbol's most recent bar as one record, 404 when it has none.
 func (s *Server) tickerIntradayLatest(v apiVersion) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		p := parseQuery(c.Request.URL.RawQuery)
-		q, _ := intradayParams(p, intradayLatest, "")
-		if err := p.err(); err != nil {
-			s.writeError(c, err)
-			return
-		}
-		t, ok := s.pathTicker(c)
+		q, _, ok := s.tickerIntradayQuery(c, intradayLatest)
 		if !ok {
 			return
 		}
-		q.Symbols, q.Limit, q.Offset = []string{t.Symbol}, 1, 0
+		q.Limit, q.Offset = 1, 0
 		page, err := s.readIntraday(c, q)
 		if err == nil && len(page.Bars) == 0 {
 			err = marketdata.ErrNotFound
@@ -179,6 +166,24 @@ func (s *Server) tickerIntradayLatest(v apiVersion) gin.HandlerFunc {
 		}
 		sendJSON(c, appendIntradayRecord(nil, page.Bars[0], v), cacheMarketData)
 	}
+}
+
+// tickerIntradayQuery reads the intraday query of a /tickers/{symbol}
+// route: its parameters, then the path's ticker, whose symbol it selects.
+// It answers the error itself and reports false when either fails.
+func (s *Server) tickerIntradayQuery(c *gin.Context, route intradayRoute) (marketdata.IntradayQuery, marketdata.Ticker, bool) {
+	p := parseQuery(c.Request.URL.RawQuery)
+	q, _ := intradayParams(p, route, c.Param("date"))
+	if err := p.err(); err != nil {
+		s.writeError(c, err)
+		return q, marketdata.Ticker{}, false
+	}
+	t, ok := s.pathTicker(c)
+	if !ok {
+		return q, t, false
+	}
+	q.Symbols = []string{t.Symbol}
+	return q, t, true
 }
 
 // exchangeIntraday serves /exchanges/{mic}/intraday, /latest and /{date}:

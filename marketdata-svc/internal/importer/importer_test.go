@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/importer"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
@@ -19,17 +18,6 @@ import (
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 const dataDir = "../demo/data"
-
-func openStore(t *testing.T) *marketdatadb.Store {
-	t.Helper()
-	s, err := marketdatadb.Open(context.Background(), config.Config{DatabaseURL: testenv.Postgres(t),
-		StatementTimeout: 10 * time.Second, DBMaxOpenConns: 4, DBMaxIdleConns: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
 
 func day(s string) time.Time {
 	t, _ := time.Parse(time.DateOnly, s)
@@ -48,7 +36,7 @@ func bar(t *testing.T, s *marketdatadb.Store, sym, date string) marketdata.Bar {
 // The three real files, in three layouts, reproduce their known values
 // exactly, and importing them again changes nothing.
 func TestImportRealFiles(t *testing.T) {
-	s := openStore(t)
+	s := testenv.Store(t)
 	ctx := context.Background()
 	files := []struct {
 		file, symbol, layout string
@@ -100,7 +88,7 @@ func TestImportRealFiles(t *testing.T) {
 	}
 }
 
-func writeFile(t *testing.T, name, content string) string {
+func writeFile(t testing.TB, name, content string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
@@ -111,7 +99,7 @@ func writeFile(t *testing.T, name, content string) string {
 
 // A file with bad rows applies nothing and names every bad row.
 func TestBadRowsFailTheWholeFile(t *testing.T) {
-	s := openStore(t)
+	s := testenv.Store(t)
 	ctx := context.Background()
 	p := writeFile(t, "bad.csv", `Date,Open,High,Low,Close,Adj Close,Volume
 2024-01-02,10,11,9,10.5,10.5,100
@@ -160,7 +148,7 @@ func TestBadRowsFailTheWholeFile(t *testing.T) {
 // Tiingo's per-row divCash and splitFactor become corporate actions, and
 // the Stooq layouts import too; metadata files set exchanges and tickers.
 func TestOtherLayoutsAndMetadata(t *testing.T) {
-	s := openStore(t)
+	s := testenv.Store(t)
 	ctx := context.Background()
 	ex := writeFile(t, "exchanges.csv", "mic,name,acronym,country_code,country,city,website,timezone,currency\nXNAS,NASDAQ Stock Exchange,NASDAQ,US,USA,New York,www.nasdaq.com,America/New_York,USD\n")
 	tk := writeFile(t, "tickers.csv", "symbol,name,exchange,asset_type,price_currency\nAAPL,Apple Inc,XNAS,Stock,USD\n")

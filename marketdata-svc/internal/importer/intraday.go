@@ -1,10 +1,7 @@
 package importer
 
 import (
-	"bufio"
 	"context"
-	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -51,17 +48,13 @@ var zonelessLayouts = []string{
 // marketdatadb.IntradaySource. Bad rows are collected and reported by Err
 // once the file is read, as *RowErrors.
 type IntradayFile struct {
-	name    string
-	file    io.Closer
-	r       *csv.Reader
+	rowFile
 	ts      int // timestamp column, or the date column when timeCol >= 0
 	timeCol int
 	cols    priceColumns
 	symbol  string
 	zone    *time.Location
-	errs    RowErrors
 	cur     marketdatadb.IntradayRow
-	readErr error
 }
 
 // OpenIntraday opens a minute-bar file and reads its header. symbol
@@ -82,21 +75,12 @@ func OpenIntraday(path, symbol string, zone *time.Location) (*IntradayFile, erro
 
 // NewIntraday reads minute bars from r, named name in error messages.
 func NewIntraday(name string, r io.Reader, symbol string, zone *time.Location) (*IntradayFile, error) {
-	cr := csv.NewReader(bufio.NewReaderSize(r, 256*1024))
-	cr.ReuseRecord = true
-	cr.FieldsPerRecord = -1
-	header, err := cr.Read()
-	if errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s:1: empty file", name)
-	}
+	rf, header, err := openRowFile(name, r)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, err
 	}
 	c := headerColumns(header)
-	p := &IntradayFile{name: name, r: cr, symbol: normalizeSymbol(symbol), zone: zone, timeCol: -1}
-	if cl, ok := r.(io.Closer); ok {
-		p.file = cl
-	}
+	p := &IntradayFile{rowFile: rf, symbol: normalizeSymbol(symbol), zone: zone, timeCol: -1}
 	// A timestamp column, or a date and a time column (Stooq, MetaStock).
 	p.ts = c.find("timestamp", "datetime", "time", "t", "date")
 	if d, tm := c.find("date", "day"), c.find("time"); d >= 0 && tm >= 0 && c.find("timestamp", "datetime") < 0 {
@@ -116,61 +100,23 @@ func NewIntraday(name string, r io.Reader, symbol string, zone *time.Location) (
 	if p.symbol == "" && p.cols.symbol < 0 {
 		return nil, fmt.Errorf("%s: %w", name, errNoSymbol)
 	}
+	p.width = p.cols.width
 	return p, nil
 }
 
-// Close closes the file.
-func (p *IntradayFile) Close() error {
-	if p.file == nil {
-		return nil
-	}
-	err := p.file.Close()
-	p.file = nil
-	return err
-}
-
 // Next reads up to the next good row.
-func (p *IntradayFile) Next() bool {
-	for {
-		rec, err := p.r.Read()
-		if errors.Is(err, io.EOF) {
-			return false
-		}
-		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				p.errs.add(p.name, pe.Line, "%v", pe.Err)
-				continue
-			}
-			p.readErr = fmt.Errorf("%s: %w", p.name, err)
-			return false
-		}
-		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
-			continue
-		}
-		line, _ := p.r.FieldPos(0)
-		if p.parse(rec, line) {
-			return true
-		}
-	}
-}
+func (p *IntradayFile) Next() bool { return p.next(p.parse) }
 
 func (p *IntradayFile) parse(rec []string, line int) bool {
 	c := p.cols
-	if len(rec) < c.width {
-		p.errs.add(p.name, line, "expected %d fields, got %d", c.width, len(rec))
-		return false
-	}
 	if c.per >= 0 && strings.TrimSpace(rec[c.per]) != "1" {
 		p.errs.add(p.name, line, "period %q is not 1 minute", rec[c.per])
 		return false
 	}
-	b := marketdatadb.IntradayRow{Symbol: p.symbol, Line: line}
-	if b.Symbol == "" {
-		if b.Symbol = normalizeSymbol(rec[c.symbol]); b.Symbol == "" {
-			p.errs.add(p.name, line, "empty symbol")
-			return false
-		}
+	b := marketdatadb.IntradayRow{Line: line}
+	var ok bool
+	if b.Symbol, ok = p.rowSymbol(rec, line, p.symbol, c.symbol); !ok {
+		return false
 	}
 	raw := strings.TrimSpace(rec[p.ts])
 	if p.timeCol >= 0 {
@@ -182,18 +128,10 @@ func (p *IntradayFile) parse(rec []string, line int) bool {
 		return false
 	}
 	b.TS = ts
-	for _, f := range []struct {
-		name string
-		col  int
-		dst  *float64
-	}{{"open", c.open, &b.Open}, {"high", c.high, &b.High}, {"low", c.low, &b.Low}, {"close", c.close, &b.Close}, {"volume", c.volume, &b.Volume}} {
-		if f.col < 0 {
-			continue
-		}
-		if *f.dst, err = parseNumber(f.name, rec[f.col]); err != nil {
-			p.errs.add(p.name, line, "%v", err)
-			return false
-		}
+	if !p.numbers(rec, line, number{name: "open", col: c.open, dst: &b.Open}, number{name: "high", col: c.high, dst: &b.High},
+		number{name: "low", col: c.low, dst: &b.Low}, number{name: "close", col: c.close, dst: &b.Close},
+		number{name: "volume", col: c.volume, dst: &b.Volume}) {
+		return false
 	}
 	if b.High < b.Low || b.Open > b.High || b.Open < b.Low || b.Close > b.High || b.Close < b.Low {
 		p.errs.add(p.name, line, "open and close must lie within low %v and high %v", b.Low, b.High)
@@ -241,14 +179,6 @@ func (p *IntradayFile) timestamp(s string) (time.Time, error) {
 
 // Row returns the current bar.
 func (p *IntradayFile) Row() marketdatadb.IntradayRow { return p.cur }
-
-// Err reports a read failure or, once the file is read, its bad rows.
-func (p *IntradayFile) Err() error {
-	if p.readErr != nil {
-		return p.readErr
-	}
-	return p.errs.err()
-}
 
 // IntradayOptions steer an intraday import.
 type IntradayOptions struct {

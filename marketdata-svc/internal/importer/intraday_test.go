@@ -4,40 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/importer"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/testenv"
 )
-
-func openStoreURL(t testing.TB, url string) *marketdatadb.Store {
-	t.Helper()
-	s, err := marketdatadb.Open(context.Background(), config.Config{DatabaseURL: url,
-		StatementTimeout: 10 * time.Second, DBMaxOpenConns: 4, DBMaxIdleConns: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
-func writeTB(t testing.TB, name, body string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 func TestIntradayLayouts(t *testing.T) {
 	ny, _ := time.LoadLocation("America/New_York")
@@ -84,7 +60,7 @@ func TestIntradayLayouts(t *testing.T) {
 }
 
 func TestImportIntraday(t *testing.T) {
-	s := openStore(t)
+	s := testenv.Store(t)
 	ctx := context.Background()
 	good := "timestamp,symbol,open,high,low,close,volume\n" +
 		"2024-03-08T09:30:00-05:00,AAA,10,11,9,10.5,100\n" +
@@ -124,7 +100,7 @@ func TestImportIntraday(t *testing.T) {
 func BenchmarkIntradayImportVsCopy(b *testing.B) {
 	const benchRows = 200_000
 	url := testenv.Postgres(b)
-	store := openStoreURL(b, url)
+	store := testenv.StoreAt(b, url)
 	ctx := context.Background()
 	makeCSV := func(run int) string {
 		var sb strings.Builder
@@ -142,7 +118,7 @@ func BenchmarkIntradayImportVsCopy(b *testing.B) {
 		b.StopTimer()
 		for range b.N {
 			run++
-			path := writeTB(b, "m.csv", makeCSV(run))
+			path := writeFile(b, "m.csv", makeCSV(run))
 			b.StartTimer()
 			if _, err := importer.ImportIntradayFile(ctx, store, path, importer.IntradayOptions{}); err != nil {
 				b.Fatal(err)

@@ -1,9 +1,6 @@
 package importer
 
 import (
-	"bufio"
-	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -73,17 +70,13 @@ func DetectPriceLayout(header []string) (string, priceColumns, error) {
 // marketdatadb.BarSource. Bad rows are collected and reported by Err once
 // the file is read, as *RowErrors.
 type PriceFile struct {
-	name    string
-	file    io.Closer
-	r       *csv.Reader
+	rowFile
 	layout  string
 	cols    priceColumns
 	symbol  string
 	dates   dateParser
-	errs    RowErrors
 	cur     marketdatadb.BarRow
 	skipped int
-	readErr error
 }
 
 // OpenPrices opens a price file and reads its header. symbol overrides any
@@ -93,32 +86,17 @@ func OpenPrices(path, symbol string) (*PriceFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := newPriceFile(path, f, symbol)
+	p, err := NewPrices(path, f, symbol)
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	p.file = f
 	return p, nil
 }
 
 // NewPrices reads price rows from r, named name in error messages.
 func NewPrices(name string, r io.Reader, symbol string) (*PriceFile, error) {
-	p, err := newPriceFile(name, r, symbol)
-	if err != nil {
-		return nil, err
-	}
-	if c, ok := r.(io.Closer); ok {
-		p.file = c
-	}
-	return p, nil
-}
-
-func newPriceFile(name string, r io.Reader, symbol string) (*PriceFile, error) {
-	cr := csv.NewReader(bufio.NewReaderSize(r, 256*1024))
-	cr.ReuseRecord = true
-	cr.FieldsPerRecord = -1
-	header, err := readHeader(cr, name)
+	rf, header, err := openRowFile(name, r)
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +108,8 @@ func newPriceFile(name string, r io.Reader, symbol string) (*PriceFile, error) {
 	if symbol == "" && cols.symbol < 0 {
 		return nil, fmt.Errorf("%s: %w", name, errNoSymbol)
 	}
-	return &PriceFile{name: name, r: cr, layout: layout, cols: cols, symbol: symbol}, nil
+	rf.width = cols.width
+	return &PriceFile{rowFile: rf, layout: layout, cols: cols, symbol: symbol}, nil
 }
 
 // Layout names the detected layout.
@@ -140,48 +119,11 @@ func (p *PriceFile) Layout() string { return p.layout }
 // errors.
 func (p *PriceFile) Skipped() int { return p.skipped }
 
-// Close closes the file.
-func (p *PriceFile) Close() error {
-	if p.file == nil {
-		return nil
-	}
-	err := p.file.Close()
-	p.file = nil
-	return err
-}
-
 // Next reads up to the next good row.
-func (p *PriceFile) Next() bool {
-	for {
-		rec, err := p.r.Read()
-		if errors.Is(err, io.EOF) {
-			return false
-		}
-		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				p.errs.add(p.name, pe.Line, "%v", pe.Err)
-				continue
-			}
-			p.readErr = fmt.Errorf("%s: %w", p.name, err)
-			return false
-		}
-		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
-			continue // blank line
-		}
-		line, _ := p.r.FieldPos(0) // only valid after a successful Read
-		if p.parse(rec, line) {
-			return true
-		}
-	}
-}
+func (p *PriceFile) Next() bool { return p.next(p.parse) }
 
 func (p *PriceFile) parse(rec []string, line int) bool {
 	c := p.cols
-	if len(rec) < c.width {
-		p.errs.add(p.name, line, "expected %d fields, got %d", c.width, len(rec))
-		return false
-	}
 	if isNull(rec[c.open]) && isNull(rec[c.high]) && isNull(rec[c.low]) && isNull(rec[c.close]) {
 		p.skipped++
 		return false
@@ -190,31 +132,20 @@ func (p *PriceFile) parse(rec []string, line int) bool {
 		p.errs.add(p.name, line, "period %q is not daily (D)", rec[c.per])
 		return false
 	}
-	b := marketdatadb.BarRow{Symbol: p.symbol, Line: line}
-	if b.Symbol == "" {
-		if b.Symbol = normalizeSymbol(rec[c.symbol]); b.Symbol == "" {
-			p.errs.add(p.name, line, "empty symbol")
-			return false
-		}
+	b := marketdatadb.BarRow{Line: line}
+	var ok bool
+	if b.Symbol, ok = p.rowSymbol(rec, line, p.symbol, c.symbol); !ok {
+		return false
 	}
 	var err error
 	if b.Date, err = p.dates.parse(rec[c.date]); err != nil {
 		p.errs.add(p.name, line, "%v", err)
 		return false
 	}
-	for _, f := range []struct {
-		name string
-		col  int
-		dst  *float64
-	}{{"open", c.open, &b.Open}, {"high", c.high, &b.High}, {"low", c.low, &b.Low}, {"close", c.close, &b.Close},
-		{"volume", c.volume, &b.Volume}, {"dividend", c.dividend, &b.Dividend}} {
-		if f.col < 0 || (f.name == "dividend" && strings.TrimSpace(rec[f.col]) == "") {
-			continue
-		}
-		if *f.dst, err = parseNumber(f.name, rec[f.col]); err != nil {
-			p.errs.add(p.name, line, "%v", err)
-			return false
-		}
+	if !p.numbers(rec, line, number{name: "open", col: c.open, dst: &b.Open}, number{name: "high", col: c.high, dst: &b.High},
+		number{name: "low", col: c.low, dst: &b.Low}, number{name: "close", col: c.close, dst: &b.Close},
+		number{name: "volume", col: c.volume, dst: &b.Volume}, number{name: "dividend", col: c.dividend, dst: &b.Dividend, optional: true}) {
+		return false
 	}
 	if c.split >= 0 {
 		if s := strings.TrimSpace(rec[c.split]); s != "" && s != "0" {
@@ -239,11 +170,3 @@ func isNull(s string) bool {
 
 // Bar returns the current bar.
 func (p *PriceFile) Bar() marketdatadb.BarRow { return p.cur }
-
-// Err reports a read failure or, once the file is read, its bad rows.
-func (p *PriceFile) Err() error {
-	if p.readErr != nil {
-		return p.readErr
-	}
-	return p.errs.err()
-}

@@ -94,11 +94,13 @@ type IntradayStore interface {
 // CanonicalKey is the normalised text of an intraday query, as
 // EODQuery.CanonicalKey is of an EOD query.
 func (q IntradayQuery) CanonicalKey() string {
-	b := make([]byte, 0, 128+len(q.Symbols)*8)
-	b = append(b, "intraday|s="...)
-	b = append(b, strings.Join(q.Symbols, ",")...)
-	b = append(b, "|x="...)
-	b = append(b, q.Exchange...)
+	return string(q.AppendCanonicalKey(make([]byte, 0, 128+len(q.Symbols)*8)))
+}
+
+// AppendCanonicalKey appends CanonicalKey to b, for a lookup that need not
+// allocate the key.
+func (q IntradayQuery) AppendCanonicalKey(b []byte) []byte {
+	b = appendKeyScope(b, "intraday", q.Symbols, q.Exchange)
 	for _, t := range []time.Time{q.From, q.To} {
 		b = append(b, "|t="...)
 		if !t.IsZero() {
@@ -112,15 +114,7 @@ func (q IntradayQuery) CanonicalKey() string {
 	b = strconv.AppendInt(b, int64(q.Interval), 10)
 	b = append(b, "|ah="...)
 	b = strconv.AppendBool(b, q.AfterHours)
-	b = append(b, "|latest="...)
-	b = strconv.AppendBool(b, q.Latest)
-	b = append(b, "|sort="...)
-	b = append(b, q.Sort...)
-	b = append(b, "|limit="...)
-	b = strconv.AppendInt(b, int64(q.Limit), 10)
-	b = append(b, "|offset="...)
-	b = strconv.AppendInt(b, int64(q.Offset), 10)
-	return string(b)
+	return appendKeyPage(b, q.Latest, q.Sort, q.Limit, q.Offset)
 }
 
 // CacheKey is a fixed-size digest of CanonicalKey.

@@ -178,14 +178,20 @@ func (q EODQuery) AppendCanonicalKey(b []byte) []byte {
 	b = appendKeyDate(b, q.DateFrom)
 	b = append(b, "|t="...)
 	b = appendKeyDate(b, q.DateTo)
+	return appendKeyPage(b, q.Latest, q.Sort, q.Limit, q.Offset)
+}
+
+// appendKeyPage appends the end of a canonical key, which both query kinds
+// share: latest, the sort order and the page.
+func appendKeyPage(b []byte, latest bool, sort SortOrder, limit, offset int) []byte {
 	b = append(b, "|latest="...)
-	b = strconv.AppendBool(b, q.Latest)
+	b = strconv.AppendBool(b, latest)
 	b = append(b, "|sort="...)
-	b = append(b, q.Sort...)
+	b = append(b, sort...)
 	b = append(b, "|limit="...)
-	b = strconv.AppendInt(b, int64(q.Limit), 10)
+	b = strconv.AppendInt(b, int64(limit), 10)
 	b = append(b, "|offset="...)
-	return strconv.AppendInt(b, int64(q.Offset), 10)
+	return strconv.AppendInt(b, int64(offset), 10)
 }
 
 // CacheKey is a fixed-size digest of CanonicalKey, fit for a Redis key

@@ -243,42 +243,57 @@ SELECT symbol, count(*) FROM up GROUP BY symbol`)
 		}
 	}
 	if err != nil {
-		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) && pgErr.Code == "21000" { // a row given twice
-			if rerr := sp.Rollback(ctx); rerr != nil {
-				return out, translate(rerr)
-			}
-			return out, duplicates(ctx, tx)
-		}
-		return out, translate(err)
+		return out, duplicates(ctx, tx, sp, err)
 	}
 	return out, translate(sp.Commit(ctx))
 }
 
-func duplicates(ctx context.Context, tx pgx.Tx) error {
-	rows, err := tx.Query(ctx, `
-SELECT symbol, date, array_agg(line ORDER BY line) FROM eod_staging
-GROUP BY symbol, date HAVING count(*) > 1 ORDER BY min(line) LIMIT 20`)
+// duplicates is the error of a failed upsert of staged bars: their
+// duplicates, when that is why it failed (see upsertError).
+func duplicates(ctx context.Context, tx, sp pgx.Tx, err error) error {
+	var e DuplicateBarsError
+	return upsertError(ctx, tx, sp, err, "eod_staging", "date", &e, func(symbol string, date time.Time, lines []int) {
+		e.Duplicates = append(e.Duplicates, DuplicateBar{Symbol: symbol, Date: date, Lines: lines})
+	})
+}
+
+// upsertError is the error of a failed upsert from a staging table under
+// savepoint sp. When err says a row was given twice (21000), sp is rolled
+// back, add is called for the first 20 (symbol, at) pairs given more than
+// once, with the lines they came from, and found, the error add filled, is
+// returned; table and at are identifiers of this package, never input.
+func upsertError(ctx context.Context, tx, sp pgx.Tx, err error, table, at string, found error, add func(symbol string, at time.Time, lines []int)) error {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "21000" {
+		return translate(err)
+	}
+	if err := sp.Rollback(ctx); err != nil {
+		return translate(err)
+	}
+	rows, err := tx.Query(ctx, fmt.Sprintf(`
+SELECT symbol, %[2]s, array_agg(line ORDER BY line) FROM %[1]s
+GROUP BY symbol, %[2]s HAVING count(*) > 1 ORDER BY min(line) LIMIT 20`, table, at))
 	if err != nil {
 		return translate(err)
 	}
 	defer rows.Close()
-	var e DuplicateBarsError
 	for rows.Next() {
-		var d DuplicateBar
+		var symbol string
+		var t time.Time
 		var lines []int32
-		if err := rows.Scan(&d.Symbol, &d.Date, &lines); err != nil {
+		if err := rows.Scan(&symbol, &t, &lines); err != nil {
 			return translate(err)
 		}
-		for _, l := range lines {
-			d.Lines = append(d.Lines, int(l))
+		ls := make([]int, len(lines))
+		for i, l := range lines {
+			ls[i] = int(l)
 		}
-		e.Duplicates = append(e.Duplicates, d)
+		add(symbol, t, ls)
 	}
 	if err := rows.Err(); err != nil {
 		return translate(err)
 	}
-	return &e
+	return found
 }
 
 // readjust recomputes, for each symbol with corporate actions, the split and

@@ -9,7 +9,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/stdlib"
 )
 
 // IntradayRow is one raw 1-minute bar to load; TS is the start of its
@@ -107,32 +106,7 @@ func (c *intradayCopy) Err() error             { return c.src.Err() }
 // bars need are created first. If anything changed, the data version is
 // bumped in the same transaction, as Apply does.
 func (s *Store) ApplyIntraday(ctx context.Context, l IntradayLoad) (LoadResult, error) {
-	conn, err := s.db.Conn(ctx)
-	if err != nil {
-		return LoadResult{}, fmt.Errorf("intraday load: %w", translate(err))
-	}
-	defer conn.Close()
-	var res LoadResult
-	err = conn.Raw(func(driverConn any) error {
-		pc := driverConn.(*stdlib.Conn).Conn()
-		tx, err := pc.Begin(ctx)
-		if err != nil {
-			return translate(err)
-		}
-		defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // no-op after commit
-		if res, err = s.applyIntraday(ctx, tx, l); err != nil {
-			return err
-		}
-		return translate(tx.Commit(ctx))
-	})
-	var srcErr *sourceError
-	if errors.As(err, &srcErr) {
-		return LoadResult{}, srcErr.err
-	}
-	if err != nil {
-		return LoadResult{}, fmt.Errorf("intraday load: %w", err)
-	}
-	return res, nil
+	return s.inLoadTx(ctx, "intraday load", func(ctx context.Context, tx pgx.Tx) (LoadResult, error) { return s.applyIntraday(ctx, tx, l) })
 }
 
 func (s *Store) applyIntraday(ctx context.Context, tx pgx.Tx, l IntradayLoad) (LoadResult, error) {
@@ -184,14 +158,7 @@ WITH up AS (
 )
 SELECT count(*) FROM up`).Scan(&res.BarsChanged)
 	if err != nil {
-		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) && pgErr.Code == "21000" { // a minute given twice
-			if rerr := sp.Rollback(ctx); rerr != nil {
-				return res, translate(rerr)
-			}
-			return res, intradayDuplicates(ctx, tx)
-		}
-		return res, translate(err)
+		return res, intradayDuplicates(ctx, tx, sp, err)
 	}
 	if err := sp.Commit(ctx); err != nil {
 		return res, translate(err)
@@ -260,28 +227,11 @@ func (s *Store) ensureIntradayPartitions(ctx context.Context, months []time.Time
 	return nil
 }
 
-func intradayDuplicates(ctx context.Context, tx pgx.Tx) error {
-	rows, err := tx.Query(ctx, `
-SELECT symbol, ts, array_agg(line ORDER BY line) FROM intraday_staging
-GROUP BY symbol, ts HAVING count(*) > 1 ORDER BY min(line) LIMIT 20`)
-	if err != nil {
-		return translate(err)
-	}
-	defer rows.Close()
+// intradayDuplicates is the error of a failed upsert of staged minutes:
+// their duplicates, when that is why it failed (see upsertError).
+func intradayDuplicates(ctx context.Context, tx, sp pgx.Tx, err error) error {
 	var e DuplicateMinutesError
-	for rows.Next() {
-		var d DuplicateMinute
-		var lines []int32
-		if err := rows.Scan(&d.Symbol, &d.TS, &lines); err != nil {
-			return translate(err)
-		}
-		for _, l := range lines {
-			d.Lines = append(d.Lines, int(l))
-		}
-		e.Duplicates = append(e.Duplicates, d)
-	}
-	if err := rows.Err(); err != nil {
-		return translate(err)
-	}
-	return &e
+	return upsertError(ctx, tx, sp, err, "intraday_staging", "ts", &e, func(symbol string, ts time.Time, lines []int) {
+		e.Duplicates = append(e.Duplicates, DuplicateMinute{Symbol: symbol, TS: ts, Lines: lines})
+	})
 }

@@ -117,9 +117,16 @@ func (e *DuplicateBarsError) Error() string {
 // changed, bumps the data version. Re-applying the same load changes
 // nothing.
 func (s *Store) Apply(ctx context.Context, l Load) (LoadResult, error) {
+	return s.inLoadTx(ctx, "load", func(ctx context.Context, tx pgx.Tx) (LoadResult, error) { return apply(ctx, tx, l) })
+}
+
+// inLoadTx runs a load (apply) in one transaction on a connection of its
+// own, committed when apply succeeds. A failure of the load's source is
+// returned as the source gave it; others are wrapped with label.
+func (s *Store) inLoadTx(ctx context.Context, label string, apply func(context.Context, pgx.Tx) (LoadResult, error)) (LoadResult, error) {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
-		return LoadResult{}, fmt.Errorf("load: %w", translate(err))
+		return LoadResult{}, fmt.Errorf("%s: %w", label, translate(err))
 	}
 	defer conn.Close()
 	var res LoadResult
@@ -130,7 +137,7 @@ func (s *Store) Apply(ctx context.Context, l Load) (LoadResult, error) {
 			return translate(err)
 		}
 		defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // no-op after commit
-		if res, err = apply(ctx, tx, l); err != nil {
+		if res, err = apply(ctx, tx); err != nil {
 			return err
 		}
 		return translate(tx.Commit(ctx))
@@ -140,7 +147,7 @@ func (s *Store) Apply(ctx context.Context, l Load) (LoadResult, error) {
 		return LoadResult{}, srcErr.err
 	}
 	if err != nil {
-		return LoadResult{}, fmt.Errorf("load: %w", err)
+		return LoadResult{}, fmt.Errorf("%s: %w", label, err)
 	}
 	return res, nil
 }
