@@ -139,7 +139,7 @@ func openSeries(name, symbol string) (*importer.PriceFile, error) {
 	}
 	p, err := importer.NewPrices(name, f, symbol)
 	if err != nil {
-		f.Close()
+		_ = f.Close()
 		return nil, err
 	}
 	return p, nil

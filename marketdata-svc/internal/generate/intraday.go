@@ -35,8 +35,8 @@ func Minutes(seed uint64, day DayBar, sess marketdata.Session, zone *time.Locati
 		return nil
 	}
 	h := fnv.New64a()
-	h.Write([]byte(day.Symbol))
-	h.Write([]byte(day.Date.Format(time.DateOnly)))
+	_, _ = h.Write([]byte(day.Symbol))
+	_, _ = h.Write([]byte(day.Date.Format(time.DateOnly)))
 	r := rand.New(rand.NewPCG(seed, h.Sum64()))
 
 	// p[0] = open, p[n] = close; p[i] closes minute i-1 and opens minute i.

@@ -71,7 +71,7 @@ func openStore(cfg config.Config) (*notesdb.Store, *sql.DB, error) {
 	}
 	store, err := notesdb.New(db)
 	if err != nil {
-		db.Close()
+		_ = db.Close()
 		return nil, nil, err
 	}
 	return store, db, nil
