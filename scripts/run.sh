@@ -119,6 +119,7 @@ marketdata-svc  http://localhost:$market_port   (API reference: marketdata-svc/d
   export MARKETDATA_KEY=$market_key
   curl -s "localhost:$market_port/v1/eod?access_key=\$MARKETDATA_KEY&symbols=GOOG,GSPC.INDX&date_to=2008-10-14&limit=4"
   curl -s "localhost:$market_port/v1/tickers?access_key=\$MARKETDATA_KEY&symbols=GOOG,MSFT"
+  curl -s "localhost:$market_port/v1/intraday?access_key=\$MARKETDATA_KEY&symbols=GOOG&date_from=2008-10-14&date_to=2008-10-14&limit=3"
 
 TXT
 fi
