@@ -19,6 +19,14 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 func redisLimiter(t testing.TB, url string) (*Redis, *redis.Client) {
 	t.Helper()
+	rdb := testClient(t, url)
+	return NewRedis(rdb, RedisOptions{Timeout: time.Second, Registry: prometheus.NewRegistry()}), rdb
+}
+
+// testClient is a client of url configured as the service's: a timeout
+// ends the call at once, with no retry.
+func testClient(t testing.TB, url string) *redis.Client {
+	t.Helper()
 	opts, err := redis.ParseURL(url)
 	if err != nil {
 		t.Fatal(err)
@@ -27,10 +35,10 @@ func redisLimiter(t testing.TB, url string) (*Redis, *redis.Client) {
 	opts.MaxRetries = -1
 	rdb := redis.NewClient(opts)
 	t.Cleanup(func() { rdb.Close() })
-	return NewRedis(rdb, RedisOptions{Timeout: time.Second, Registry: prometheus.NewRegistry()}), rdb
+	return rdb
 }
 
-// limiter is what both implementations offer.
+// limiter is what every implementation offers.
 type limiter interface {
 	Allow(ctx context.Context, p auth.Principal) Decision
 }
@@ -103,25 +111,44 @@ func TestRedisLimits(t *testing.T) {
 	}
 }
 
+// TestRedisDownFailsOpen: with Redis down, both modes let requests
+// through, degraded and counted; they resume by themselves, and the
+// quota spent before the outage still holds after it.
 func TestRedisDownFailsOpen(t *testing.T) {
-	proxy := testenv.RedisProxy(t)
-	l, _ := redisLimiter(t, proxy.URL)
-	p := auth.Principal{KeyID: "k", RatePerSecond: 1, MonthlyQuota: 1}
-	if d := l.Allow(context.Background(), p); d.Err != nil || d.Degraded {
-		t.Fatalf("before the outage: %+v", d)
-	}
-	proxy.Stop()
-	for range 3 {
-		if d := l.Allow(context.Background(), p); d.Err != nil || !d.Degraded {
-			t.Fatalf("during the outage: %+v", d)
-		}
-	}
-	if got := counterValue(t, l.metrics.errors); got != 3 {
-		t.Errorf("errors counted %v", got)
-	}
-	proxy.Start()
-	if d := l.Allow(context.Background(), p); d.Degraded {
-		t.Errorf("after the outage still degraded: %+v", d)
+	for _, mode := range []struct {
+		name string
+		open func(t *testing.T, url string) (limiter, prometheus.Counter)
+	}{
+		{"exact", func(t *testing.T, url string) (limiter, prometheus.Counter) {
+			l, _ := redisLimiter(t, url)
+			return l, l.metrics.errors
+		}},
+		{"lease", func(t *testing.T, url string) (limiter, prometheus.Counter) {
+			l, _ := leasedLimiter(t, url, nil)
+			return l, l.metrics.errors
+		}},
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			proxy := testenv.RedisProxy(t)
+			l, errs := mode.open(t, proxy.URL)
+			p := auth.Principal{KeyID: "k", RatePerSecond: 1, MonthlyQuota: 1}
+			if d := l.Allow(context.Background(), p); d.Err != nil || d.Degraded {
+				t.Fatalf("before the outage: %+v", d)
+			}
+			proxy.Stop()
+			for range 3 {
+				if d := l.Allow(context.Background(), p); d.Err != nil || !d.Degraded {
+					t.Fatalf("during the outage: %+v", d)
+				}
+			}
+			if got := counterValue(t, errs); got != 3 {
+				t.Errorf("errors counted %v", got)
+			}
+			proxy.Start()
+			if d := l.Allow(context.Background(), p); d.Degraded || d.Err == nil {
+				t.Errorf("after the outage: %+v, want a refusal from Redis", d)
+			}
+		})
 	}
 }
 
