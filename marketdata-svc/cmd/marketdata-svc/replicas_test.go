@@ -212,15 +212,7 @@ func TestThreeReplicas(t *testing.T) {
 		}
 		// Tokens still held by other replicas come back within a lease
 		// lifetime and a sweep; then the key has had exactly its quota.
-		deadline := time.Now().Add(10 * time.Second)
-		for ok.Load() < quota && time.Now().Before(deadline) {
-			hammer(t, all, key, 1, 3, &ok)
-			time.Sleep(50 * time.Millisecond)
-		}
-		hammer(t, all, key, 2, 10, &ok)
-		if got := ok.Load(); got != quota {
-			t.Fatalf("%d served in all, want exactly %d", got, quota)
-		}
+		spendTheRest(t, all, key, quota, &ok)
 		leases, requests := 0.0, 0.0
 		for _, r := range rs {
 			leases += metric(t, r, `marketdata_ratelimit_leases_total{kind="lease"}`)
@@ -258,15 +250,7 @@ func TestThreeReplicas(t *testing.T) {
 		}
 		// What the stopped replica held went back at its shutdown: the key
 		// still gets all of its quota, and no more.
-		deadline := time.Now().Add(10 * time.Second)
-		for ok.Load() < quota && time.Now().Before(deadline) {
-			hammer(t, current, key, 1, 3, &ok)
-			time.Sleep(50 * time.Millisecond)
-		}
-		hammer(t, current, key, 2, 10, &ok)
-		if got := ok.Load(); got != quota {
-			t.Fatalf("%d served in all across the restart, want exactly %d", got, quota)
-		}
+		spendTheRest(t, current, key, quota, &ok)
 		rs[2] = fresh
 		noDegradation(t, rs)
 	})
@@ -450,5 +434,21 @@ func (p *pubsubDropper) pipe(dst, src net.Conn, forward func([]byte) bool) {
 		if err != nil {
 			return
 		}
+	}
+}
+
+// spendTheRest asks for key through targets until ok reaches quota (tokens
+// held by replicas come back within a lease lifetime and a sweep, 10 s at
+// the most), then a little more: the key must have had exactly its quota.
+func spendTheRest(t *testing.T, targets func() []*replica, key string, quota int64, ok *atomic.Int64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for ok.Load() < quota && time.Now().Before(deadline) {
+		hammer(t, targets, key, 1, 3, ok)
+		time.Sleep(50 * time.Millisecond)
+	}
+	hammer(t, targets, key, 2, 10, ok)
+	if got := ok.Load(); got != quota {
+		t.Fatalf("%d served in all, want exactly %d", got, quota)
 	}
 }
