@@ -23,6 +23,7 @@ func Middleware(log *slog.Logger, private ...string) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
 		c.Next()
+		end := time.Now()
 		ctx := c.Request.Context()
 		if !log.Enabled(ctx, slog.LevelInfo) {
 			return
@@ -36,12 +37,18 @@ func Middleware(log *slog.Logger, private ...string) gin.HandlerFunc {
 			slog.String("path", auth.RedactURL(c.Request.URL, private...)),
 			slog.Int("status", c.Writer.Status()),
 			slog.Int("bytes", c.Writer.Size()),
-			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
+			slog.Float64("duration_ms", float64(end.Sub(start).Microseconds())/1000),
 			slog.String("client_ip", c.ClientIP()),
 		)
 		if p, ok := auth.PrincipalFrom(ctx); ok {
 			a = append(a, slog.String("account_id", p.AccountID), slog.String("key_id", p.KeyID))
 		}
-		log.LogAttrs(ctx, slog.LevelInfo, "request", a...)
+		// The record goes to the handler directly: with no caller's pc to
+		// find (the line's source is always this function, and the
+		// handlers add none), Logger.LogAttrs's runtime.Callers is a tenth
+		// of the line's cost for nothing.
+		r := slog.NewRecord(end, slog.LevelInfo, "request", 0)
+		r.AddAttrs(a...)
+		_ = log.Handler().Handle(ctx, r)
 	}
 }

@@ -46,8 +46,8 @@ const (
 	noteColumns   = "id, account_id, title, content, tags, created_at, updated_at, version"
 	selectNoteSQL = `SELECT ` + noteColumns + ` FROM notes WHERE account_id = $1 AND id = $2`
 	insertNoteSQL = `INSERT INTO notes (` + noteColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`
-	tagFilter     = ` WHERE account_id = $1 AND notes_tag_keys(account_id, tags) @> notes_tag_keys($1, $2::text[]) AND tags @> $2`
-	searchFilter  = ` WHERE account_id = $1 AND notes_search_keys(account_id, search) @@ notes_search_keys($1, websearch_to_tsquery('english', $2)) AND search @@ websearch_to_tsquery('english', $2)`
+	tagFilter     = ` WHERE account_id COLLATE "C" = $1 AND notes_tag_keys(account_id, tags) @> notes_tag_keys($1, $2::text[]) AND tags @> $2`
+	searchFilter  = ` WHERE account_id COLLATE "C" = $1 AND notes_search_keys(account_id, search) @@ notes_search_keys($1, websearch_to_tsquery('english', $2)) AND search @@ websearch_to_tsquery('english', $2)`
 	pageSuffix    = ` ORDER BY created_at, id LIMIT $3`
 )
 
@@ -65,8 +65,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	cfg.MaxConns = int32(*conns)
 	cfg.MinConns = int32(*conns)
-	// The session setting of notesdb.Open, so that both plan alike.
+	// The session settings of notesdb.Open, so that both plan alike.
 	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
+	cfg.ConnConfig.RuntimeParams["max_parallel_workers_per_gather"] = "0"
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("open pool: %w", err)

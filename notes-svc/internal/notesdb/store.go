@@ -429,9 +429,22 @@ type noteFilter struct {
 // the GIN indexes hold, so that the scan reads only the account's own
 // postings; and plainly, which defines the result (the two agree, and the
 // plain one costs a check of the few rows found).
+//
+// With a tag or search condition the account is compared bytewise
+// (COLLATE "C", the same equality as the column's deterministic collation),
+// which no btree on account_id serves. The keyed GIN postings already hold
+// only the account's matches; left a btree to use, the planner takes
+// account and tag for independent and ANDs the postings with the
+// account's whole range in a btree, which read every note of the account:
+// at 1,000 notes per account a listing with its count ran at a quarter of
+// the rate (bench notes_list_tag, notes_list_q; TestFilteredListingsReadOnlyKeyedPostings).
 func newNoteFilter(accountID string, q notes.ListQuery) *noteFilter {
 	f := &noteFilter{args: []any{accountID}}
-	f.b.WriteString(" WHERE account_id = $1")
+	if len(q.Tags) > 0 || q.Search != "" {
+		f.b.WriteString(` WHERE account_id COLLATE "C" = $1`)
+	} else {
+		f.b.WriteString(" WHERE account_id = $1")
+	}
 	if len(q.Tags) > 0 {
 		p := f.arg(q.Tags)
 		f.b.WriteString(" AND notes_tag_keys(account_id, tags) @> notes_tag_keys($1, " + p + "::text[]) AND tags @> " + p)
@@ -469,6 +482,12 @@ func listSQL(accountID string, q notes.ListQuery, srt listSort, after *notes.Not
 	return "SELECT " + noteColumns + " FROM notes" + f.b.String(), f.args
 }
 
+// countSQL builds the statement that counts q's notes.
+func countSQL(accountID string, q notes.ListQuery) (string, []any) {
+	f := newNoteFilter(accountID, q)
+	return "SELECT count(*) FROM notes" + f.b.String(), f.args
+}
+
 // noteSize approximates the memory a note read takes.
 func noteSize(n notes.Note) int {
 	size := 64 + len(n.ID) + len(n.AccountID) + len(n.Title) + len(n.Content)
@@ -480,10 +499,10 @@ func noteSize(n notes.Note) int {
 
 // CountNotes implements notes.Store.
 func (s *Store) CountNotes(ctx context.Context, accountID string, q notes.ListQuery) (int64, error) {
-	f := newNoteFilter(accountID, q)
+	query, args := countSQL(accountID, q)
 	var n int64
 	err := s.withConn(ctx, func(c *pgx.Conn) error {
-		return c.QueryRow(ctx, "SELECT count(*) FROM notes"+f.b.String(), f.args...).Scan(&n)
+		return c.QueryRow(ctx, query, args...).Scan(&n)
 	})
 	if err != nil {
 		return 0, translate(err)
