@@ -1,26 +1,30 @@
 #!/usr/bin/env bash
 # testimages.sh builds local stand-ins for the postgres:15 and redis:7 images
 # that the testcontainers suites and the compose stack use, for machines that
-# cannot pull from a registry. Both images share one root filesystem made from
-# Debian packages:
+# cannot pull from a registry, and the compose stack's nginx gateway. Each
+# image sits on a root filesystem made from Debian packages:
 #
 #   debootstrap --variant=minbase --include=postgresql-15,redis-server bookworm
+#   debootstrap --variant=minbase --include=nginx,openssl,curl bookworm
 #
-# which is cached as a tarball under .cache/testimages/ (git-ignored), imported
-# once with `docker import`, and topped with the entrypoints in
-# deploy/testimages/{postgres,redis}/.
+# (the first shared by postgres and redis, the second the gateway's), each
+# cached as a tarball under .cache/testimages/ (git-ignored), imported once
+# with `docker import`, and topped with the entrypoints in
+# deploy/testimages/{postgres,redis}/ and deploy/gateway/image/.
 #
 #   scripts/testimages.sh          build the images whose tags are missing
-#   scripts/testimages.sh --force  rebuild both images (the rootfs cache stays)
+#   scripts/testimages.sh --force  rebuild all three images (the rootfs caches stay)
 #   scripts/testimages.sh env      print the testcontainers environment for this
 #                                  engine: eval "$(scripts/testimages.sh env)"
 #
 # Tags come from TICKERDESK_TEST_POSTGRES_IMAGE (default
-# tickerdesk/test-postgres:15) and TICKERDESK_TEST_REDIS_IMAGE (default
-# tickerdesk/test-redis:7). The stand-ins have names of their own so that they
-# never shadow the official postgres and redis images on a developer's
+# tickerdesk/test-postgres:15), TICKERDESK_TEST_REDIS_IMAGE (default
+# tickerdesk/test-redis:7) and TICKERDESK_GATEWAY_IMAGE (default
+# tickerdesk/gateway:nginx). The stand-ins have names of their own so that
+# they never shadow the official postgres and redis images on a developer's
 # machine; point both variables at official tags to test against those. A tag
-# that already exists is left alone.
+# that already exists is left alone, and a rootfs is only made for an image
+# that is built.
 #
 # The Debian mirror is the one this machine's apt is configured with (the
 # first deb source of the suite in /etc/apt/sources.list.d/*.sources or
@@ -32,14 +36,21 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cache="$root/.cache/testimages"
 suite=${TESTIMAGES_SUITE:-bookworm}
 mirror=${TESTIMAGES_MIRROR:-}
-packages=postgresql-15,redis-server
-# Bump rootfs_rev when build_rootfs changes, so caches and the base image are
-# rebuilt.
-rootfs_rev=2
-rootfs_tar="$cache/rootfs-$suite-r$rootfs_rev.tar"
-base_image="tickerdesk/testimages-rootfs:$suite-r$rootfs_rev"
+# Two root filesystems: "db" for postgres and redis, "gateway" for nginx.
+# Bump a rev when build_rootfs or the package list changes, so that cache
+# and base image are rebuilt; the db names are the ones from before the
+# gateway existed, so that present images stay valid.
+db_packages=postgresql-15,redis-server
+db_rev=2
+db_tar="$cache/rootfs-$suite-r$db_rev.tar"
+db_base="tickerdesk/testimages-rootfs:$suite-r$db_rev"
+gateway_packages=nginx,openssl,curl
+gateway_rev=1
+gateway_tar="$cache/rootfs-gateway-$suite-r$gateway_rev.tar"
+gateway_base="tickerdesk/testimages-rootfs:gateway-$suite-r$gateway_rev"
 pg_image=${TICKERDESK_TEST_POSTGRES_IMAGE:-tickerdesk/test-postgres:15}
 redis_image=${TICKERDESK_TEST_REDIS_IMAGE:-tickerdesk/test-redis:7}
+gateway_image=${TICKERDESK_GATEWAY_IMAGE:-tickerdesk/gateway:nginx}
 
 log() { printf 'testimages: %s\n' "$*" >&2; }
 have_image() { docker image inspect "$1" >/dev/null 2>&1; }
@@ -49,13 +60,19 @@ have_image() { docker image inspect "$1" >/dev/null 2>&1; }
 #   - testcontainers-go starts a Ryuk reaper container (testcontainers/ryuk)
 #     to clean up after crashed test binaries. Without a registry that image
 #     cannot be pulled and every container start fails, so Ryuk is disabled,
-#     with the exact value "true", only when no Ryuk image is present. The
-#     suites still terminate their containers in TestMain.
+#     with the exact value "true", when no Ryuk image is present or the one
+#     present is our stand-in (scripts/ryukimage.sh): only `make tc-test`
+#     runs with the stand-in on purpose, the other suites keep the set-up
+#     they are known to pass with. The suites still terminate their
+#     containers in TestMain.
 #   - Inside a container (/.dockerenv) testcontainers-go looks for published
 #     ports on the default gateway. When the engine runs in this very network
 #     namespace (its docker0 bridge is visible here) they are on localhost.
 tc_env() {
-  if [ -z "${TESTCONTAINERS_RYUK_DISABLED:-}" ] && [ -z "$(docker image ls -q testcontainers/ryuk 2>/dev/null)" ]; then
+  local ryuk
+  ryuk=$(docker image ls -q testcontainers/ryuk 2>/dev/null | head -n1)
+  if [ -z "${TESTCONTAINERS_RYUK_DISABLED:-}" ] && { [ -z "$ryuk" ] ||
+    [ "$(docker image inspect -f '{{index .Config.Labels "org.tickerdesk.stand-in"}}' "$ryuk" 2>/dev/null)" = true ]; }; then
     echo 'export TESTCONTAINERS_RYUK_DISABLED=true'
   fi
   if [ -z "${TESTCONTAINERS_HOST_OVERRIDE:-}" ] && [ -e /.dockerenv ] && [ -e /sys/class/net/docker0 ]; then
@@ -93,7 +110,8 @@ apt_mirror() {
       }' | grep .
 }
 
-build_rootfs() {
+build_rootfs() { # build_rootfs TAR PACKAGES
+  local rootfs_tar=$1 packages=$2
   if [ -s "$rootfs_tar" ]; then
     log "rootfs cached: ${rootfs_tar#"$root"/}"
     return
@@ -117,15 +135,18 @@ build_rootfs() {
     exit 1
   fi
   mkdir -p "$cache"
-  local dir="$cache/rootfs-$suite.work"
+  local name
+  name=$(basename "$rootfs_tar" .tar)
+  local dir="$cache/$name.work" dlog="$cache/$name.debootstrap.log"
   rm -rf "$dir"
   log "debootstrap $suite with $packages from $mirror (a few minutes, once)"
   local start=$SECONDS
-  if ! debootstrap --variant=minbase --include="$packages" "$suite" "$dir" "$mirror" >"$cache/debootstrap.log" 2>&1; then
-    tail -n 30 "$cache/debootstrap.log" >&2
-    log "debootstrap failed; full log in ${cache#"$root"/}/debootstrap.log"
+  if ! debootstrap --variant=minbase --include="$packages" "$suite" "$dir" "$mirror" >"$dlog" 2>&1; then
+    tail -n 30 "$dlog" >&2
+    log "debootstrap failed; full log in ${dlog#"$root"/}"
     exit 1
   fi
+  # The paths below that a rootfs lacks are simply not there to remove.
   # The package scripts create a "main" cluster; the entrypoint runs initdb
   # itself, so drop it together with caches and documentation. The LLVM JIT
   # (about 150 MB with its libraries) goes too: without llvmjit.so PostgreSQL
@@ -144,9 +165,10 @@ build_rootfs() {
   log "rootfs built in $((SECONDS - start))s: ${rootfs_tar#"$root"/} ($(du -h "$rootfs_tar" | cut -f1))"
 }
 
-import_base() {
+import_base() { # import_base IMAGE TAR PACKAGES
+  local base_image=$1 rootfs_tar=$2
   if have_image "$base_image"; then return; fi
-  build_rootfs
+  build_rootfs "$rootfs_tar" "$3"
   log "docker import $base_image"
   docker import \
     --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
@@ -154,8 +176,8 @@ import_base() {
     "$rootfs_tar" "$base_image" >/dev/null
 }
 
-build_image() {
-  local tag=$1 dir=$2
+build_image() { # build_image TAG DIR BASE_IMAGE
+  local tag=$1 dir=$2 base_image=$3
   log "building $tag from ${dir#"$root"/}"
   # The classic builder resolves FROM against local images without asking a
   # registry; these Dockerfiles need nothing newer.
@@ -177,16 +199,23 @@ main() {
   local start=$SECONDS todo=()
   if [ -n "$force" ] || ! have_image "$pg_image"; then todo+=(postgres); fi
   if [ -n "$force" ] || ! have_image "$redis_image"; then todo+=(redis); fi
+  if [ -n "$force" ] || ! have_image "$gateway_image"; then todo+=(gateway); fi
   if [ ${#todo[@]} -eq 0 ]; then
-    log "$pg_image and $redis_image present; skipping"
+    log "$pg_image, $redis_image and $gateway_image present; skipping"
     return
   fi
-  import_base
   local name
   for name in "${todo[@]}"; do
     case "$name" in
-      postgres) build_image "$pg_image" "$root/deploy/testimages/postgres" ;;
-      redis) build_image "$redis_image" "$root/deploy/testimages/redis" ;;
+      postgres)
+        import_base "$db_base" "$db_tar" "$db_packages"
+        build_image "$pg_image" "$root/deploy/testimages/postgres" "$db_base" ;;
+      redis)
+        import_base "$db_base" "$db_tar" "$db_packages"
+        build_image "$redis_image" "$root/deploy/testimages/redis" "$db_base" ;;
+      gateway)
+        import_base "$gateway_base" "$gateway_tar" "$gateway_packages"
+        build_image "$gateway_image" "$root/deploy/gateway/image" "$gateway_base" ;;
     esac
   done
   log "built ${todo[*]} in $((SECONDS - start))s"

@@ -1,0 +1,195 @@
+// Package tdnotes starts notes-svc for another team's integration tests:
+// PostgreSQL and the service from the Tickerdesk images, on a network of
+// their own, migrated, with an API key created at start.
+//
+//	ctr, err := tdnotes.Run(ctx)
+//	testcontainers.CleanupContainer(t, ctr)
+//	if err != nil { t.Fatal(err) }
+//	client, _ := notesclient.New(ctr.BaseURL(), notesclient.WithAPIKey(ctr.APIKey()))
+//
+// Run takes this package's options and any testcontainers-go customizer;
+// the latter apply to the service container.
+package tdnotes
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/testcontainers/testcontainers-go"
+	"github.com/testcontainers/testcontainers-go/network"
+
+	"github.com/tickerdesk/tickerdesk/testcontainers/internal/stack"
+)
+
+const (
+	service   = "notes-svc"
+	binary    = "/notes-svc"
+	port      = "8080/tcp"
+	database  = "notes"
+	keyPrefix = "tdn_"
+)
+
+// Limits are the limits of the key created at start. notes-svc keys have
+// no rate limit or quota, only a lifetime; zero means it never expires.
+type Limits struct {
+	// ExpiresIn is the key's lifetime from its creation.
+	ExpiresIn time.Duration
+}
+
+type options struct {
+	account       string
+	scopes        []string
+	limits        Limits
+	tag           string
+	postgresImage string
+}
+
+// Option configures Run. It is also a testcontainers.ContainerCustomizer
+// that changes nothing, so that Run takes this package's options and
+// testcontainers-go's customizers in one list, as testcontainers-go's own
+// modules do.
+type Option func(*options) error
+
+// Customize lets an Option stand among testcontainers customizers; it
+// leaves the request alone.
+func (Option) Customize(*testcontainers.GenericContainerRequest) error { return nil }
+
+// WithKey sets the account, scopes (notes:read, notes:write) and limits of
+// the key created at start (default: account "testcontainers", both
+// scopes, never expires). Nil scopes mean both.
+func WithKey(account string, scopes []string, limits Limits) Option {
+	return func(o *options) error {
+		if account == "" {
+			return fmt.Errorf("WithKey: empty account")
+		}
+		if limits.ExpiresIn < 0 {
+			return fmt.Errorf("WithKey: negative lifetime")
+		}
+		o.account, o.scopes, o.limits = account, scopes, limits
+		return nil
+	}
+}
+
+// WithImage starts the service from tag of the image `make images`
+// builds (tickerdesk/notes-svc:<tag>; default latest), or from a whole
+// image reference when tag has a slash or a colon.
+func WithImage(tag string) Option {
+	return func(o *options) error { o.tag = tag; return nil }
+}
+
+// WithPostgresImage starts PostgreSQL from image instead of
+// $TICKERDESK_TEST_POSTGRES_IMAGE or postgres:15.
+func WithPostgresImage(image string) Option {
+	return func(o *options) error { o.postgresImage = image; return nil }
+}
+
+// Container is a running notes-svc with its PostgreSQL. It is the
+// service's container, so testcontainers-go's container methods (Logs,
+// Exec, Host, …) reach the service; Terminate removes the whole stack.
+type Container struct {
+	*testcontainers.DockerContainer
+	stack   *stack.Stack
+	baseURL string
+	apiKey  string
+}
+
+// BaseURL is the service's root URL on the test's machine, such as
+// http://localhost:32768.
+func (c *Container) BaseURL() string { return c.baseURL }
+
+// APIKey is the key created at start, sent as Authorization: Bearer.
+func (c *Container) APIKey() string { return c.apiKey }
+
+// Terminate removes the service, PostgreSQL and their network. Calling it
+// again does nothing.
+func (c *Container) Terminate(ctx context.Context, opts ...testcontainers.TerminateOption) error {
+	if c == nil {
+		return nil
+	}
+	return c.stack.Terminate(ctx, opts...)
+}
+
+// Run starts PostgreSQL and notes-svc on a new network, migrates the
+// database, creates a key and returns once /readyz answers. On an error
+// the returned Container, when not nil, holds whatever did start: pass it
+// to testcontainers.CleanupContainer before checking the error.
+func Run(ctx context.Context, opts ...testcontainers.ContainerCustomizer) (*Container, error) {
+	o := options{account: "testcontainers"}
+	var custom []testcontainers.ContainerCustomizer
+	for _, opt := range opts {
+		if no, ok := opt.(Option); ok {
+			if err := no(&o); err != nil {
+				return nil, fmt.Errorf("tdnotes: %w", err)
+			}
+			continue
+		}
+		custom = append(custom, opt)
+	}
+	c := &Container{stack: &stack.Stack{}}
+	if err := c.start(ctx, o, custom); err != nil {
+		return c, fmt.Errorf("tdnotes: %w", err)
+	}
+	return c, nil
+}
+
+func (c *Container) start(ctx context.Context, o options, custom []testcontainers.ContainerCustomizer) error {
+	s := c.stack
+	if err := s.NewNetwork(ctx); err != nil {
+		return err
+	}
+	if err := s.StartDeps(ctx, stack.PostgresImage(o.postgresImage), database, ""); err != nil {
+		return err
+	}
+	env := map[string]string{
+		"NOTES_DATABASE_URL": stack.DatabaseURL(database),
+		"NOTES_HTTP_ADDR":    ":8080",
+		"NOTES_LOG_LEVEL":    "warn",
+		// Nothing stands in front of a test's service, and it need not
+		// drain for load balancers when the test ends.
+		"NOTES_TRUSTED_PROXIES":  "",
+		"NOTES_SHUTDOWN_DRAIN":   "0s",
+		"NOTES_SHUTDOWN_TIMEOUT": "2s",
+	}
+	image := stack.ServiceImage(service, o.tag)
+	svcOpts := []testcontainers.ContainerCustomizer{
+		network.WithNetwork([]string{service}, s.Network),
+		testcontainers.WithEnv(env),
+		testcontainers.WithCmd("serve"),
+		testcontainers.WithExposedPorts(port),
+		stack.ReadyzWait(port),
+	}
+	ctr, err := testcontainers.Run(ctx, image, append(svcOpts, custom...)...)
+	s.Service, c.DockerContainer = ctr, ctr
+	if err != nil {
+		return stack.StartError(ctx, image, ctr, err)
+	}
+	// The server's own binary migrates (Exec): much quicker than a
+	// one-shot container. The server starts on the empty database, as it
+	// would during a rolling migration; /readyz asks only that the
+	// database answers, and nothing reaches the server before Run returns.
+	if _, err := s.Exec(ctx, binary, "migrate"); err != nil {
+		return err
+	}
+	args := []string{"keys", "create", "--account", o.account}
+	if len(o.scopes) > 0 {
+		args = append(args, "--scopes", strings.Join(o.scopes, ","))
+	}
+	if o.limits.ExpiresIn > 0 {
+		args = append(args, "--expires-in", o.limits.ExpiresIn.String())
+	}
+	out, err := s.Exec(ctx, binary, args...)
+	if err != nil {
+		return err
+	}
+	if c.apiKey, err = stack.KeyFromOutput(out, keyPrefix); err != nil {
+		return err
+	}
+	endpoint, err := ctr.PortEndpoint(ctx, port, "http")
+	if err != nil {
+		return fmt.Errorf("service endpoint: %w", err)
+	}
+	c.baseURL = endpoint
+	return nil
+}

@@ -1,0 +1,3 @@
+module github.com/tickerdesk/tickerdesk/tools/reaper
+
+go 1.26.0
