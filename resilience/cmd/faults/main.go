@@ -168,7 +168,11 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		rep.Error("interrupted: %v", ctx.Err())
 	}
 	rep.Elapsed = time.Since(start)
-	if err := os.WriteFile(*out, []byte(rep.Markdown()), 0o644); err != nil {
+	md := rep.Markdown()
+	if old, err := os.ReadFile(*out); err == nil {
+		md = strings.TrimRight(md, "\n") + "\n" + report.KeepForeign(string(old))
+	}
+	if err := os.WriteFile(*out, []byte(md), 0o644); err != nil {
 		return err
 	}
 	logf("wrote %s in %s", *out, rep.Elapsed.Round(time.Second))

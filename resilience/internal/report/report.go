@@ -284,3 +284,24 @@ func writeChecks(b *strings.Builder, s *Scenario) {
 	}
 	b.WriteString("\n")
 }
+
+// ForeignSections are the headings of RELIABILITY.md's sections that other
+// targets measure and write (`make compose-smoke` runs the gateway stack,
+// which the fault suite does not start); a rewrite keeps them.
+var ForeignSections = []string{"## Gateway (make compose-smoke)"}
+
+// KeepForeign returns the part of an earlier RELIABILITY.md that starts at
+// the first of ForeignSections, or "" when it holds none, for the new
+// report to end with.
+func KeepForeign(old string) string {
+	at := -1
+	for _, h := range ForeignSections {
+		if i := strings.Index(old, "\n"+h+"\n"); i >= 0 && (at < 0 || i < at) {
+			at = i
+		}
+	}
+	if at < 0 {
+		return ""
+	}
+	return old[at:]
+}
