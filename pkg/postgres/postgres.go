@@ -47,6 +47,10 @@ type PoolOptions struct {
 	// ConnectTimeout bounds dialing; zero keeps the URL's connect_timeout
 	// or DefaultConnectTimeout.
 	ConnectTimeout time.Duration
+	// Tracer, when set, sees every statement of the pool's connections
+	// (pkg/tracing's spans); nil, the default, leaves pgx's hot path
+	// without a tracer call.
+	Tracer pgx.QueryTracer
 }
 
 // ParseConfig parses rawURL and applies o's session settings. Its error
@@ -66,6 +70,9 @@ func ParseConfig(rawURL string, o PoolOptions) (*pgx.ConnConfig, error) {
 	}
 	if _, ok := cfg.RuntimeParams["application_name"]; !ok && o.ApplicationName != "" {
 		cfg.RuntimeParams["application_name"] = o.ApplicationName
+	}
+	if o.Tracer != nil {
+		cfg.Tracer = o.Tracer
 	}
 	if o.StatementTimeout > 0 {
 		cfg.RuntimeParams["statement_timeout"] = strconv.FormatInt(o.StatementTimeout.Milliseconds(), 10)

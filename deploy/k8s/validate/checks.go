@@ -20,6 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 )
 
 // RuntimeEnv lists variables read by the Go runtime rather than the
@@ -84,6 +86,9 @@ type Rendered struct {
 	Ingresses       []*networkingv1.Ingress
 	Gateways        map[string]*gatewayv1.Gateway
 	HTTPRoutes      []*gatewayv1.HTTPRoute
+	ServiceMonitors []*monitoringv1.ServiceMonitor
+	PodMonitors     []*monitoringv1.PodMonitor
+	PrometheusRules []*monitoringv1.PrometheusRule
 	Others          []string
 }
 
@@ -120,6 +125,12 @@ func Index(objs []Object) (*Rendered, error) {
 			r.Gateways[v.Name] = v
 		case *gatewayv1.HTTPRoute:
 			r.HTTPRoutes = append(r.HTTPRoutes, v)
+		case *monitoringv1.ServiceMonitor:
+			r.ServiceMonitors = append(r.ServiceMonitors, v)
+		case *monitoringv1.PodMonitor:
+			r.PodMonitors = append(r.PodMonitors, v)
+		case *monitoringv1.PrometheusRule:
+			r.PrometheusRules = append(r.PrometheusRules, v)
 		case *corev1.Secret:
 			errs = append(errs, fmt.Errorf("rendered Secret %s: Secrets are created outside the manifests", v.Name))
 		default:
@@ -148,6 +159,7 @@ func Check(r *Rendered, sources map[string]ServiceSource) error {
 	c.networkPolicies(r)
 	c.routing(r, sources)
 	c.trustedProxies(r)
+	c.monitors(r, sources)
 	return errors.Join(c.errs...)
 }
 

@@ -14,10 +14,13 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 )
 
 // NewScheme returns the client-go scheme (every built-in API group) plus
-// the Gateway API v1 types.
+// the Gateway API v1 and Prometheus Operator (monitoring.coreos.com/v1)
+// types.
 func NewScheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(s); err != nil {
@@ -25,6 +28,9 @@ func NewScheme() (*runtime.Scheme, error) {
 	}
 	if err := gatewayv1.Install(s); err != nil {
 		return nil, fmt.Errorf("new scheme: gateway api: %w", err)
+	}
+	if err := monitoringv1.AddToScheme(s); err != nil {
+		return nil, fmt.Errorf("new scheme: monitoring: %w", err)
 	}
 	return s, nil
 }

@@ -241,6 +241,23 @@ func TestChecksCatchMistakes(t *testing.T) {
 				}
 			}
 		}, "every address"},
+		{"monitor selects no service", func(r *Rendered) {
+			r.ServiceMonitors[0].Spec.Selector.MatchLabels["app.kubernetes.io/name"] = "nothing"
+		}, "matches 0 Services"},
+		{"monitor port name", func(r *Rendered) {
+			r.ServiceMonitors[0].Spec.Endpoints[0].Port = "metrics"
+		}, `endpoint port "metrics"`},
+		{"monitor path", func(r *Rendered) {
+			r.ServiceMonitors[0].Spec.Endpoints[0].Path = "/prometheus"
+		}, "serves no /prometheus"},
+		{"service not scraped", func(r *Rendered) {
+			r.ServiceMonitors = r.ServiceMonitors[1:]
+		}, "scraped by 0 monitor endpoints"},
+		{"scrape blocked", func(r *Rendered) {
+			for _, np := range r.NetworkPolicies {
+				np.Spec.Ingress[0].From = np.Spec.Ingress[0].From[:1]
+			}
+		}, "does not admit namespace monitoring"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

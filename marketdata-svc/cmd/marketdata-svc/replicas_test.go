@@ -220,6 +220,16 @@ func TestThreeReplicas(t *testing.T) {
 		}
 		t.Logf("%d served, %.0f refused, %.0f lease round trips", ok.Load(), requests, leases)
 		noDegradation(t, rs)
+		// Every replica has served and refused: together they export all
+		// the alerts and dashboards use (the quota refusal time only exists
+		// where a quota was refused).
+		var scrapes []string
+		for _, r := range rs {
+			scrapes = append(scrapes, scrape(t, r))
+		}
+		if missing := missingMetrics(t, scrapes...); len(missing) > 0 {
+			t.Errorf("the alerts and dashboards use metrics no replica exports: %v", missing)
+		}
 	})
 
 	t.Run("restart", func(t *testing.T) {

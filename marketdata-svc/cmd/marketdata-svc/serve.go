@@ -21,6 +21,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/ratelimit"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
 	"github.com/tickerdesk/tickerdesk/pkg/httpserve"
+	"github.com/tickerdesk/tickerdesk/pkg/tracing"
 )
 
 // serve runs the HTTP API until ctx ends, then shuts down gracefully:
@@ -34,13 +35,24 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, args []stri
 	gin.SetMode(gin.ReleaseMode)
 	log.Info("starting marketdata-svc", "version", version, "config", cfg)
 
-	store, err := marketdatadb.Open(ctx, cfg)
+	// Off unless OTEL_TRACES_EXPORTER names an exporter: then nothing
+	// below is traced and no tracer is installed (pkg/tracing).
+	tr, err := tracing.New(ctx, cfg.Tracing, tracing.Options{Service: "marketdata-svc", Version: version})
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	defer func() {
+		if err := tr.Shutdown(ctx); err != nil {
+			log.Warn("tracing shutdown", "err", err)
+		}
+	}()
+	store, err := marketdatadb.OpenTraced(ctx, cfg, tr.PgxTracer())
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	defer store.Close()
 	reg := newRegistry(store)
-	deps, err := newServeDeps(ctx, cfg, log, reg, store)
+	deps, err := newServeDeps(ctx, cfg, log, reg, store, tr)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
@@ -106,11 +118,12 @@ type serveDeps struct {
 	// limiterRun is the limiter's background work, if it has any.
 	limiterRun func(context.Context)
 	close      func()
+	tracing    *tracing.Tracing
 }
 
 // newServeDeps builds the data version source, the cache and the limiter,
 // on Redis when cfg names one.
-func newServeDeps(ctx context.Context, cfg config.Config, log *slog.Logger, reg prometheus.Registerer, store *marketdatadb.Store) (serveDeps, error) {
+func newServeDeps(ctx context.Context, cfg config.Config, log *slog.Logger, reg prometheus.Registerer, store *marketdatadb.Store, tr *tracing.Tracing) (serveDeps, error) {
 	cacheOpts := cache.Options{TTL: cfg.CacheTTL, Timeout: cfg.CacheTimeout, QueryTimeout: cfg.RequestTimeout, Logger: log, Registry: reg}
 	versionOpts := dataversion.Options{PollInterval: cfg.DataVersionPoll, Logger: log}
 	if cfg.RedisURL == "" {
@@ -120,6 +133,7 @@ func newServeDeps(ctx context.Context, cfg config.Config, log *slog.Logger, reg 
 			cache:    cache.NewLocal(store, versions, cfg.LocalCacheSize, cacheOpts),
 			limiter:  ratelimit.NewLocal(reg, nil),
 			close:    func() {},
+			tracing:  tr,
 		}
 		log.Info("no redis configured: rate limits and quotas are per process and reset on restart")
 		return d, nil
@@ -130,11 +144,17 @@ func newServeDeps(ctx context.Context, cfg config.Config, log *slog.Logger, reg 
 	if err != nil {
 		return serveDeps{}, err
 	}
+	if tr.Enabled() {
+		if err := cache.TraceRedis(rdb, tr.TracerProvider()); err != nil {
+			return serveDeps{}, err
+		}
+	}
 	versions := dataversion.NewRedis(rdb, store.DataVersion, versionOpts)
 	d := serveDeps{
 		versions: versions,
 		cache:    cache.NewRedis(store, rdb, versions, cacheOpts),
 		close:    func() { _ = rdb.Close() },
+		tracing:  tr,
 	}
 	if cfg.RateLimitMode == config.RateLimitExact {
 		d.limiter = ratelimit.NewRedis(rdb, ratelimit.RedisOptions{Timeout: cfg.CacheTimeout, Logger: log, Registry: reg})
@@ -179,6 +199,7 @@ func newAPI(cfg config.Config, log *slog.Logger, reg *prometheus.Registry, store
 		TrustedProxies: cfg.TrustedProxies,
 		CORSOrigins:    cfg.CORSOrigins,
 		RequestTimeout: cfg.RequestTimeout,
+		Trace:          deps.tracing.Middleware(),
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
 	"github.com/tickerdesk/tickerdesk/pkg/dsn"
 	"github.com/tickerdesk/tickerdesk/pkg/envconfig"
+	"github.com/tickerdesk/tickerdesk/pkg/tracing"
 )
 
 // Config is the whole configuration of marketdata-svc.
@@ -62,6 +63,9 @@ type Config struct {
 	AuthFailureWindow time.Duration
 	// PprofAddr serves net/http/pprof when set; never the public address.
 	PprofAddr string
+	// Tracing is what the standard OTEL_* variables say: off unless
+	// OTEL_TRACES_EXPORTER names an exporter (pkg/tracing).
+	Tracing tracing.Settings
 }
 
 // Rate-limit modes (MARKETDATA_RATELIMIT_MODE).
@@ -101,6 +105,7 @@ func Load(getenv func(string) string) (Config, error) {
 		AuthFailureWindow: r.Duration("MARKETDATA_AUTH_FAILURE_WINDOW", time.Minute),
 		PprofAddr:         r.String("MARKETDATA_PPROF_ADDR", ""),
 	}
+	c.Tracing = tracing.FromEnv(getenv)
 	if c.DatabaseURL == "" {
 		r.Fail("MARKETDATA_DATABASE_URL", "is required")
 	}
@@ -158,6 +163,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("auth_failure_limit", c.AuthFailureLimit),
 		slog.String("auth_failure_window", c.AuthFailureWindow.String()),
 		slog.Bool("pprof", c.PprofAddr != ""),
+		slog.Any("tracing", c.Tracing),
 	)
 }
 

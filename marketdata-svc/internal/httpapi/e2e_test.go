@@ -23,6 +23,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/testenv"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
 	"github.com/tickerdesk/tickerdesk/pkg/logbuf"
+	"github.com/tickerdesk/tickerdesk/pkg/tracing"
 )
 
 func day(s string) time.Time {
@@ -101,12 +102,15 @@ func newE2E(t *testing.T) *e2e {
 type e2eOptions struct {
 	seed func(*testing.T, *marketdatadb.Store)
 	cors []string
+	// tracing, when set, traces the server, its pool and its Redis
+	// client (tracing_e2e_test.go).
+	tracing *tracing.Tracing
 }
 
 func newE2EWith(t *testing.T, o e2eOptions) *e2e {
 	t.Helper()
 	cfg := config.Config{DatabaseURL: testenv.Postgres(t), DBMaxOpenConns: 4, DBMaxIdleConns: 4, StatementTimeout: 5 * time.Second}
-	store, err := marketdatadb.Open(context.Background(), cfg)
+	store, err := marketdatadb.OpenTraced(context.Background(), cfg, o.tracing.PgxTracer())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,6 +119,11 @@ func newE2EWith(t *testing.T, o e2eOptions) *e2e {
 	rdb, err := cache.NewRedisClient(testenv.Redis(t), time.Second)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if o.tracing.Enabled() {
+		if err := cache.TraceRedis(rdb, o.tracing.TracerProvider()); err != nil {
+			t.Fatal(err)
+		}
 	}
 	t.Cleanup(func() { rdb.Close() })
 	reg := prometheus.NewRegistry()
@@ -139,6 +148,7 @@ func newE2EWith(t *testing.T, o e2eOptions) *e2e {
 		Logger:      log,
 		Registry:    reg,
 		CORSOrigins: o.cors,
+		Trace:       o.tracing.Middleware(),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,10 @@ import (
 	_ "embed"
 	"fmt"
 
+	"github.com/gin-gonic/gin"
 	"github.com/goccy/go-yaml"
+
+	"github.com/tickerdesk/tickerdesk/pkg/apidocs"
 )
 
 // openapiYAML and openapiV2YAML are the OpenAPI 3.1 documents of /v1 and
@@ -28,4 +31,12 @@ func toJSON(doc []byte) ([]byte, error) {
 		return nil, fmt.Errorf("openapi document: %w", err)
 	}
 	return b, nil
+}
+
+// newDocs returns the interactive reference of both documents at /docs, v1
+// first as marketstack's; an unknown asset there is marketstack's 404 like
+// any unknown function.
+func newDocs(s *Server) (*apidocs.Pages, error) {
+	return apidocs.New("marketdata-svc API reference", func(c *gin.Context) { s.writeError(c, errUnknownFunction) },
+		apidocs.Document{Name: "v1", URL: "/v1/openapi.json"}, apidocs.Document{Name: "v2", URL: "/v2/openapi.json"})
 }

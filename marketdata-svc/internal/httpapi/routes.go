@@ -17,8 +17,10 @@ import (
 // Bearer <key>"; when both are sent the query parameter wins.
 func (s *Server) routes() {
 	e := s.engine
-	// The edge both services share, in the same order; the access log
-	// redacts access_key (pkg/auth's credential parameters) from the URL.
+	// The edge both services share, in the same order, after the tracing
+	// handlers when tracing is on; the access log and the spans redact
+	// access_key (pkg/auth's credential parameters) from the URL.
+	e.Use(s.trace...)
 	e.Use(httpedge.RequestID(), accesslog.Middleware(s.log), s.metrics.Middleware(),
 		httpedge.Timeout(s.requestTimeout), httpedge.DrainBody, recovery.Middleware(s.log, httpedge.RequestIDOf, s.writeError))
 	if s.cors != nil {
@@ -32,6 +34,10 @@ func (s *Server) routes() {
 	e.GET("/metrics", gin.WrapH(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})))
 	e.GET("/v1/openapi.json", s.openAPI(s.openapi))
 	e.GET("/v2/openapi.json", s.openAPI(s.openapiV2))
+	// The interactive reference of both documents (pkg/apidocs): no key,
+	// and outside the rate-limited groups below.
+	e.GET("/docs", s.docs.Page)
+	e.GET("/docs/*asset", s.docs.Asset)
 
 	keyed := ginauth.Middleware(s.auth, auth.FirstOf(auth.QueryParam("access_key"), auth.BearerHeader()), s.writeError)
 	g1 := e.Group("/v1", keyed)

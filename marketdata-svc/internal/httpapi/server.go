@@ -18,6 +18,7 @@ import (
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/ratelimit"
+	"github.com/tickerdesk/tickerdesk/pkg/apidocs"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
 	"github.com/tickerdesk/tickerdesk/pkg/httpedge"
 	"github.com/tickerdesk/tickerdesk/pkg/httpmetrics"
@@ -50,6 +51,9 @@ type Options struct {
 	CORSOrigins []string
 	// RequestTimeout bounds each request's work (0: none).
 	RequestTimeout time.Duration
+	// Trace are pkg/tracing's handlers, first in the chain; none when
+	// tracing is off.
+	Trace []gin.HandlerFunc
 }
 
 // Server is the HTTP API.
@@ -68,12 +72,14 @@ type Server struct {
 	shuttingDown   atomic.Bool
 	openapi        []byte
 	openapiV2      []byte
+	docs           *apidocs.Pages
 	cors           *corsPolicy
 	// bodies holds EOD response buffers (*[]byte): a cache hit then
 	// allocates no buffer of the page's size per request.
 	bodies sync.Pool
 	// limitHeaders keeps the last limits' header values (see rateLimit).
 	limitHeaders atomic.Pointer[limitHeaders]
+	trace        []gin.HandlerFunc
 }
 
 // NewServer builds the server and its router.
@@ -92,7 +98,7 @@ func NewServer(o Options) (*Server, error) {
 	s := &Server{
 		store: o.Store, auth: o.Auth, limiter: o.Limiter, ping: o.Ping, cacheStatus: o.CacheStatus,
 		log: o.Logger, registry: o.Registry, requestTimeout: o.RequestTimeout, openapi: doc, openapiV2: docV2,
-		cors: newCORSPolicy(o.CORSOrigins),
+		cors: newCORSPolicy(o.CORSOrigins), trace: o.Trace,
 	}
 	s.eodPages = o.EODPages
 	if s.eodPages == nil {
@@ -105,6 +111,9 @@ func NewServer(o Options) (*Server, error) {
 		s.cacheStatus = func(context.Context) string { return "disabled" }
 	}
 	if s.metrics, err = httpmetrics.NewMetrics(o.Registry); err != nil {
+		return nil, fmt.Errorf("new server: %w", err)
+	}
+	if s.docs, err = newDocs(s); err != nil {
 		return nil, fmt.Errorf("new server: %w", err)
 	}
 	if s.engine, err = httpedge.NewEngine(o.TrustedProxies); err != nil {

@@ -46,7 +46,14 @@ type Store struct {
 // session timeouts (pkg/postgres, shared with notes-svc), and checks the
 // connection.
 func Open(ctx context.Context, cfg config.Config) (*Store, error) {
+	return OpenTraced(ctx, cfg, nil)
+}
+
+// OpenTraced is Open with tracer seeing every statement of the pool
+// (pkg/tracing's PgxTracer); nil traces nothing.
+func OpenTraced(ctx context.Context, cfg config.Config, tracer pgx.QueryTracer) (*Store, error) {
 	o := postgres.PoolOptions{
+		Tracer:           tracer,
 		ApplicationName:  "marketdata-svc",
 		MaxOpenConns:     cfg.DBMaxOpenConns,
 		MaxIdleConns:     cfg.DBMaxIdleConns,

@@ -266,7 +266,7 @@ func (l *Leased) Allow(ctx context.Context, p auth.Principal) Decision {
 			return d
 		}
 		if now.Before(s.refusedTo) {
-			l.refuse(s, &d, now)
+			l.refuse(s, p.KeyID, &d, now)
 			s.mu.Unlock()
 			return d
 		}
@@ -340,7 +340,7 @@ func (s *leaseState) fill(d *Decision, now time.Time) {
 	}
 }
 
-func (l *Leased) refuse(s *leaseState, d *Decision, now time.Time) {
+func (l *Leased) refuse(s *leaseState, keyID string, d *Decision, now time.Time) {
 	d.Err = s.refusal
 	switch s.refusal {
 	case ErrRateLimited:
@@ -349,7 +349,7 @@ func (l *Leased) refuse(s *leaseState, d *Decision, now time.Time) {
 		l.metrics.refused.WithLabelValues("rate").Inc()
 	default:
 		d.Used, d.RetryAfter = s.counter, d.QuotaResetAfter
-		l.metrics.refused.WithLabelValues("usage").Inc()
+		l.metrics.usageRefused(keyID, now)
 	}
 }
 

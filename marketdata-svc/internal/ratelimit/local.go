@@ -61,7 +61,7 @@ func (l *Local) Allow(_ context.Context, p auth.Principal) Decision {
 		k := p.KeyID + ":" + month
 		if l.usage[k] >= p.MonthlyQuota {
 			d.Used, d.Err, d.RetryAfter = l.usage[k], ErrUsageLimited, reset
-			l.metrics.refused.WithLabelValues("usage").Inc()
+			l.metrics.usageRefused(p.KeyID, now)
 			return d
 		}
 		l.usage[k]++

@@ -139,7 +139,7 @@ func (l *Redis) Allow(ctx context.Context, p auth.Principal) Decision {
 		l.metrics.refused.WithLabelValues("rate").Inc()
 	case 2:
 		d.Err, d.RetryAfter = ErrUsageLimited, reset
-		l.metrics.refused.WithLabelValues("usage").Inc()
+		l.metrics.usageRefused(p.KeyID, now)
 	}
 	return d
 }
@@ -168,6 +168,13 @@ func (l *Redis) degraded(d Decision, err error) Decision {
 type metrics struct {
 	refused *prometheus.CounterVec
 	errors  prometheus.Counter
+	quota   *quotaRefusals
+}
+
+// usageRefused counts a request of keyID refused for its monthly quota.
+func (m *metrics) usageRefused(keyID string, now time.Time) {
+	m.refused.WithLabelValues("usage").Inc()
+	m.quota.refused(keyID, now)
 }
 
 func newMetrics(reg prometheus.Registerer, backend string) *metrics {
@@ -180,11 +187,12 @@ func newMetrics(reg prometheus.Registerer, backend string) *metrics {
 			Name: "marketdata_ratelimit_errors_total", Help: "Limit checks that failed and let the request through (fail open).",
 			ConstLabels: prometheus.Labels{"backend": backend},
 		}),
+		quota: newQuotaRefusals(),
 	}
 	m.refused.WithLabelValues("rate")
 	m.refused.WithLabelValues("usage")
 	if reg != nil {
-		reg.MustRegister(m.refused, m.errors)
+		reg.MustRegister(m.refused, m.errors, m.quota.gauge)
 	}
 	return m
 }

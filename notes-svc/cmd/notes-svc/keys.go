@@ -21,7 +21,7 @@ func keysCommand(ctx context.Context, cfg config.Config, args []string, stdout i
 		return fmt.Errorf("keys needs a subcommand: create, list or revoke\n%s", usage)
 	}
 	sub, args := args[0], args[1:]
-	store, db, err := openStore(cfg)
+	store, db, err := openStore(cfg, nil)
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,7 @@ func migrateCommand(ctx context.Context, cfg config.Config, args []string, stdou
 
 func migrate(ctx context.Context, cfg config.Config, stdout io.Writer) error {
 	log := newLogger(cfg, stdout)
-	db, err := openDB(cfg)
+	db, err := openDB(cfg, nil)
 	if err != nil {
 		return err
 	}

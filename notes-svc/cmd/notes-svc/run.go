@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/config"
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notesdb"
 	"github.com/tickerdesk/tickerdesk/pkg/healthcheck"
@@ -64,8 +66,8 @@ func newLogger(cfg config.Config, stdout io.Writer) *slog.Logger {
 
 // openStore opens the pool and the store on it; the caller closes the
 // pool, which the store does not own.
-func openStore(cfg config.Config) (*notesdb.Store, *sql.DB, error) {
-	db, err := openDB(cfg)
+func openStore(cfg config.Config, tracer pgx.QueryTracer) (*notesdb.Store, *sql.DB, error) {
+	db, err := openDB(cfg, tracer)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -77,7 +79,9 @@ func openStore(cfg config.Config) (*notesdb.Store, *sql.DB, error) {
 	return store, db, nil
 }
 
-func openDB(cfg config.Config) (*sql.DB, error) {
+// openDB opens the pool; tracer (pkg/tracing's, or nil) sees its
+// statements.
+func openDB(cfg config.Config, tracer pgx.QueryTracer) (*sql.DB, error) {
 	if err := cfg.RequireDatabase(); err != nil {
 		return nil, err
 	}
@@ -87,5 +91,6 @@ func openDB(cfg config.Config) (*sql.DB, error) {
 		ConnMaxLifetime:  cfg.DBConnMaxLifetime,
 		ConnMaxIdleTime:  cfg.DBConnMaxIdleTime,
 		StatementTimeout: cfg.DBStatementTimeout,
+		Tracer:           tracer,
 	})
 }

@@ -118,6 +118,9 @@ func TestMigrateKeysServe(t *testing.T) {
 			t.Errorf("metrics lack %s", want)
 		}
 	}
+	if missing := missingMetrics(t, string(metrics)); len(missing) > 0 {
+		t.Errorf("the alerts and dashboards use metrics the served process does not export: %v", missing)
+	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("serve returned %v", err)

@@ -20,6 +20,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
 	"github.com/tickerdesk/tickerdesk/pkg/flushwriter"
 	"github.com/tickerdesk/tickerdesk/pkg/httpserve"
+	"github.com/tickerdesk/tickerdesk/pkg/tracing"
 )
 
 // serveCommand is `notes-svc serve`, the default command.
@@ -43,7 +44,18 @@ func serve(ctx context.Context, cfg config.Config, stdout io.Writer) error {
 	defer out.Close()
 	log := slog.New(out.Handler(newLogger(cfg, out).Handler()))
 	log.Info("starting notes-svc", "version", version, "config", cfg)
-	store, db, err := openStore(cfg)
+	// Off unless OTEL_TRACES_EXPORTER names an exporter: then nothing
+	// below is traced and no tracer is installed (pkg/tracing).
+	tr, err := tracing.New(ctx, cfg.Tracing, tracing.Options{Service: "notes-svc", Version: version, Private: httpapi.PrivateParams()})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := tr.Shutdown(ctx); err != nil {
+			log.Warn("tracing shutdown", "error", err.Error())
+		}
+	}()
+	store, db, err := openStore(cfg, tr.PgxTracer())
 	if err != nil {
 		return err
 	}
@@ -73,7 +85,7 @@ func serve(ctx context.Context, cfg config.Config, stdout io.Writer) error {
 	gin.SetMode(gin.ReleaseMode)
 	api, err := httpapi.NewServer(httpapi.Options{
 		Notes: notes.NewService(store, nil).WithListLimiter(listings), Auth: authn, Ping: store.Ping, DB: db, Log: log,
-		RequestTimeout: cfg.RequestTimeout, TrustedProxies: cfg.TrustedProxies, Version: version,
+		RequestTimeout: cfg.RequestTimeout, TrustedProxies: cfg.TrustedProxies, Version: version, Trace: tr.Middleware(),
 	})
 	if err != nil {
 		return err

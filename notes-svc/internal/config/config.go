@@ -13,6 +13,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
 	"github.com/tickerdesk/tickerdesk/pkg/dsn"
 	"github.com/tickerdesk/tickerdesk/pkg/envconfig"
+	"github.com/tickerdesk/tickerdesk/pkg/tracing"
 )
 
 // Prefix starts the name of every variable.
@@ -69,6 +70,10 @@ type Config struct {
 	// SetGCPercent) while serving. It applies only when the standard GOGC
 	// variable is not set, which always wins.
 	GCPercent int
+
+	// Tracing is what the standard OTEL_* variables say: off unless
+	// OTEL_TRACES_EXPORTER names an exporter (pkg/tracing).
+	Tracing tracing.Settings
 }
 
 // Load reads the configuration through getenv and validates it. Every
@@ -112,6 +117,7 @@ func Load(getenv func(string) string) (Config, error) {
 	c.ListWait = r.Duration("LIST_WAIT", time.Second)
 	c.ListBatchSize = r.Int("LIST_BATCH_SIZE", 500)
 	c.LogLevel = r.Level("LOG_LEVEL", slog.LevelInfo)
+	c.Tracing = tracing.FromEnv(getenv)
 	r.Positive("HTTP_READ_TIMEOUT", c.HTTPReadTimeout)
 	r.Positive("HTTP_READ_HEADER_TIMEOUT", c.HTTPReadHeaderTimeout)
 	r.Positive("HTTP_WRITE_TIMEOUT", c.HTTPWriteTimeout)
@@ -216,5 +222,6 @@ func (c Config) LogValue() slog.Value {
 		slog.String("last_used_flush_interval", c.LastUsedFlushInterval.String()),
 		slog.String("pprof_addr", c.PprofAddr),
 		slog.Int("gc_percent", c.GCPercent),
+		slog.Any("tracing", c.Tracing),
 	)
 }

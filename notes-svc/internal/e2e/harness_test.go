@@ -28,6 +28,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/testenv"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
 	"github.com/tickerdesk/tickerdesk/pkg/logbuf"
+	"github.com/tickerdesk/tickerdesk/pkg/tracing"
 )
 
 func TestMain(m *testing.M) {
@@ -99,6 +100,8 @@ type envOptions struct {
 	listPerAccount, listTotal int
 	// listWait is how long a listing waits for a process slot.
 	listWait time.Duration
+	// tracing, when set, traces the server and its pool (tracing_test.go).
+	tracing *tracing.Tracing
 }
 
 func newEnv(t *testing.T, opts ...envOptions) *env {
@@ -120,7 +123,8 @@ func newEnv(t *testing.T, opts ...envOptions) *env {
 		o.listPerAccount = 2
 	}
 	url := testenv.DatabaseURL(t)
-	db, err := notesdb.Open(url, notesdb.PoolOptions{MaxOpenConns: o.poolSize, MaxIdleConns: o.poolSize, StatementTimeout: o.statementTimeout})
+	db, err := notesdb.Open(url, notesdb.PoolOptions{MaxOpenConns: o.poolSize, MaxIdleConns: o.poolSize, StatementTimeout: o.statementTimeout,
+		Tracer: o.tracing.PgxTracer()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,6 +153,7 @@ func newEnv(t *testing.T, opts ...envOptions) *env {
 	e.api, err = httpapi.NewServer(httpapi.Options{
 		Notes: notes.NewService(e.store, nil).WithListLimiter(e.listings), Auth: authn, Ping: e.store.Ping, DB: db,
 		Log: slog.New(slog.NewJSONHandler(e.logs, nil)), RequestTimeout: o.requestTimeout, Version: "test",
+		Trace: o.tracing.Middleware(),
 	})
 	if err != nil {
 		t.Fatal(err)

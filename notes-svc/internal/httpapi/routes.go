@@ -17,12 +17,18 @@ const (
 	scopeWrite = "notes:write"
 )
 
+// PrivateParams returns the query parameters that quote note content:
+// redacted from access logs and spans like keys.
+func PrivateParams() []string { return []string{"q", "tag"} }
+
 // routes lists the whole API surface.
 func (s *Server) routes() {
 	e := s.engine
-	// The edge both services share, in the same order. q and tag quote note
-	// content, which never goes into logs.
-	e.Use(httpedge.RequestID(), accesslog.Middleware(s.log, "q", "tag"), s.metrics.Middleware(),
+	// The edge both services share, in the same order, after the tracing
+	// handlers when tracing is on. q and tag quote note content, which
+	// never goes into logs or spans.
+	e.Use(s.trace...)
+	e.Use(httpedge.RequestID(), accesslog.Middleware(s.log, PrivateParams()...), s.metrics.Middleware(),
 		httpedge.Timeout(s.requestTimeout), httpedge.DrainBody, recovery.Middleware(s.log, httpedge.RequestIDOf, s.fail))
 	e.NoRoute(func(c *gin.Context) { s.fail(c, errRouteNotFound) })
 	e.NoMethod(func(c *gin.Context) { s.fail(c, errMethodNotAllowed) })
@@ -32,6 +38,10 @@ func (s *Server) routes() {
 	e.GET("/readyz", s.readyz)
 	e.GET("/metrics", gin.WrapH(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{Registry: s.registry})))
 	e.GET("/v1/openapi.json", s.openAPI)
+	// The interactive reference of that document (pkg/apidocs): no key, no
+	// database.
+	e.GET("/docs", s.docs.Page)
+	e.GET("/docs/*asset", s.docs.Asset)
 
 	authn := ginauth.Middleware(s.auth, auth.BearerHeader(), s.fail)
 	v1 := e.Group("/v1", authn)

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
+	"github.com/tickerdesk/tickerdesk/pkg/apidocs"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
 	"github.com/tickerdesk/tickerdesk/pkg/httpedge"
 	"github.com/tickerdesk/tickerdesk/pkg/httpmetrics"
@@ -38,6 +39,9 @@ type Options struct {
 	TrustedProxies []string
 	// Version is reported by the notes_build_info metric.
 	Version string
+	// Trace are pkg/tracing's handlers, first in the chain; none when
+	// tracing is off.
+	Trace []gin.HandlerFunc
 }
 
 // Server handles the notes API.
@@ -51,7 +55,9 @@ type Server struct {
 	registry       *prometheus.Registry
 	metrics        *httpmetrics.Metrics
 	openapi        []byte
+	docs           *apidocs.Pages
 	shuttingDown   atomic.Bool
+	trace          []gin.HandlerFunc
 }
 
 // NewServer returns a Server for o.
@@ -64,7 +70,7 @@ func NewServer(o Options) (*Server, error) {
 		return nil, fmt.Errorf("new server: %w", err)
 	}
 	s := &Server{notes: o.Notes, auth: o.Auth, ping: o.Ping, log: o.Log, requestTimeout: o.RequestTimeout,
-		registry: prometheus.NewRegistry(), openapi: doc}
+		registry: prometheus.NewRegistry(), openapi: doc, trace: o.Trace}
 	if s.metrics, err = httpmetrics.NewMetrics(s.registry); err != nil {
 		return nil, fmt.Errorf("new server: %w", err)
 	}
@@ -77,6 +83,9 @@ func NewServer(o Options) (*Server, error) {
 	buildInfo.Set(1)
 	s.registry.MustRegister(buildInfo)
 
+	if s.docs, err = newDocs(s); err != nil {
+		return nil, fmt.Errorf("new server: %w", err)
+	}
 	if s.engine, err = httpedge.NewEngine(o.TrustedProxies); err != nil {
 		return nil, fmt.Errorf("new server: %w", err)
 	}

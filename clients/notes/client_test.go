@@ -1,0 +1,387 @@
+package notesclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// noteJSON is a note as notes-svc encodes it.
+func noteJSON(i int) map[string]any {
+	return map[string]any{
+		"id": fmt.Sprintf("note_%026d", i), "title": fmt.Sprintf("n%d", i), "content": "c",
+		"tags": []string{}, "created_at": "2026-01-02T03:04:05Z", "updated_at": "2026-01-02T03:04:06Z",
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeProblem(w http.ResponseWriter, status int, code, detail string, header ...string) {
+	for i := 0; i+1 < len(header); i += 2 {
+		w.Header().Set(header[i], header[i+1])
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"type": problemTypeBase + code, "title": http.StatusText(status), "status": status, "detail": detail, "request_id": "rid-1",
+	})
+}
+
+// recorder is a sleeper that records the waits instead of sleeping.
+type recorder struct {
+	mu    sync.Mutex
+	waits []time.Duration
+}
+
+func (r *recorder) sleep(_ context.Context, d time.Duration) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.waits = append(r.waits, d)
+	return nil
+}
+
+func newTestClient(t *testing.T, h http.HandlerFunc, opts ...Option) (*Client, *recorder) {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	rec := &recorder{}
+	c, err := New(srv.URL, append([]Option{WithAPIKey("tdn_test"), WithHTTPClient(srv.Client()), withSleep(rec.sleep)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, rec
+}
+
+// pagedServer serves total notes with limit and offset like notes-svc and
+// records the query of each request.
+func pagedServer(total int, withCount bool, queries *[]string) http.HandlerFunc {
+	var mu sync.Mutex
+	return func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		*queries = append(*queries, r.URL.RawQuery)
+		mu.Unlock()
+		if r.URL.Path != "/v1/notes" || r.Header.Get("Authorization") != "Bearer tdn_test" {
+			writeProblem(w, http.StatusUnauthorized, "unauthorized", "wrong path or key")
+			return
+		}
+		limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
+		offset, _ := strconv.Atoi(r.URL.Query().Get("offset"))
+		page := []map[string]any{}
+		for i := offset; i < min(offset+limit, total); i++ {
+			page = append(page, noteJSON(i))
+		}
+		if withCount {
+			w.Header().Set("X-Total-Count", strconv.Itoa(total))
+		}
+		writeJSON(w, http.StatusOK, page)
+	}
+}
+
+func TestListPagesThroughEveryNote(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		total     int
+		withCount bool
+		want      []string // the offsets requested
+	}{
+		{"short last page", 7, true, []string{"0", "3", "6"}},
+		{"full last page with X-Total-Count", 6, true, []string{"0", "3"}},
+		{"full last page without X-Total-Count", 6, false, []string{"0", "3", "6"}},
+		{"no notes", 0, true, []string{"0"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var queries []string
+			c, _ := newTestClient(t, pagedServer(tc.total, tc.withCount, &queries))
+			var ids []string
+			for n, err := range c.List(context.Background(), ListParams{Tag: "research", Q: "goog", PageSize: 3}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n.CreatedAt != time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) || n.Tags == nil {
+					t.Fatalf("note %+v", n)
+				}
+				ids = append(ids, n.ID)
+			}
+			if len(ids) != tc.total {
+				t.Fatalf("got %d notes, want %d", len(ids), tc.total)
+			}
+			for i, id := range ids {
+				if id != fmt.Sprintf("note_%026d", i) {
+					t.Fatalf("note %d is %s", i, id)
+				}
+			}
+			var offsets []string
+			for _, q := range queries {
+				if !strings.Contains(q, "limit=3") || !strings.Contains(q, "tag=research") || !strings.Contains(q, "q=goog") {
+					t.Fatalf("query %q lacks the page size or filters", q)
+				}
+				_, off, _ := strings.Cut(q[strings.Index(q, "offset="):], "=")
+				offsets = append(offsets, strings.Split(off, "&")[0])
+			}
+			if !slices.Equal(offsets, tc.want) {
+				t.Fatalf("offsets requested %v, want %v", offsets, tc.want)
+			}
+		})
+	}
+}
+
+func TestListStopsWhenTheLoopBreaks(t *testing.T) {
+	var queries []string
+	c, _ := newTestClient(t, pagedServer(100, true, &queries))
+	n := 0
+	for _, err := range c.List(context.Background(), ListParams{PageSize: 3}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n++; n == 4 {
+			break
+		}
+	}
+	if len(queries) != 2 {
+		t.Fatalf("%d requests for 4 notes of pages of 3, want 2", len(queries))
+	}
+}
+
+func TestListYieldsTheErrorOfALaterPage(t *testing.T) {
+	var queries []string
+	paged := pagedServer(10, true, &queries)
+	c, _ := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("offset") == "5" {
+			writeProblem(w, http.StatusInternalServerError, "internal", "")
+			return
+		}
+		paged(w, r)
+	})
+	var got int
+	var last error
+	for _, err := range c.List(context.Background(), ListParams{PageSize: 5}) {
+		if err != nil {
+			last = err
+			continue
+		}
+		got++
+	}
+	var e *Error
+	if got != 5 || !errors.As(last, &e) || e.Status != 500 || e.Code != "internal" {
+		t.Fatalf("got %d notes and error %v, want 5 and a 500 internal *Error", got, last)
+	}
+}
+
+func TestRetryHonoursRetryAfter(t *testing.T) {
+	for _, status := range []int{http.StatusTooManyRequests, http.StatusServiceUnavailable} {
+		t.Run(strconv.Itoa(status), func(t *testing.T) {
+			calls := 0
+			c, rec := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+				if calls++; calls <= 2 {
+					writeProblem(w, status, "busy", "later", "Retry-After", strconv.Itoa(calls*3))
+					return
+				}
+				writeJSON(w, http.StatusOK, noteJSON(1))
+			})
+			n, err := c.Get(context.Background(), "note_1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n.Title != "n1" || calls != 3 {
+				t.Fatalf("note %+v after %d calls", n, calls)
+			}
+			if want := []time.Duration{3 * time.Second, 6 * time.Second}; !slices.Equal(rec.waits, want) {
+				t.Fatalf("waited %v, want %v (the Retry-After of each answer)", rec.waits, want)
+			}
+		})
+	}
+}
+
+func TestRetryGivesUp(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		opts       []Option
+		retryAfter string
+		wantCalls  int
+	}{
+		{"after WithRetries attempts", []Option{WithRetries(1)}, "1", 2},
+		{"with retries off", []Option{WithRetries(0)}, "1", 1},
+		{"when Retry-After is longer than the maximum wait", []Option{WithMaxRetryWait(time.Minute)}, "61", 1},
+		{"when Retry-After is malformed", nil, "soon", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := 0
+			c, rec := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+				calls++
+				writeProblem(w, http.StatusServiceUnavailable, "unavailable", "database down", "Retry-After", tc.retryAfter)
+			}, tc.opts...)
+			_, err := c.Get(context.Background(), "note_1")
+			var e *Error
+			if !errors.As(err, &e) || e.Status != 503 || e.Code != "unavailable" {
+				t.Fatalf("err = %v, want a 503 *Error", err)
+			}
+			if calls != tc.wantCalls || len(rec.waits) != tc.wantCalls-1 {
+				t.Fatalf("%d calls and %d waits, want %d calls", calls, len(rec.waits), tc.wantCalls)
+			}
+		})
+	}
+}
+
+func TestRetryWithoutRetryAfterBacksOff(t *testing.T) {
+	calls := 0
+	c, rec := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+		if calls++; calls <= 2 {
+			writeProblem(w, http.StatusServiceUnavailable, "unavailable", "")
+			return
+		}
+		writeJSON(w, http.StatusOK, noteJSON(1))
+	})
+	if _, err := c.Get(context.Background(), "note_1"); err != nil {
+		t.Fatal(err)
+	}
+	if want := []time.Duration{firstBackoff, 2 * firstBackoff}; !slices.Equal(rec.waits, want) {
+		t.Fatalf("waited %v, want %v", rec.waits, want)
+	}
+}
+
+func TestRetryWaitParsesBothForms(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		header string
+		want   time.Duration
+		ok     bool
+	}{
+		{"2", 2 * time.Second, true},
+		{" 0 ", 0, true},
+		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second, true},
+		{now.Add(-time.Hour).Format(http.TimeFormat), 0, true},
+		{"-1", 0, false},
+		{"1.5", 0, false},
+		{"tomorrow", 0, false},
+	} {
+		got, ok := retryWait(tc.header, 0, now)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("retryWait(%q) = %v, %v; want %v, %v", tc.header, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestCreateSendsOneIdempotencyKeyPerCreate(t *testing.T) {
+	var mu sync.Mutex
+	var keys []string
+	calls := 0
+	c, _ := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		keys = append(keys, r.Header.Get("Idempotency-Key"))
+		calls++
+		first := calls%2 == 1
+		mu.Unlock()
+		if r.Method != http.MethodPost || !strings.Contains(string(body), `"title":"t"`) {
+			writeProblem(w, http.StatusBadRequest, "malformed-request", "unexpected "+r.Method+" "+string(body))
+			return
+		}
+		// Every Create's first attempt is refused once, so each is retried.
+		if first {
+			writeProblem(w, http.StatusServiceUnavailable, "timeout", "", "Retry-After", "1")
+			return
+		}
+		writeJSON(w, http.StatusCreated, noteJSON(calls))
+	})
+	for range 2 {
+		if _, err := c.Create(context.Background(), NewNote{Title: "t", Content: "c", Tags: []string{"x"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(keys) != 4 || keys[0] == "" || keys[2] == "" {
+		t.Fatalf("keys %q, want 4 requests each with a key", keys)
+	}
+	if keys[0] != keys[1] || keys[2] != keys[3] {
+		t.Fatalf("keys %q: a retry sent another key than its first attempt", keys)
+	}
+	if keys[0] == keys[2] {
+		t.Fatalf("keys %q: two Creates sent the same key", keys)
+	}
+}
+
+func TestPostWithoutIdempotencyKeyIsNotRetried(t *testing.T) {
+	req := httptest.NewRequest(http.MethodPost, "/v1/notes", strings.NewReader("{}"))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader("{}")), nil }
+	if retryable(req, http.StatusServiceUnavailable) {
+		t.Fatal("a POST without Idempotency-Key would be retried and could create twice")
+	}
+	req.Header.Set("Idempotency-Key", "k")
+	if !retryable(req, http.StatusServiceUnavailable) {
+		t.Fatal("a POST with Idempotency-Key is not retried")
+	}
+	get := httptest.NewRequest(http.MethodGet, "/v1/notes", nil)
+	if retryable(get, http.StatusInternalServerError) || !retryable(get, http.StatusTooManyRequests) {
+		t.Fatal("only 429 and 503 are retried")
+	}
+}
+
+func TestErrorsCarryTheProblem(t *testing.T) {
+	c, _ := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodGet:
+			writeProblem(w, http.StatusNotFound, "not-found", "no note note_x")
+		default:
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.Header().Set("X-Request-ID", "rid-2")
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			_, _ = io.WriteString(w, `{"type":"`+problemTypeBase+`validation-failed","title":"Validation failed","status":422,`+
+				`"request_id":"rid-2","errors":[{"field":"title","detail":"must not be empty"}]}`)
+		}
+	})
+	_, err := c.Get(context.Background(), "note_x")
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("err %T %v is not an *Error", err, err)
+	}
+	if e.Status != 404 || e.Code != "not-found" || e.Type != problemTypeBase+"not-found" || e.Detail != "no note note_x" || e.RequestID != "rid-1" {
+		t.Fatalf("error %+v", e)
+	}
+	if got := err.Error(); got != "notes: 404 not-found: no note note_x" {
+		t.Fatalf("Error() = %q", got)
+	}
+
+	_, err = c.Create(context.Background(), NewNote{Title: ""})
+	if !errors.As(err, &e) || e.Status != 422 || e.Code != "validation-failed" || len(e.Errors) != 1 ||
+		e.Errors[0] != (FieldError{Field: "title", Detail: "must not be empty"}) {
+		t.Fatalf("error %+v", e)
+	}
+	if !strings.Contains(err.Error(), "title: must not be empty") {
+		t.Fatalf("Error() = %q does not name the field", err)
+	}
+}
+
+func TestErrorFromAnAnswerThatIsNotAProblem(t *testing.T) {
+	c, _ := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Header().Set("X-Request-ID", "rid-3")
+		w.WriteHeader(http.StatusBadGateway)
+		_, _ = io.WriteString(w, "<html>bad gateway</html>")
+	})
+	_, err := c.Get(context.Background(), "note_1")
+	var e *Error
+	if !errors.As(err, &e) || e.Status != 502 || e.Title != "Bad Gateway" || e.Code != "" || e.RequestID != "rid-3" {
+		t.Fatalf("err = %#v", err)
+	}
+}
+
+func TestNewRejectsABadBaseURL(t *testing.T) {
+	for _, u := range []string{"", "localhost:8080", "ftp://x", "http://"} {
+		if _, err := New(u); err == nil {
+			t.Errorf("New(%q) accepted", u)
+		}
+	}
+}

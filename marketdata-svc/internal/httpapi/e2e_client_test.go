@@ -1,0 +1,141 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	marketdataclient "github.com/tickerdesk/tickerdesk/clients/marketdata"
+)
+
+// checkedTransport checks every answer the client gets against the
+// OpenAPI document, as e.get does for the raw-HTTP tests.
+type checkedTransport struct {
+	t    *testing.T
+	doc  *apiDoc
+	base http.RoundTripper
+}
+
+func (c checkedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := c.base.RoundTrip(r)
+	if err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	// The document names localhost:8081 as its server.
+	vr := httptest.NewRequest(r.Method, "http://localhost:8081"+r.URL.RequestURI(), nil)
+	rec := httptest.NewRecorder()
+	for k, v := range resp.Header {
+		rec.Header()[k] = v
+	}
+	rec.WriteHeader(resp.StatusCode)
+	_, _ = rec.Write(body)
+	if err := c.doc.check(vr, rec); err != nil {
+		c.t.Errorf("GET %s: %d answer does not match the OpenAPI document: %v\n%s", r.URL.Path, resp.StatusCode, err, body)
+	}
+	return resp, nil
+}
+
+// client is a marketdataclient of a real HTTP server in front of e.srv.
+func (e *e2e) client(t *testing.T, key string) *marketdataclient.Client {
+	t.Helper()
+	hs := httptest.NewServer(e.srv)
+	t.Cleanup(hs.Close)
+	hc := &http.Client{Transport: checkedTransport{t: t, doc: e.doc, base: hs.Client().Transport}}
+	c, err := marketdataclient.New(hs.URL, marketdataclient.WithAccessKey(key), marketdataclient.WithHTTPClient(hc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestEndToEndClient(t *testing.T) {
+	e := newE2E(t)
+	ctx := context.Background()
+	c := e.client(t, e.key)
+
+	t.Run("pages over every record", func(t *testing.T) {
+		var got []string
+		var goog marketdataclient.EOD
+		for r, err := range c.EOD(ctx, marketdataclient.EODParams{Symbols: []string{"GOOG", "GSPC.INDX"}, DateTo: "2008-10-14", Limit: 3}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, r.Date.Format(time.DateOnly)+" "+r.Symbol)
+			if r.Symbol == "GOOG" && r.Date.Equal(day("2008-10-14")) {
+				goog = r
+			}
+			if r.Symbol == "GSPC.INDX" && (r.AdjHigh != nil || r.AdjClose != r.Close) {
+				t.Errorf("index record %+v: adjusted values should be null, adj_close the close", r)
+			}
+		}
+		// Five days of two symbols, newest first, in pages of 3: four requests.
+		var want []string
+		for _, d := range []string{"2008-10-14", "2008-10-13", "2008-10-10", "2008-10-09", "2008-10-08"} {
+			want = append(want, d+" GOOG", d+" GSPC.INDX")
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("records %v, want %v", got, want)
+		}
+		if goog.Close != 362.71 || goog.Open != 393.53 || goog.High != 394.50 || goog.Low != 357.00 || goog.Volume != 7784800 || goog.Exchange != "XNAS" {
+			t.Fatalf("GOOG on 2008-10-14: %+v", goog)
+		}
+	})
+
+	t.Run("ascending with a date range", func(t *testing.T) {
+		var got []string
+		for r, err := range c.EOD(ctx, marketdataclient.EODParams{Symbols: []string{"goog"}, DateFrom: "2008-10-09", DateTo: "2008-10-13", Sort: "ASC", Limit: 1}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, fmt.Sprintf("%s %.2f", r.Date.Format(time.DateOnly), r.Close))
+		}
+		if want := []string{"2008-10-09 328.98", "2008-10-10 332.00", "2008-10-13 381.02"}; !slices.Equal(got, want) {
+			t.Fatalf("records %v, want %v", got, want)
+		}
+	})
+
+	t.Run("typed errors", func(t *testing.T) {
+		for _, tc := range []struct {
+			name   string
+			client *marketdataclient.Client
+			p      marketdataclient.EODParams
+			status int
+			code   string
+		}{
+			{"invalid symbol", c, marketdataclient.EODParams{Symbols: []string{"NOPE", "ALSO.NOPE"}}, 422, "no_valid_symbols_provided"},
+			{"malformed symbol", c, marketdataclient.EODParams{Symbols: []string{"GOOG' OR 1=1--"}}, 422, "validation_error"},
+			{"dates reversed", c, marketdataclient.EODParams{Symbols: []string{"GOOG"}, DateFrom: "2008-10-14", DateTo: "2008-10-13"}, 422, "validation_error"},
+			{"revoked key", e.client(t, e.keys["revoked"]), marketdataclient.EODParams{Symbols: []string{"GOOG"}}, 401, "invalid_access_key"},
+			{"key without the eod scope", e.client(t, e.keys["tickers"]), marketdataclient.EODParams{Symbols: []string{"GOOG"}}, 403, "function_access_restricted"},
+		} {
+			var err error
+			for _, e := range tc.client.EOD(ctx, tc.p) {
+				if e != nil {
+					err = e
+				}
+			}
+			var me *marketdataclient.Error
+			if !errors.As(err, &me) || me.Status != tc.status || me.Code != tc.code {
+				t.Errorf("%s: %v, want %d %s", tc.name, err, tc.status, tc.code)
+				continue
+			}
+			if strings.Contains(err.Error(), e.keys["revoked"]) || strings.Contains(err.Error(), e.keys["tickers"]) || strings.Contains(err.Error(), e.key) {
+				t.Errorf("%s: error %q quotes an access key", tc.name, err)
+			}
+		}
+	})
+}

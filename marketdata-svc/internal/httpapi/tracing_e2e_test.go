@@ -1,0 +1,179 @@
+package httpapi_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/tickerdesk/tickerdesk/pkg/tracing"
+)
+
+// Instrumentation scopes of the PostgreSQL and Redis spans.
+const (
+	pgxScope   = "github.com/exaring/otelpgx"
+	redisScope = "github.com/redis/go-redis/extra/redisotel"
+)
+
+// newTracedE2E is the end-to-end server recording its spans in memory,
+// with what its setup recorded dropped.
+func newTracedE2E(t *testing.T) (*e2e, *tracetest.InMemoryExporter) {
+	t.Helper()
+	rec := tracetest.NewInMemoryExporter()
+	tr, err := tracing.New(context.Background(), tracing.Settings{}, tracing.Options{Service: "marketdata-svc", Exporter: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tr.Shutdown(context.Background()) })
+	e := newE2EWith(t, e2eOptions{seed: seed, tracing: tr})
+	rec.Reset()
+	return e, rec
+}
+
+// An EOD miss reads PostgreSQL and fills Redis under the request's server
+// span; the same request again is answered from the cache with no
+// statement at all. Neither trace quotes the key, sent both as access_key
+// and as a bearer token.
+func TestTracingEODMissThenHit(t *testing.T) {
+	e, rec := newTracedE2E(t)
+	params := url.Values{"symbols": {"GOOG"}, "limit": {"3"}}
+	get := func() []tracetest.SpanStub {
+		t.Helper()
+		rec.Reset()
+		if w := e.get(t, "/v1/eod", params, "Authorization", "Bearer "+e.key); w.Code != http.StatusOK {
+			t.Fatalf("GET /v1/eod: %d %s", w.Code, w.Body.Bytes())
+		}
+		return rec.GetSpans()
+	}
+
+	miss := get()
+	t.Logf("miss: %q", spanNames(miss))
+	server := onlyServerSpan(t, miss, "GET /v1/eod")
+	pg, rd := underServer(t, miss, server)
+	if pg == 0 || rd == 0 {
+		t.Errorf("miss: %d PostgreSQL and %d Redis spans under the server span, want both", pg, rd)
+	}
+	noKeyIn(t, miss, e.key)
+
+	hit := get()
+	t.Logf("hit: %q", spanNames(hit))
+	server = onlyServerSpan(t, hit, "GET /v1/eod")
+	if pg, _ := underServer(t, hit, server); pg != 0 {
+		t.Errorf("hit: %d PostgreSQL spans, want none: the page comes from the cache", pg)
+	}
+	noKeyIn(t, hit, e.key)
+}
+
+// A gateway's traceparent makes the server span its remote child, and
+// every span of the request joins the gateway's trace.
+func TestTracingContinuesGatewayTrace(t *testing.T) {
+	e, rec := newTracedE2E(t)
+	const traceID, parentID = "5b8efff798038103d269b633813fc60c", "eee19b7ec3c1b174"
+	w := e.get(t, "/v1/tickers", url.Values{"symbols": {"GOOG"}}, "traceparent", "00-"+traceID+"-"+parentID+"-01")
+	if w.Code != http.StatusOK {
+		t.Fatalf("GET /v1/tickers: %d %s", w.Code, w.Body.Bytes())
+	}
+	spans := rec.GetSpans()
+	server := onlyServerSpan(t, spans, "GET /v1/tickers")
+	if server.Parent.SpanID().String() != parentID || !server.Parent.IsRemote() {
+		t.Errorf("server span parent %s (remote %v), want the gateway's %s", server.Parent.SpanID(), server.Parent.IsRemote(), parentID)
+	}
+	for _, s := range spans {
+		if s.SpanContext.TraceID().String() != traceID {
+			t.Errorf("span %q in trace %s, want the gateway's %s", s.Name, s.SpanContext.TraceID(), traceID)
+		}
+	}
+	if len(spans) < 2 {
+		t.Errorf("spans %q: want the server span and what it did", spanNames(spans))
+	}
+}
+
+func onlyServerSpan(t *testing.T, spans []tracetest.SpanStub, name string) tracetest.SpanStub {
+	t.Helper()
+	var found []tracetest.SpanStub
+	for _, s := range spans {
+		if s.SpanKind == trace.SpanKindServer {
+			found = append(found, s)
+		}
+	}
+	if len(found) != 1 || found[0].Name != name {
+		t.Fatalf("server spans %q, want one named %q", spanNames(found), name)
+	}
+	return found[0]
+}
+
+// underServer checks that every other span of server's trace descends
+// from it, and counts the PostgreSQL and Redis client spans among them.
+// Spans of other traces are background work that no request started (the
+// data version poller's reads of Redis).
+func underServer(t *testing.T, spans []tracetest.SpanStub, server tracetest.SpanStub) (pg, rd int) {
+	t.Helper()
+	parent := map[trace.SpanID]trace.SpanID{}
+	for _, s := range spans {
+		parent[s.SpanContext.SpanID()] = s.Parent.SpanID()
+	}
+	for _, s := range spans {
+		if s.SpanContext.SpanID() == server.SpanContext.SpanID() || s.SpanContext.TraceID() != server.SpanContext.TraceID() {
+			continue
+		}
+		under := false
+		for id, n := s.Parent.SpanID(), 0; id.IsValid() && n <= len(spans); id, n = parent[id], n+1 {
+			if id == server.SpanContext.SpanID() {
+				under = true
+				break
+			}
+		}
+		if !under {
+			t.Errorf("span %q (scope %s) is not under the server span", s.Name, s.InstrumentationScope.Name)
+		}
+		switch s.InstrumentationScope.Name {
+		case pgxScope:
+			pg++
+		case redisScope:
+			rd++
+		}
+		if (s.InstrumentationScope.Name == pgxScope || s.InstrumentationScope.Name == redisScope) && s.SpanKind != trace.SpanKindClient {
+			t.Errorf("span %q is of kind %v, want client", s.Name, s.SpanKind)
+		}
+	}
+	return pg, rd
+}
+
+// noKeyIn fails when a name, status, attribute or event attribute of
+// spans quotes key.
+func noKeyIn(t *testing.T, spans []tracetest.SpanStub, key string) {
+	t.Helper()
+	seen := 0
+	for _, s := range spans {
+		texts := []string{s.Name, s.Status.Description}
+		for _, kv := range append(s.Attributes, s.Resource.Attributes()...) {
+			texts = append(texts, string(kv.Key)+"="+kv.Value.String())
+		}
+		for _, ev := range s.Events {
+			for _, kv := range ev.Attributes {
+				texts = append(texts, string(kv.Key)+"="+kv.Value.String())
+			}
+		}
+		seen += len(texts)
+		for _, text := range texts {
+			if strings.Contains(text, key) {
+				t.Errorf("span %q carries the key: %q", s.Name, text)
+			}
+		}
+	}
+	if seen < 10 {
+		t.Fatalf("only %d span texts looked at: the check would pass vacuously", seen)
+	}
+}
+
+func spanNames(spans []tracetest.SpanStub) []string {
+	var n []string
+	for _, s := range spans {
+		n = append(n, s.Name)
+	}
+	return n
+}
