@@ -3,12 +3,14 @@
 
 MODULES  := pkg notes-svc marketdata-svc
 # Tool modules outside go.work: linted with the rest, tested by their targets.
-TOOL_MODULES := bench resilience deploy/k8s/validate tools/fuzzrun
+TOOL_MODULES := bench resilience deploy/k8s/validate tools/fuzzrun clients/notes clients/marketdata tools/reaper testcontainers tools/docsbrowser deploy/monitoring/check
 SERVICES := notes-svc marketdata-svc
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 BIN      := $(CURDIR)/bin
 TOOLS    := $(CURDIR)/.bin
 STATICCHECK_VERSION := v0.8.2
+# promtool of Prometheus 3.x (the Go module's v0.3xx), built once into .bin/.
+PROMTOOL_VERSION := v0.316.0
 # FUZZTIME bounds each fuzz target in `make test` by execution count (a
 # duration can race Go 1.26's fuzz deadline, golang/go#75804); `make fuzz
 # FUZZTIME=5m` digs deeper, and tools/fuzzrun fails only on real findings.
@@ -17,7 +19,7 @@ FUZZTIME ?= 50000x
 export GOWORK := off
 export CGO_ENABLED ?= 0
 
-.PHONY: run up down test unit fuzz lint build tidy clean stack-up stack-down test-images images compose-smoke k8s-validate faults security bench bench-go
+.PHONY: run up down test unit fuzz lint build tidy clean stack-up stack-down test-images images compose-smoke k8s-validate faults security bench bench-go clients clients-check tc-test docs-browser monitoring-check monitoring-generate gateway-routes
 
 ## run: start PostgreSQL, Redis, both services and the demo data; print how to call them
 run: build
@@ -54,7 +56,15 @@ $(TOOLS)/staticcheck:
 tidy:
 	@for m in $(MODULES) $(TOOL_MODULES); do echo "tidy $$m"; (cd $$m && go mod tidy) || exit 1; done
 
-## test-images: tickerdesk/test-postgres:15 and tickerdesk/test-redis:7 from Debian packages (skipped when present)
+## clients: regenerate the Go clients' gen.go from the services' OpenAPI documents (oapi-codegen, pinned in scripts/clients.sh)
+clients:
+	@scripts/clients.sh
+
+## clients-check: regenerate the Go clients into a temporary directory; fail on any difference
+clients-check:
+	@scripts/clients.sh --check
+
+## test-images: tickerdesk/test-postgres:15, tickerdesk/test-redis:7 and tickerdesk/gateway:nginx from Debian packages (each skipped when present)
 test-images:
 	@scripts/testimages.sh
 
@@ -62,13 +72,37 @@ test-images:
 images:
 	@VERSION=$(VERSION) scripts/images.sh
 
-## compose-smoke: the compose stack from local images, both APIs called, always torn down
+## compose-smoke: the compose stack from local images, both APIs called through the TLS gateway (client address, quota across replicas, SIGTERM under load), always torn down
 compose-smoke: test-images images
 	@scripts/compose-smoke.sh
 
-## k8s-validate: kustomize v5.8.2 build of every overlay, strict decoding, semantic checks
+## tc-test: the testcontainers module (tdnotes, tdmarketdata) against the local images, with Ryuk off and on
+tc-test: images test-images
+	@scripts/tc-test.sh
+
+## docs-browser: GET /docs of both services in headless Chromium (Debian's): every operation shown, one call tried; screenshots in .artifacts/
+docs-browser:
+	@scripts/docs-browser.sh
+
+## monitoring-check: promtool check and test of deploy/monitoring's rules, every PromQL expression parsed, generated files current
+monitoring-check: $(TOOLS)/promtool
+	@PROMTOOL=$(TOOLS)/promtool scripts/monitoring-check.sh
+
+$(TOOLS)/promtool:
+	@mkdir -p $(TOOLS)
+	GOBIN=$(TOOLS) go install github.com/prometheus/prometheus/cmd/promtool@$(PROMTOOL_VERSION)
+
+## monitoring-generate: rewrite deploy/monitoring/metrics-*.txt and the PrometheusRule from the rules and dashboards
+monitoring-generate:
+	@cd deploy/monitoring/check && go test -count=1 -run TestGenerated ./... -update
+
+## k8s-validate: kustomize v5.8.2 build of every overlay, strict decoding, semantic checks, gateway routes against the HTTPRoute
 k8s-validate:
 	@scripts/k8s-validate.sh
+
+## gateway-routes: regenerate deploy/gateway/routes.conf (the compose gateway's nginx routes) from the Kubernetes HTTPRoute
+gateway-routes:
+	@cd deploy/k8s/validate && UPDATE_GATEWAY_ROUTES=1 go test -count=1 -run '^TestGatewayRoutes$$' .
 
 ## bench: both services under load against the machine's ceilings; writes BENCHMARKS.md and bench/results.json
 bench:
