@@ -5,22 +5,14 @@
 // exports fails silently in production.
 package metricslist
 
-import (
-	"fmt"
-	"os"
-	"strings"
-)
+import "strings"
 
-// Missing returns the names listed in the file at path (one a line; blank
-// lines and # comments skipped) that have no sample in any of scrapes, in
-// the Prometheus text format.
-func Missing(path string, scrapes ...string) ([]string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read metric list: %w", err)
-	}
+// Missing returns the names in list (one a line; blank lines and # comments
+// skipped) that have no sample in any of scrapes, in the Prometheus text
+// format. The caller reads the list, so this package opens no files.
+func Missing(list string, scrapes ...string) []string {
 	var missing []string
-	for _, name := range strings.Split(string(b), "\n") {
+	for _, name := range strings.Split(list, "\n") {
 		name = strings.TrimSpace(name)
 		if name == "" || strings.HasPrefix(name, "#") {
 			continue
@@ -29,7 +21,7 @@ func Missing(path string, scrapes ...string) ([]string, error) {
 			missing = append(missing, name)
 		}
 	}
-	return missing, nil
+	return missing
 }
 
 func hasSample(name string, scrapes []string) bool {

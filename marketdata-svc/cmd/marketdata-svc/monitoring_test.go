@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"net/http"
+	"os"
 	"testing"
 
 	"github.com/tickerdesk/tickerdesk/pkg/metricslist"
@@ -16,11 +17,11 @@ const monitoredMetrics = "../../../deploy/monitoring/metrics-marketdata-svc.txt"
 // in the /metrics scrapes (pkg/metricslist).
 func missingMetrics(t *testing.T, scrapes ...string) []string {
 	t.Helper()
-	missing, err := metricslist.Missing(monitoredMetrics, scrapes...)
+	list, err := os.ReadFile(monitoredMetrics)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return missing
+	return metricslist.Missing(string(list), scrapes...)
 }
 
 // scrape returns r's /metrics.

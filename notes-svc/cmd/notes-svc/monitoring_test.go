@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"testing"
 
 	"github.com/tickerdesk/tickerdesk/pkg/metricslist"
@@ -14,9 +15,9 @@ const monitoredMetrics = "../../../deploy/monitoring/metrics-notes-svc.txt"
 // in the /metrics scrapes (pkg/metricslist).
 func missingMetrics(t *testing.T, scrapes ...string) []string {
 	t.Helper()
-	missing, err := metricslist.Missing(monitoredMetrics, scrapes...)
+	list, err := os.ReadFile(monitoredMetrics)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return missing
+	return metricslist.Missing(string(list), scrapes...)
 }
