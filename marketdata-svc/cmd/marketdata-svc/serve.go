@@ -17,6 +17,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/dataversion"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/httpapi"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/ratelimit"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
@@ -52,17 +53,37 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, args []stri
 	}
 	defer store.Close()
 	reg := newRegistry(store)
-	deps, err := newServeDeps(ctx, cfg, log, reg, store, tr)
+	// With replicas, the API's reads go through them; they must have
+	// replayed the data version the cache keys on (current, set below
+	// before anything reads).
+	var reads marketdata.Store = store
+	var current func() (int64, bool)
+	var replicas *marketdatadb.Replicas
+	if len(cfg.DatabaseReplicaURLs) > 0 {
+		replicas, err = marketdatadb.OpenReplicas(cfg, store, tr.PgxTracer(),
+			marketdatadb.ReplicaOptions{Logger: log, Version: func() (int64, bool) { return current() }})
+		if err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+		defer replicas.Close()
+		reads = replicas
+	}
+	deps, err := newServeDeps(ctx, cfg, log, reg, store, reads, tr)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	defer deps.close()
+	current = deps.versions.Current
 
 	// Read once before serving, so the first requests can use the cache.
 	if err := deps.versions.Refresh(ctx); err != nil {
 		log.Warn("data version unknown at start: the cache is bypassed until it is read", "err", err)
 	}
 	defer runInBackground(ctx, deps.versions.Run)()
+	if replicas != nil {
+		replicas.Check(ctx)
+		defer runInBackground(ctx, replicas.Run)()
+	}
 	if deps.limiterRun != nil {
 		// Stopped after the server: the last requests spend their tokens,
 		// then the unspent ones go back to Redis.
@@ -123,14 +144,15 @@ type serveDeps struct {
 
 // newServeDeps builds the data version source, the cache and the limiter,
 // on Redis when cfg names one.
-func newServeDeps(ctx context.Context, cfg config.Config, log *slog.Logger, reg prometheus.Registerer, store *marketdatadb.Store, tr *tracing.Tracing) (serveDeps, error) {
+// reads is what the cache reads through: store, or its replicas.
+func newServeDeps(ctx context.Context, cfg config.Config, log *slog.Logger, reg prometheus.Registerer, store *marketdatadb.Store, reads marketdata.Store, tr *tracing.Tracing) (serveDeps, error) {
 	cacheOpts := cache.Options{TTL: cfg.CacheTTL, Timeout: cfg.CacheTimeout, QueryTimeout: cfg.RequestTimeout, Logger: log, Registry: reg}
 	versionOpts := dataversion.Options{PollInterval: cfg.DataVersionPoll, Logger: log}
 	if cfg.RedisURL == "" {
 		versions := dataversion.NewDatabase(store.DataVersion, versionOpts)
 		d := serveDeps{
 			versions: versions,
-			cache:    cache.NewLocal(store, versions, cfg.LocalCacheSize, cacheOpts),
+			cache:    cache.NewLocal(reads, versions, cfg.LocalCacheSize, cacheOpts),
 			limiter:  ratelimit.NewLocal(reg, nil),
 			close:    func() {},
 			tracing:  tr,
@@ -152,7 +174,7 @@ func newServeDeps(ctx context.Context, cfg config.Config, log *slog.Logger, reg 
 	versions := dataversion.NewRedis(rdb, store.DataVersion, versionOpts)
 	d := serveDeps{
 		versions: versions,
-		cache:    cache.NewRedis(store, rdb, versions, cacheOpts),
+		cache:    cache.NewRedis(reads, rdb, versions, cacheOpts),
 		close:    func() { _ = rdb.Close() },
 		tracing:  tr,
 	}
