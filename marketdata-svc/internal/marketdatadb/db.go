@@ -8,6 +8,9 @@
 // are a few fixed queries where an ORM's reflection would cost more than the
 // query, and the writes are bulk COPY and set-based upserts that an ORM does
 // not express. (GORM was opened for a single Exec and has gone.)
+//
+// Replicas (replicas.go) routes the API's reads to streaming replicas of
+// the primary, each with a pool of its own, when the service has any.
 package marketdatadb
 
 import (

@@ -16,6 +16,10 @@
 // and drops it when the test ends. Each Redis(t) call leases one of Redis's
 // numbered databases 1..15 for the test and flushes it before and after.
 //
+// StartReplica adds a real streaming replica of that PostgreSQL
+// (pg_basebackup -R), started once per binary by the suites that call it
+// (replica.go); the Docker-mode server runs with wal_level=replica for it.
+//
 // Every package that uses testenv declares
 //
 //	func TestMain(m *testing.M) { testenv.Main(m) }
