@@ -53,6 +53,11 @@ func TestDatabaseReplicaCommands(t *testing.T) {
 		!strings.Contains(body, `"date":"2008-`) || !strings.Contains(body, `"date":"2003-`) {
 		t.Fatalf("eod through the replica: %d %s", status, body)
 	}
+	if m := scrape(t, r); !strings.Contains(m, `marketdata_db_replica_reads_total{target="replica"} `) ||
+		strings.Contains(m, `marketdata_db_replica_reads_total{target="replica"} 0`) || !strings.Contains(m, "marketdata_db_replicas_usable 1") ||
+		!strings.Contains(m, `go_sql_open_connections{db_name="marketdata_replica_1"}`) {
+		t.Errorf("replica metrics:\n%s", m)
+	}
 	if log := r.out.String(); strings.Contains(log, "replica down") || !strings.Contains(log, `"database_replica_urls":["postgres://`) {
 		t.Errorf("serve log:\n%s", log)
 	}

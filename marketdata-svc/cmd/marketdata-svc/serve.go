@@ -66,6 +66,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, args []stri
 			return fmt.Errorf("serve: %w", err)
 		}
 		defer replicas.Close()
+		registerReplicaMetrics(reg, replicas)
 		reads = replicas
 	}
 	deps, err := newServeDeps(ctx, cfg, log, reg, store, reads, tr)
@@ -128,6 +129,28 @@ func newRegistry(store *marketdatadb.Store) *prometheus.Registry {
 		collectors.NewDBStatsCollector(store.DB(), "marketdata"),
 	)
 	return reg
+}
+
+// registerReplicaMetrics exports where reads go and each replica pool's
+// sql.DBStats (db_name marketdata_replica_1, ...).
+func registerReplicaMetrics(reg *prometheus.Registry, replicas *marketdatadb.Replicas) {
+	for i, db := range replicas.Pools() {
+		reg.MustRegister(collectors.NewDBStatsCollector(db, fmt.Sprintf("marketdata_replica_%d", i+1)))
+	}
+	for target, count := range map[string]func(marketdatadb.ReplicaStats) int64{
+		"replica":  func(s marketdatadb.ReplicaStats) int64 { return s.ReplicaReads },
+		"primary":  func(s marketdatadb.ReplicaStats) int64 { return s.PrimaryReads },
+		"fallback": func(s marketdatadb.ReplicaStats) int64 { return s.Fallbacks },
+	} {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "marketdata_db_replica_reads_total", ConstLabels: prometheus.Labels{"target": target},
+			Help: "Store reads by where they went: a replica, the primary (no replica usable), or the primary after failing on a replica (fallback).",
+		}, func() float64 { return float64(count(replicas.Stats())) }))
+	}
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "marketdata_db_replicas_usable",
+		Help: "Replicas that answer their health check and have replayed the data version in force.",
+	}, func() float64 { return float64(replicas.Stats().Usable) }))
 }
 
 // serveDeps are what the API shares state through: in Redis when the

@@ -2,6 +2,7 @@ package marketdatadb
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -150,6 +151,16 @@ func (r *Replicas) Close() error {
 		errs = append(errs, rep.store.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// Pools returns the replicas' connection pools, for metrics collectors
+// (sql.DBStats).
+func (r *Replicas) Pools() []*sql.DB {
+	pools := make([]*sql.DB, len(r.replicas))
+	for i, rep := range r.replicas {
+		pools[i] = rep.store.db
+	}
+	return pools
 }
 
 // ReplicaStats counts where reads went.
