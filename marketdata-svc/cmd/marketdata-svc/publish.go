@@ -27,8 +27,16 @@ func changeText(r marketdatadb.LoadResult) string {
 // data is committed, and caches serve the old data until a running
 // instance finds the database ahead of Redis (dataversion.NewRedis checks
 // every 5 s) and publishes it.
+//
+// With replicas, it first waits (at most cfg.ReplicaWait) for them to
+// replay the commit, so that readers of the new version find them caught
+// up; one still behind is skipped by readers until it has replayed it.
 func publish(ctx context.Context, cfg config.Config, log *slog.Logger, version int64) error {
-	if version == 0 || cfg.RedisURL == "" {
+	if version == 0 {
+		return nil
+	}
+	waitReplicas(ctx, cfg, log)
+	if cfg.RedisURL == "" {
 		return nil
 	}
 	held, err := publishVersion(ctx, cfg.RedisURL, version)
@@ -49,4 +57,36 @@ func publishVersion(ctx context.Context, redisURL string, version int64) (int64,
 	rdb := redis.NewClient(opts)
 	defer rdb.Close()
 	return dataversion.Publish(ctx, rdb, version)
+}
+
+// waitReplicas waits for cfg's replicas to replay the primary's WAL up to
+// its current position, and logs the outcome. It never fails the import:
+// the data is committed, and readers never read a replica behind the data
+// version in force (marketdatadb.Replicas).
+func waitReplicas(ctx context.Context, cfg config.Config, log *slog.Logger) {
+	if len(cfg.DatabaseReplicaURLs) == 0 {
+		return
+	}
+	primary, err := marketdatadb.Open(ctx, cfg)
+	if err != nil {
+		log.Warn("wait for replicas", "err", err)
+		return
+	}
+	defer primary.Close()
+	replicas, err := marketdatadb.OpenReplicas(cfg, primary, nil, marketdatadb.ReplicaOptions{})
+	if err != nil {
+		log.Warn("wait for replicas", "err", err)
+		return
+	}
+	defer replicas.Close()
+	w, err := replicas.WaitReplayed(ctx, cfg.ReplicaWait)
+	switch {
+	case err != nil:
+		log.Warn("wait for replicas", "err", err)
+	case len(w.Lagging) > 0:
+		log.Warn("replicas still behind the import after the wait: readers skip them until they replay it",
+			"lsn", w.LSN, "lagging", w.Lagging, "waited", w.Elapsed.String())
+	default:
+		log.Info("replicas replayed the import", "lsn", w.LSN, "waited", w.Elapsed.String())
+	}
 }

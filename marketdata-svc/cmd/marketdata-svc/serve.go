@@ -17,6 +17,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/dataversion"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/httpapi"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/ratelimit"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
@@ -52,17 +53,38 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, args []stri
 	}
 	defer store.Close()
 	reg := newRegistry(store)
-	deps, err := newServeDeps(ctx, cfg, log, reg, store, tr)
+	// With replicas, the API's reads go through them; they must have
+	// replayed the data version the cache keys on (current, set below
+	// before anything reads).
+	var reads marketdata.Store = store
+	var current func() (int64, bool)
+	var replicas *marketdatadb.Replicas
+	if len(cfg.DatabaseReplicaURLs) > 0 {
+		replicas, err = marketdatadb.OpenReplicas(cfg, store, tr.PgxTracer(),
+			marketdatadb.ReplicaOptions{Logger: log, Version: func() (int64, bool) { return current() }})
+		if err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+		defer replicas.Close()
+		registerReplicaMetrics(reg, replicas)
+		reads = replicas
+	}
+	deps, err := newServeDeps(ctx, cfg, log, reg, store, reads, tr)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	defer deps.close()
+	current = deps.versions.Current
 
 	// Read once before serving, so the first requests can use the cache.
 	if err := deps.versions.Refresh(ctx); err != nil {
 		log.Warn("data version unknown at start: the cache is bypassed until it is read", "err", err)
 	}
 	defer runInBackground(ctx, deps.versions.Run)()
+	if replicas != nil {
+		replicas.Check(ctx)
+		defer runInBackground(ctx, replicas.Run)()
+	}
 	if deps.limiterRun != nil {
 		// Stopped after the server: the last requests spend their tokens,
 		// then the unspent ones go back to Redis.
@@ -109,6 +131,28 @@ func newRegistry(store *marketdatadb.Store) *prometheus.Registry {
 	return reg
 }
 
+// registerReplicaMetrics exports where reads go and each replica pool's
+// sql.DBStats (db_name marketdata_replica_1, ...).
+func registerReplicaMetrics(reg *prometheus.Registry, replicas *marketdatadb.Replicas) {
+	for i, db := range replicas.Pools() {
+		reg.MustRegister(collectors.NewDBStatsCollector(db, fmt.Sprintf("marketdata_replica_%d", i+1)))
+	}
+	for target, count := range map[string]func(marketdatadb.ReplicaStats) int64{
+		"replica":  func(s marketdatadb.ReplicaStats) int64 { return s.ReplicaReads },
+		"primary":  func(s marketdatadb.ReplicaStats) int64 { return s.PrimaryReads },
+		"fallback": func(s marketdatadb.ReplicaStats) int64 { return s.Fallbacks },
+	} {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "marketdata_db_replica_reads_total", ConstLabels: prometheus.Labels{"target": target},
+			Help: "Store reads by where they went: a replica, the primary (no replica usable), or the primary after failing on a replica (fallback).",
+		}, func() float64 { return float64(count(replicas.Stats())) }))
+	}
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "marketdata_db_replicas_usable",
+		Help: "Replicas that answer their health check and have replayed the data version in force.",
+	}, func() float64 { return float64(replicas.Stats().Usable) }))
+}
+
 // serveDeps are what the API shares state through: in Redis when the
 // service has one, else in process.
 type serveDeps struct {
@@ -123,14 +167,15 @@ type serveDeps struct {
 
 // newServeDeps builds the data version source, the cache and the limiter,
 // on Redis when cfg names one.
-func newServeDeps(ctx context.Context, cfg config.Config, log *slog.Logger, reg prometheus.Registerer, store *marketdatadb.Store, tr *tracing.Tracing) (serveDeps, error) {
+// reads is what the cache reads through: store, or its replicas.
+func newServeDeps(ctx context.Context, cfg config.Config, log *slog.Logger, reg prometheus.Registerer, store *marketdatadb.Store, reads marketdata.Store, tr *tracing.Tracing) (serveDeps, error) {
 	cacheOpts := cache.Options{TTL: cfg.CacheTTL, Timeout: cfg.CacheTimeout, QueryTimeout: cfg.RequestTimeout, Logger: log, Registry: reg}
 	versionOpts := dataversion.Options{PollInterval: cfg.DataVersionPoll, Logger: log}
 	if cfg.RedisURL == "" {
 		versions := dataversion.NewDatabase(store.DataVersion, versionOpts)
 		d := serveDeps{
 			versions: versions,
-			cache:    cache.NewLocal(store, versions, cfg.LocalCacheSize, cacheOpts),
+			cache:    cache.NewLocal(reads, versions, cfg.LocalCacheSize, cacheOpts),
 			limiter:  ratelimit.NewLocal(reg, nil),
 			close:    func() {},
 			tracing:  tr,
@@ -152,7 +197,7 @@ func newServeDeps(ctx context.Context, cfg config.Config, log *slog.Logger, reg 
 	versions := dataversion.NewRedis(rdb, store.DataVersion, versionOpts)
 	d := serveDeps{
 		versions: versions,
-		cache:    cache.NewRedis(store, rdb, versions, cacheOpts),
+		cache:    cache.NewRedis(reads, rdb, versions, cacheOpts),
 		close:    func() { _ = rdb.Close() },
 		tracing:  tr,
 	}

@@ -18,6 +18,12 @@ import (
 type Config struct {
 	// DatabaseURL is the PostgreSQL store of record (required).
 	DatabaseURL string
+	// DatabaseReplicaURLs are PostgreSQL streaming replicas of DatabaseURL
+	// that serve the API's reads (marketdatadb.Replicas); none by default.
+	DatabaseReplicaURLs []string
+	// ReplicaWait bounds how long an import waits for the replicas to
+	// replay its commit before it publishes the new data version.
+	ReplicaWait time.Duration
 	// RedisURL is the cache and rate-limit store; empty selects a bounded
 	// in-process cache and in-process limits.
 	RedisURL string
@@ -106,6 +112,8 @@ func Load(getenv func(string) string) (Config, error) {
 		PprofAddr:         r.String("MARKETDATA_PPROF_ADDR", ""),
 	}
 	c.Tracing = tracing.FromEnv(getenv)
+	c.DatabaseReplicaURLs = r.List("MARKETDATA_DATABASE_REPLICA_URLS")
+	c.ReplicaWait = r.Duration("MARKETDATA_DATABASE_REPLICA_WAIT", 10*time.Second)
 	if c.DatabaseURL == "" {
 		r.Fail("MARKETDATA_DATABASE_URL", "is required")
 	}
@@ -114,6 +122,9 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if c.DBMaxOpenConns < 1 || c.DBMaxIdleConns < 0 || c.LocalCacheSize < 1 {
 		r.Fail("MARKETDATA_DB_MAX_OPEN_CONNS", "pool and cache sizes must be positive")
+	}
+	if c.ReplicaWait <= 0 {
+		r.Fail("MARKETDATA_DATABASE_REPLICA_WAIT", "must be positive")
 	}
 	if c.DataVersionPoll <= 0 {
 		r.Fail("MARKETDATA_DATA_VERSION_POLL", "must be positive")
@@ -143,6 +154,8 @@ func Load(getenv func(string) string) (Config, error) {
 func (c Config) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.String("database_url", dsn.Mask(c.DatabaseURL)),
+		slog.Any("database_replica_urls", maskAll(c.DatabaseReplicaURLs)),
+		slog.String("database_replica_wait", c.ReplicaWait.String()),
 		slog.String("redis_url", dsn.Mask(c.RedisURL)),
 		slog.String("http_addr", c.HTTPAddr),
 		slog.Any("trusted_proxies", c.TrustedProxies),
@@ -165,6 +178,14 @@ func (c Config) LogValue() slog.Value {
 		slog.Bool("pprof", c.PprofAddr != ""),
 		slog.Any("tracing", c.Tracing),
 	)
+}
+
+func maskAll(urls []string) []string {
+	out := make([]string, len(urls))
+	for i, u := range urls {
+		out[i] = dsn.Mask(u)
+	}
+	return out
 }
 
 // validOrigin accepts "*" or a browser origin: http or https, a host, an

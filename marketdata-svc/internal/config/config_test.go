@@ -110,3 +110,25 @@ func TestLoadCORSOrigins(t *testing.T) {
 		}
 	}
 }
+
+func TestLoadReplicaURLs(t *testing.T) {
+	c, err := Load(env(map[string]string{
+		"MARKETDATA_DATABASE_URL":          "postgres://app:p@primary/m",
+		"MARKETDATA_DATABASE_REPLICA_URLS": " postgres://app:r1-s3cret@replica-1/m, postgres://app:r2-s3cret@replica-2/m ,",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.DatabaseReplicaURLs) != 2 || c.DatabaseReplicaURLs[1] != "postgres://app:r2-s3cret@replica-2/m" || c.ReplicaWait != 10*time.Second {
+		t.Fatalf("replicas %q, wait %s", c.DatabaseReplicaURLs, c.ReplicaWait)
+	}
+	var buf strings.Builder
+	slog.New(slog.NewJSONHandler(&buf, nil)).Info("config", "config", c)
+	if out := buf.String(); strings.Contains(out, "s3cret") || !strings.Contains(out, "replica-2/m") {
+		t.Fatalf("logged replica URLs: %s", out)
+	}
+	if _, err := Load(env(map[string]string{"MARKETDATA_DATABASE_URL": "postgres://db/m", "MARKETDATA_DATABASE_REPLICA_WAIT": "0s"})); err == nil ||
+		!strings.Contains(err.Error(), "MARKETDATA_DATABASE_REPLICA_WAIT") {
+		t.Errorf("a zero replica wait accepted (%v)", err)
+	}
+}

@@ -16,8 +16,9 @@ type intradayRec struct {
 // with the demo's synthetic minutes (GOOG 2008-10-10..14, MSFT
 // 2003-09-17..19), each answer validated against the OpenAPI document of
 // its version by e.get.
-func TestIntradayEndToEnd(t *testing.T) {
-	e := demoE2E(t)
+func TestIntradayEndToEnd(t *testing.T) { testIntradayEndToEnd(t, demoE2E(t)) }
+
+func testIntradayEndToEnd(t *testing.T, e *e2e) {
 	for _, v := range []string{"v1", "v2"} {
 		t.Run(v, func(t *testing.T) {
 			p := decode[page[[]intradayRec]](t, e.get(t, "/"+v+"/intraday", vals("symbols", "GOOG,MSFT")))

@@ -90,6 +90,11 @@ type e2e struct {
 	rdb   *redis.Client
 	key   string
 	keys  map[string]string
+	// versions is the server's data version source.
+	versions *dataversion.Source
+	// replicas and replica are set with e2eOptions.replica.
+	replicas *marketdatadb.Replicas
+	replica  *testenv.Replica
 }
 
 func newE2E(t *testing.T) *e2e {
@@ -105,6 +110,10 @@ type e2eOptions struct {
 	// tracing, when set, traces the server, its pool and its Redis
 	// client (tracing_e2e_test.go).
 	tracing *tracing.Tracing
+	// replica, when set, sends the reads through marketdatadb.Replicas
+	// to the test environment's streaming replica (replica_e2e_test.go),
+	// caught up with the seed before the server is returned.
+	replica bool
 }
 
 func newE2EWith(t *testing.T, o e2eOptions) *e2e {
@@ -137,7 +146,14 @@ func newE2EWith(t *testing.T, o e2eOptions) *e2e {
 	done := make(chan struct{})
 	go func() { defer close(done); versions.Run(ctx) }()
 	t.Cleanup(func() { stop(); <-done })
-	cached := cache.NewRedis(store, rdb, versions, cache.Options{TTL: time.Minute, Timeout: time.Second, Logger: log, Registry: reg})
+	var reads marketdata.Store = store
+	var replicas *marketdatadb.Replicas
+	var replica *testenv.Replica
+	if o.replica {
+		replicas, replica = startReplicas(t, cfg, store, versions, log)
+		reads = replicas
+	}
+	cached := cache.NewRedis(reads, rdb, versions, cache.Options{TTL: time.Minute, Timeout: time.Second, Logger: log, Registry: reg})
 	srv, err := httpapi.NewServer(httpapi.Options{
 		Store:       cached,
 		EODPages:    cached,
@@ -153,7 +169,8 @@ func newE2EWith(t *testing.T, o e2eOptions) *e2e {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &e2e{srv: srv, store: store, doc: loadDoc(t), logs: logs, rdb: rdb, keys: map[string]string{}}
+	e := &e2e{srv: srv, store: store, doc: loadDoc(t), logs: logs, rdb: rdb, keys: map[string]string{},
+		versions: versions, replicas: replicas, replica: replica}
 	for name, opts := range map[string]marketdatadb.KeyOptions{
 		"main":    {},
 		"tickers": {Scopes: []string{"tickers"}},
@@ -218,8 +235,12 @@ func vals(kv ...string) url.Values {
 	return v
 }
 
-func TestEndToEnd(t *testing.T) {
-	e := newE2E(t)
+func TestEndToEnd(t *testing.T) { testEndToEnd(t, newE2E(t)) }
+
+// testEndToEnd is the end-to-end suite, run on the primary alone
+// (TestEndToEnd) and with reads on a streaming replica
+// (TestEndToEndOnReplica).
+func testEndToEnd(t *testing.T, e *e2e) {
 
 	t.Run("acceptance query", func(t *testing.T) {
 		rec := e.get(t, "/v1/eod", vals("symbols", "GOOG,GSPC.INDX", "date_to", "2008-10-14", "limit", "4"))

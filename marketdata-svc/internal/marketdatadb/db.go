@@ -8,6 +8,9 @@
 // are a few fixed queries where an ORM's reflection would cost more than the
 // query, and the writes are bulk COPY and set-based upserts that an ORM does
 // not express. (GORM was opened for a single Exec and has gone.)
+//
+// Replicas (replicas.go) routes the API's reads to streaming replicas of
+// the primary, each with a pool of its own, when the service has any.
 package marketdatadb
 
 import (
@@ -52,6 +55,20 @@ func Open(ctx context.Context, cfg config.Config) (*Store, error) {
 // OpenTraced is Open with tracer seeing every statement of the pool
 // (pkg/tracing's PgxTracer); nil traces nothing.
 func OpenTraced(ctx context.Context, cfg config.Config, tracer pgx.QueryTracer) (*Store, error) {
+	s, err := openPool(cfg, cfg.DatabaseURL, tracer)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	if err := s.Ping(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	return s, nil
+}
+
+// openPool returns a store on the database at rawURL with cfg's pool
+// limits and session timeouts, without connecting.
+func openPool(cfg config.Config, rawURL string, tracer pgx.QueryTracer) (*Store, error) {
 	o := postgres.PoolOptions{
 		Tracer:           tracer,
 		ApplicationName:  "marketdata-svc",
@@ -61,17 +78,11 @@ func OpenTraced(ctx context.Context, cfg config.Config, tracer pgx.QueryTracer) 
 		ConnMaxIdleTime:  cfg.DBConnMaxIdleTime,
 		StatementTimeout: cfg.StatementTimeout,
 	}
-	connCfg, err := postgres.ParseConfig(cfg.DatabaseURL, o)
+	connCfg, err := postgres.ParseConfig(rawURL, o)
 	if err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
+		return nil, err
 	}
-	db := postgres.Open(connCfg, o)
-	s := &Store{db: db, connCfg: connCfg}
-	if err := s.Ping(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open store: %w", err)
-	}
-	return s, nil
+	return &Store{db: postgres.Open(connCfg, o), connCfg: connCfg}, nil
 }
 
 // Close closes the connection pool.

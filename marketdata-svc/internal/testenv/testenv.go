@@ -16,6 +16,10 @@
 // and drops it when the test ends. Each Redis(t) call leases one of Redis's
 // numbered databases 1..15 for the test and flushes it before and after.
 //
+// StartReplica adds a real streaming replica of that PostgreSQL
+// (pg_basebackup -R), started once per binary by the suites that call it
+// (replica.go); the Docker-mode server runs with wal_level=replica for it.
+//
 // Every package that uses testenv declares
 //
 //	func TestMain(m *testing.M) { testenv.Main(m) }
@@ -64,12 +68,19 @@ var env struct {
 	redisURL   string
 	template   string
 	containers []testcontainers.Container
+	// postgres is the PostgreSQL container when this binary started one.
+	postgres testcontainers.Container
+	// cleanups run before the containers are terminated.
+	cleanups []func()
 }
 
 // Main runs the package's tests and then terminates any containers this
 // binary started.
 func Main(m *testing.M) {
 	code := m.Run()
+	for _, f := range env.cleanups {
+		f()
+	}
 	for _, c := range env.containers {
 		if err := testcontainers.TerminateContainer(c); err != nil {
 			fmt.Fprintln(os.Stderr, "testenv: terminate container:", err)
@@ -125,9 +136,15 @@ func startContainers(ctx context.Context) error {
 			tcpostgres.WithUsername("postgres"),
 			tcpostgres.WithPassword("postgres"),
 			tcpostgres.BasicWaitStrategies(),
+			// Ready for a streaming replica (StartReplica): WAL for
+			// replication, kept for a replica stopped for a while, and
+			// the replica's port inside this container.
+			testcontainers.WithCmdArgs("-c", "wal_level=replica", "-c", "max_wal_senders=4", "-c", "wal_keep_size=256MB"),
+			testcontainers.WithExposedPorts(replicaPort+"/tcp"),
 		)
 		if pg != nil {
 			env.containers = append(env.containers, pg)
+			env.postgres = pg
 		}
 		if err != nil {
 			return err

@@ -17,3 +17,16 @@ func TestKeepForeign(t *testing.T) {
 		t.Fatalf("KeepForeign without a gateway section = %q, want empty", got)
 	}
 }
+
+// TestKeepForeignReplicas: the read-replica section is kept too, alone or
+// after the gateway's.
+func TestKeepForeignReplicas(t *testing.T) {
+	old := "# Reliability\n\n## Fault scenarios\nold figures\n\n## PostgreSQL read replicas\n\nlag bound 1 s\n"
+	if got := KeepForeign(old); !strings.HasPrefix(got, "\n## PostgreSQL read replicas\n") || strings.Contains(got, "old figures") {
+		t.Fatalf("KeepForeign = %q", got)
+	}
+	both := "# Reliability\n\n## Fault scenarios\nold\n\n## Gateway (make compose-smoke)\n\ngw\n\n## PostgreSQL read replicas\n\nlag\n"
+	if got := KeepForeign(both); !strings.Contains(got, "gw") || !strings.Contains(got, "lag") || strings.Contains(got, "old") {
+		t.Fatalf("KeepForeign = %q", got)
+	}
+}

@@ -1,0 +1,465 @@
+package marketdatadb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
+)
+
+// Replica routing (MARKETDATA_DATABASE_REPLICA_URLS).
+//
+// Replicas sends the API's reads (EOD, intraday, tickers, exchanges,
+// splits, dividends) to PostgreSQL streaming replicas in turn, and to the
+// primary when none is usable. Everything else (imports, keys, the data
+// version, migrations, readiness) stays on the primary *Store: Replicas is
+// a read-only decorator the service puts under its cache.
+//
+// A replica is usable when its last health check succeeded and it has
+// replayed the data version in force. Every import bumps the version in
+// the transaction that writes its rows, so a replica whose data_version
+// row is at least the version the caches key on has replayed the import's
+// commit record (its pg_last_wal_replay_lsn is past the commit's LSN):
+// rows it serves are never older than the version they are cached under.
+// A replica that lags is skipped, not waited for, until a check finds it
+// caught up. Replica versions only grow, so a stale check can only skip a
+// replica too long, never use one too early.
+//
+// The checks: one cheap query per replica every CheckInterval (1 s by
+// default), at once when the version in force rises, and every
+// LagInterval (50 ms) while a replica that is up lags behind it. A read
+// that fails on a replica with a connection error marks it down until the
+// next check succeeds; any failed read on a replica (down, timed out,
+// cancelled by a recovery conflict) is retried once on the primary, so the
+// client does not see it. Domain answers (unknown symbol, not found) are
+// answers, not failures.
+//
+// Imports wait for the replicas before they publish a version
+// (WaitReplayed), so that after a publish the replicas usually serve at
+// once; one still behind after the bound is skipped by the rule above.
+
+// Defaults of ReplicaOptions.
+const (
+	DefaultCheckInterval = time.Second
+	DefaultLagInterval   = 50 * time.Millisecond
+	// checkTimeout bounds one health check: a replica slower than this
+	// to answer "SELECT 1"-cheap queries is no help to readers.
+	checkTimeout = time.Second
+)
+
+// ReplicaOptions configure Replicas.
+type ReplicaOptions struct {
+	// Version returns the data version in force (the caches' version,
+	// dataversion.Source.Current); ok is false while it is unknown, and
+	// then the highest version seen so far is required. Nil requires no
+	// version: any replica that answers is used (tests of routing alone).
+	Version func() (v int64, ok bool)
+	// CheckInterval is the period of the health checks; DefaultCheckInterval
+	// when zero.
+	CheckInterval time.Duration
+	// LagInterval is the period of the checks while a replica lags;
+	// DefaultLagInterval when zero.
+	LagInterval time.Duration
+	Logger      *slog.Logger
+}
+
+// Replicas routes reads to replicas of the primary. It implements
+// marketdata.Store and marketdata.IntradayStore and is safe for concurrent
+// use. Keep Run running.
+type Replicas struct {
+	primary  *Store
+	replicas []*replica
+	o        ReplicaOptions
+	// floor is the highest data version in force seen: a replica must
+	// have replayed it to be read.
+	floor atomic.Int64
+	next  atomic.Uint64
+	kick  chan struct{}
+
+	primaryReads, replicaReads, fallbacks atomic.Int64
+}
+
+type replica struct {
+	store *Store
+	name  string // host:port, for logs
+	up    atomic.Bool
+	// version is the data version the replica had replayed at its last
+	// check, -1 before the first.
+	version atomic.Int64
+	// lsn is pg_last_wal_replay_lsn at the last check.
+	lsn   atomic.Uint64
+	reads atomic.Int64
+	// state is the last logged state, so that changes are logged once.
+	mu    sync.Mutex
+	state string
+}
+
+// OpenReplicas opens a pool on each of cfg.DatabaseReplicaURLs, with the
+// primary's pool limits and timeouts, and returns Replicas over them and
+// primary. It does not connect: a replica down at start is skipped until it
+// answers. Close closes the replicas' pools, not the primary's.
+func OpenReplicas(cfg config.Config, primary *Store, tracer pgx.QueryTracer, o ReplicaOptions) (*Replicas, error) {
+	stores := make([]*Store, 0, len(cfg.DatabaseReplicaURLs))
+	for i, u := range cfg.DatabaseReplicaURLs {
+		s, err := openPool(cfg, u, tracer)
+		if err != nil {
+			for _, s := range stores {
+				s.Close()
+			}
+			return nil, fmt.Errorf("open replica %d: %w", i+1, err)
+		}
+		stores = append(stores, s)
+	}
+	return NewReplicas(primary, stores, o), nil
+}
+
+// NewReplicas returns Replicas routing reads to replicas, falling back to
+// primary. Every replica starts unchecked, hence unused: call Check or Run.
+func NewReplicas(primary *Store, replicas []*Store, o ReplicaOptions) *Replicas {
+	if o.CheckInterval <= 0 {
+		o.CheckInterval = DefaultCheckInterval
+	}
+	if o.LagInterval <= 0 {
+		o.LagInterval = DefaultLagInterval
+	}
+	r := &Replicas{primary: primary, o: o, kick: make(chan struct{}, 1)}
+	r.floor.Store(-1)
+	for _, s := range replicas {
+		rep := &replica{store: s, name: net.JoinHostPort(s.connCfg.Host, strconv.Itoa(int(s.connCfg.Port)))}
+		rep.version.Store(-1)
+		r.replicas = append(r.replicas, rep)
+	}
+	return r
+}
+
+// Close closes the replicas' pools.
+func (r *Replicas) Close() error {
+	var errs []error
+	for _, rep := range r.replicas {
+		errs = append(errs, rep.store.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Pools returns the replicas' connection pools, for metrics collectors
+// (sql.DBStats).
+func (r *Replicas) Pools() []*sql.DB {
+	pools := make([]*sql.DB, len(r.replicas))
+	for i, rep := range r.replicas {
+		pools[i] = rep.store.db
+	}
+	return pools
+}
+
+// ReplicaStats counts where reads went.
+type ReplicaStats struct {
+	// PrimaryReads were sent to the primary because no replica was usable.
+	PrimaryReads int64
+	// ReplicaReads were answered by a replica.
+	ReplicaReads int64
+	// Fallbacks failed on a replica and were retried on the primary.
+	Fallbacks int64
+	// Usable is how many replicas reads may go to now.
+	Usable int
+}
+
+// Stats reports where reads went since Replicas was made.
+func (r *Replicas) Stats() ReplicaStats {
+	st := ReplicaStats{PrimaryReads: r.primaryReads.Load(), ReplicaReads: r.replicaReads.Load(), Fallbacks: r.fallbacks.Load()}
+	need := r.required()
+	for _, rep := range r.replicas {
+		if rep.usable(need) {
+			st.Usable++
+		}
+	}
+	return st
+}
+
+func (rep *replica) usable(need int64) bool {
+	return rep.up.Load() && rep.version.Load() >= need
+}
+
+// required is the data version a replica must have replayed to be read.
+// A rise of the version in force triggers a check at once, so a replica
+// that has caught up is used again without waiting for the period.
+func (r *Replicas) required() int64 {
+	if r.o.Version == nil {
+		return -1
+	}
+	v, ok := r.o.Version()
+	for ok {
+		cur := r.floor.Load()
+		if v <= cur {
+			break
+		}
+		if r.floor.CompareAndSwap(cur, v) {
+			select {
+			case r.kick <- struct{}{}:
+			default:
+			}
+			break
+		}
+	}
+	return r.floor.Load()
+}
+
+// pick returns the next usable replica in turn, or nil.
+func (r *Replicas) pick() *replica {
+	n := uint64(len(r.replicas))
+	if n == 0 {
+		return nil
+	}
+	need := r.required()
+	start := r.next.Add(1)
+	for i := range n {
+		if rep := r.replicas[(start+i)%n]; rep.usable(need) {
+			return rep
+		}
+	}
+	return nil
+}
+
+// routed runs read on a usable replica, else on the primary; a read that
+// fails on a replica is retried on the primary.
+func routed[T any](ctx context.Context, r *Replicas, read func(*Store) (T, error)) (T, error) {
+	rep := r.pick()
+	if rep == nil {
+		r.primaryReads.Add(1)
+		return read(r.primary)
+	}
+	v, err := read(rep.store)
+	if err == nil || answered(err) || ctx.Err() != nil {
+		rep.reads.Add(1)
+		r.replicaReads.Add(1)
+		return v, err
+	}
+	if errors.Is(err, marketdata.ErrUnavailable) {
+		rep.up.Store(false)
+		r.logState(rep, "down", err)
+	}
+	r.fallbacks.Add(1)
+	return read(r.primary)
+}
+
+// answered tells a domain answer, which the primary would give as well,
+// from a failure.
+func answered(err error) bool {
+	return errors.Is(err, marketdata.ErrNoValidSymbols) || errors.Is(err, marketdata.ErrNotFound)
+}
+
+// EOD reads q from a replica, else the primary (Store.EOD).
+func (r *Replicas) EOD(ctx context.Context, q marketdata.EODQuery) (marketdata.EODPage, error) {
+	return routed(ctx, r, func(s *Store) (marketdata.EODPage, error) { return s.EOD(ctx, q) })
+}
+
+// Intraday reads q from a replica, else the primary (Store.Intraday).
+func (r *Replicas) Intraday(ctx context.Context, q marketdata.IntradayQuery) (marketdata.IntradayPage, error) {
+	return routed(ctx, r, func(s *Store) (marketdata.IntradayPage, error) { return s.Intraday(ctx, q) })
+}
+
+// Tickers reads q from a replica, else the primary (Store.Tickers).
+func (r *Replicas) Tickers(ctx context.Context, q marketdata.TickerQuery) (marketdata.TickerPage, error) {
+	return routed(ctx, r, func(s *Store) (marketdata.TickerPage, error) { return s.Tickers(ctx, q) })
+}
+
+// Ticker reads one ticker from a replica, else the primary (Store.Ticker).
+func (r *Replicas) Ticker(ctx context.Context, symbol string) (marketdata.Ticker, error) {
+	return routed(ctx, r, func(s *Store) (marketdata.Ticker, error) { return s.Ticker(ctx, symbol) })
+}
+
+// Exchanges reads q from a replica, else the primary (Store.Exchanges).
+func (r *Replicas) Exchanges(ctx context.Context, q marketdata.ExchangeQuery) (marketdata.ExchangePage, error) {
+	return routed(ctx, r, func(s *Store) (marketdata.ExchangePage, error) { return s.Exchanges(ctx, q) })
+}
+
+// Exchange reads one exchange from a replica, else the primary
+// (Store.Exchange).
+func (r *Replicas) Exchange(ctx context.Context, mic string) (marketdata.Exchange, error) {
+	return routed(ctx, r, func(s *Store) (marketdata.Exchange, error) { return s.Exchange(ctx, mic) })
+}
+
+// Splits reads q from a replica, else the primary (Store.Splits).
+func (r *Replicas) Splits(ctx context.Context, q marketdata.ActionQuery) (marketdata.SplitPage, error) {
+	return routed(ctx, r, func(s *Store) (marketdata.SplitPage, error) { return s.Splits(ctx, q) })
+}
+
+// Dividends reads q from a replica, else the primary (Store.Dividends).
+func (r *Replicas) Dividends(ctx context.Context, q marketdata.ActionQuery) (marketdata.DividendPage, error) {
+	return routed(ctx, r, func(s *Store) (marketdata.DividendPage, error) { return s.Dividends(ctx, q) })
+}
+
+var (
+	_ marketdata.Store         = (*Replicas)(nil)
+	_ marketdata.IntradayStore = (*Replicas)(nil)
+)
+
+// replicaCheckSQL is the health check: cheap, and it reads the data
+// version the replica has replayed.
+const replicaCheckSQL = `SELECT coalesce(pg_last_wal_replay_lsn()::text, ''), (SELECT version FROM data_version)`
+
+// Check checks every replica now: it marks each up or down and records the
+// data version it has replayed. It reports whether one that is up lags
+// behind the version in force.
+func (r *Replicas) Check(ctx context.Context) (lagging bool) {
+	need := r.required()
+	var wg sync.WaitGroup
+	var lag atomic.Bool
+	for _, rep := range r.replicas {
+		wg.Go(func() {
+			cctx, cancel := context.WithTimeout(ctx, checkTimeout)
+			defer cancel()
+			var lsn string
+			var v int64
+			err := rep.store.db.QueryRowContext(cctx, replicaCheckSQL).Scan(&lsn, &v)
+			if err != nil {
+				rep.up.Store(false)
+				if ctx.Err() == nil {
+					r.logState(rep, "down", translate(err))
+				}
+				return
+			}
+			if pos, ok := parseLSN(lsn); ok {
+				rep.lsn.Store(pos)
+			}
+			rep.version.Store(v)
+			rep.up.Store(true)
+			if v < need {
+				lag.Store(true)
+				r.logState(rep, "lagging", nil)
+				return
+			}
+			r.logState(rep, "up", nil)
+		})
+	}
+	wg.Wait()
+	return lag.Load()
+}
+
+// Run checks the replicas until ctx ends: every CheckInterval, at once
+// when the version in force rises, and every LagInterval while one lags.
+func (r *Replicas) Run(ctx context.Context) {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		case <-r.kick:
+		}
+		wait := r.o.CheckInterval
+		if r.Check(ctx) {
+			wait = r.o.LagInterval
+		}
+		timer.Reset(wait)
+	}
+}
+
+// logState logs a replica's change of state (up, down, lagging) once.
+func (r *Replicas) logState(rep *replica, state string, err error) {
+	rep.mu.Lock()
+	changed := rep.state != state
+	rep.state = state
+	rep.mu.Unlock()
+	if !changed || r.o.Logger == nil {
+		return
+	}
+	lsn := rep.lsn.Load()
+	attrs := []any{"replica", rep.name, "replayed_version", rep.version.Load(), "required_version", r.floor.Load(),
+		"replay_lsn", fmt.Sprintf("%X/%X", lsn>>32, lsn&0xFFFFFFFF)}
+	switch state {
+	case "down":
+		r.o.Logger.Warn("database replica down: its reads go to the primary", append(attrs, "err", err)...)
+	case "lagging":
+		r.o.Logger.Warn("database replica behind the data version in force: skipped until it catches up", attrs...)
+	default:
+		r.o.Logger.Info("database replica serving reads", attrs...)
+	}
+}
+
+// ReplayWait reports WaitReplayed.
+type ReplayWait struct {
+	// LSN is the primary's WAL position that was waited for.
+	LSN string
+	// Lagging names the replicas (host:port) that had not replayed LSN
+	// within the bound, or could not be asked.
+	Lagging []string
+	// Elapsed is how long the wait took.
+	Elapsed time.Duration
+}
+
+// replayPoll is how often WaitReplayed asks a replica for its position.
+const replayPoll = 10 * time.Millisecond
+
+// WaitReplayed reads the primary's current WAL position (after an
+// import's commit, the position of its commit record or later) and waits,
+// at most bound, until every replica has replayed past it. Replicas still
+// behind after the bound are reported in Lagging: the caller goes on, and
+// readers skip them until they have replayed the new data version. An
+// error means the primary's position could not be read.
+func (r *Replicas) WaitReplayed(ctx context.Context, bound time.Duration) (ReplayWait, error) {
+	start := time.Now()
+	var w ReplayWait
+	if err := r.primary.db.QueryRowContext(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&w.LSN); err != nil {
+		return w, fmt.Errorf("wait for replicas: %w", translate(err))
+	}
+	ctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, rep := range r.replicas {
+		wg.Go(func() {
+			if !rep.waitReplayed(ctx, w.LSN) {
+				mu.Lock()
+				w.Lagging = append(w.Lagging, rep.name)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	w.Elapsed = time.Since(start)
+	return w, nil
+}
+
+func (rep *replica) waitReplayed(ctx context.Context, lsn string) bool {
+	tick := time.NewTicker(replayPoll)
+	defer tick.Stop()
+	for {
+		var done bool
+		err := rep.store.db.QueryRowContext(ctx, "SELECT coalesce(pg_last_wal_replay_lsn() >= $1::pg_lsn, false)", lsn).Scan(&done)
+		if err == nil && done {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+		}
+	}
+}
+
+// parseLSN reads PostgreSQL's text form of a WAL position, "16/B374D848".
+func parseLSN(s string) (uint64, bool) {
+	hi, lo, ok := strings.Cut(s, "/")
+	if !ok {
+		return 0, false
+	}
+	h, err1 := strconv.ParseUint(hi, 16, 32)
+	l, err2 := strconv.ParseUint(lo, 16, 32)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return h<<32 | l, true
+}
