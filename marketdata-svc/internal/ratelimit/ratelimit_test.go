@@ -101,7 +101,7 @@ func TestRedisLimits(t *testing.T) {
 	checkRate(t, l)
 	checkQuota(t, l)
 	month, _, _ := monthWindow(time.Now())
-	key := "usage:quota-key:" + month
+	key := usageKey("quota-key", month)
 	if n, err := rdb.Get(context.Background(), key).Int64(); err != nil || n != 5 {
 		t.Errorf("counter %s = %d, %v; want 5", key, n, err)
 	}
