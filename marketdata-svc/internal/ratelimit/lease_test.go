@@ -40,13 +40,16 @@ func TestLeasedSmallLimitsExact(t *testing.T) {
 	if n := LeaseSize(3, 5); n != 1 {
 		t.Fatalf("LeaseSize(3, 5) = %d, want 1", n)
 	}
-	l, rdb := leasedLimiter(t, testenv.Redis(t), nil)
-	checkRate(t, l)
-	checkQuota(t, l)
-	month, _, _ := monthWindow(time.Now())
-	if n, err := rdb.Get(context.Background(), usageKey("quota-key", month)).Int64(); err != nil || n != 5 {
-		t.Errorf("counter = %d, %v; want 5", n, err)
-	}
+	forEachRedis(t, func(t *testing.T, client func() redis.UniversalClient) {
+		rdb := client()
+		l := NewLeased(rdb, LeasedOptions{Timeout: time.Second, Registry: prometheus.NewRegistry()})
+		checkRate(t, l)
+		checkQuota(t, l)
+		month, _, _ := monthWindow(time.Now())
+		if n, err := rdb.Get(context.Background(), usageKey("quota-key", month)).Int64(); err != nil || n != 5 {
+			t.Errorf("counter = %d, %v; want 5", n, err)
+		}
+	})
 }
 
 func TestLeaseSize(t *testing.T) {
@@ -68,13 +71,17 @@ func TestLeaseSize(t *testing.T) {
 // than it, the last tokens are leased one at a time, and once every
 // replica has given its unspent tokens back the key gets all of it.
 func TestLeasedQuotaAcrossReplicas(t *testing.T) {
-	url := testenv.Redis(t)
+	forEachRedis(t, checkQuotaAcrossReplicas)
+}
+
+func checkQuotaAcrossReplicas(t *testing.T, client func() redis.UniversalClient) {
 	const quota = 1000 // leases of 10
 	p := auth.Principal{KeyID: "shared", MonthlyQuota: quota}
 	var replicas [3]*Leased
-	var rdb *redis.Client
+	var rdb redis.UniversalClient
 	for i := range replicas {
-		replicas[i], rdb = leasedLimiter(t, url, nil)
+		rdb = client()
+		replicas[i] = NewLeased(rdb, LeasedOptions{Timeout: time.Second, Registry: prometheus.NewRegistry()})
 		runLeased(t, replicas[i])
 	}
 	var allowed atomic.Int64

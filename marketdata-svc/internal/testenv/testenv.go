@@ -70,6 +70,9 @@ var env struct {
 // binary started.
 func Main(m *testing.M) {
 	code := m.Run()
+	if cluster.stop != nil {
+		cluster.stop()
+	}
 	for _, c := range env.containers {
 		if err := testcontainers.TerminateContainer(c); err != nil {
 			fmt.Fprintln(os.Stderr, "testenv: terminate container:", err)
