@@ -36,7 +36,6 @@ var cluster struct {
 	once sync.Once
 	err  error
 	c    *Cluster
-	stop func()
 	// busy serialises the tests that use the cluster: each starts on an
 	// empty cluster that it owns.
 	busy sync.Mutex
@@ -154,19 +153,14 @@ func startCluster() (*Cluster, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if os.Getenv(RedisURLEnv) != "" {
-		err = startLocalCluster(ctx, c, ports)
-	} else {
-		err = startClusterContainer(ctx, c, ports)
-	}
-	if err != nil {
+	if err := startServers(ctx, "cluster", func(dir string) string { return clusterScript(dir, ports) }); err != nil {
 		return nil, err
 	}
 	return c, c.WaitHealthy(ctx)
 }
 
 // clusterScript starts six cluster nodes in dir, joins them, and prints
-// "cluster ready".
+// "ready".
 func clusterScript(dir string, ports []int) string {
 	var b strings.Builder
 	b.WriteString("set -e\nmkdir -p " + dir + "\n")
@@ -184,41 +178,41 @@ func clusterScript(dir string, ports []int) string {
 		fmt.Fprintf(&b, "i=0; until redis-cli -p %s ping >/dev/null 2>&1; do i=$((i+1)); [ $i -lt 100 ] || exit 1; sleep 0.1; done\n", n)
 	}
 	b.WriteString("redis-cli --cluster create " + strings.Join(addrs, " ") + " --cluster-replicas 1 --cluster-yes >" + dir + "/create.log\n")
-	b.WriteString("echo cluster ready\n")
+	b.WriteString("echo ready\n")
 	return b.String()
 }
 
-func startLocalCluster(ctx context.Context, c *Cluster, ports []int) error {
-	dir, err := os.MkdirTemp("", "testenv-cluster-")
-	if err != nil {
-		return err
-	}
-	stop := func() {
-		for _, p := range ports {
-			_ = exec.Command("redis-cli", "-p", strconv.Itoa(p), "shutdown", "nosave").Run() // #nosec G204 -- fixed binary, numeric port
+// startServers runs script, which starts redis-server processes in dir
+// and prints "ready" when they serve: in local-stack mode
+// (MARKETDATA_TEST_REDIS_URL set) on this machine, from its redis-server,
+// else in one container of the test Redis image on the host's network, so
+// that the addresses the servers announce (127.0.0.1 and their ports)
+// work from the host. Main stops them.
+func startServers(ctx context.Context, what string, script func(dir string) string) error {
+	if os.Getenv(RedisURLEnv) != "" {
+		dir, err := os.MkdirTemp("", "testenv-"+what+"-")
+		if err != nil {
+			return err
 		}
-		os.RemoveAll(dir)
+		env.stops = append(env.stops, func() {
+			_ = exec.Command("sh", "-c", "kill -9 $(cat "+dir+"/*.pid) 2>/dev/null").Run() // #nosec G204 -- a temp dir of ours
+			os.RemoveAll(dir)
+		})
+		out, err := exec.CommandContext(ctx, "sh", "-c", script(dir)).CombinedOutput() // #nosec G204 -- script built from numbers and a temp dir
+		if err != nil {
+			return fmt.Errorf("start local %s (needs redis-server and redis-cli): %w: %s", what, err, out)
+		}
+		fmt.Fprintln(os.Stderr, "testenv: redis", what, "from the local redis-server")
+		return nil
 	}
-	cluster.stop = stop
-	out, err := exec.CommandContext(ctx, "sh", "-c", clusterScript(dir, ports)).CombinedOutput() // #nosec G204 -- script built from numbers and a temp dir
-	if err != nil {
-		return fmt.Errorf("start local cluster (needs redis-server and redis-cli): %w: %s", err, out)
-	}
-	fmt.Fprintln(os.Stderr, "testenv: redis cluster from the local redis-server on", c.Addrs)
-	return nil
-}
-
-func startClusterContainer(ctx context.Context, c *Cluster, ports []int) error {
 	// PID 1 ends at once on SIGTERM, so termination takes no grace period.
-	script := clusterScript("/tmp/cluster", ports) + "trap \"exit 0\" TERM\nwhile :; do sleep 1; done\n"
+	sh := script("/tmp/"+what) + "trap \"exit 0\" TERM\nwhile :; do sleep 1; done\n"
 	ctr, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{
 		ContainerRequest: testcontainers.ContainerRequest{
-			Image:      imageFromEnv(RedisImageEnv, "tickerdesk/test-redis:7"),
-			Entrypoint: []string{"sh", "-c", script},
-			// The nodes announce 127.0.0.1 and their own ports, which the
-			// host reaches on its own network.
+			Image:              imageFromEnv(RedisImageEnv, "tickerdesk/test-redis:7"),
+			Entrypoint:         []string{"sh", "-c", sh},
 			HostConfigModifier: func(hc *container.HostConfig) { hc.NetworkMode = "host" },
-			WaitingFor:         wait.ForLog("cluster ready").WithStartupTimeout(time.Minute),
+			WaitingFor:         wait.ForLog("ready").WithStartupTimeout(time.Minute),
 		},
 		Started: true,
 	})
@@ -226,9 +220,9 @@ func startClusterContainer(ctx context.Context, c *Cluster, ports []int) error {
 		env.containers = append(env.containers, ctr)
 	}
 	if err != nil {
-		return fmt.Errorf("start cluster container: %w", err)
+		return fmt.Errorf("start %s container: %w", what, err)
 	}
-	fmt.Fprintln(os.Stderr, "testenv: redis cluster in a container on", c.Addrs)
+	fmt.Fprintln(os.Stderr, "testenv: redis", what, "in a container")
 	return nil
 }
 

@@ -64,14 +64,16 @@ var env struct {
 	redisURL   string
 	template   string
 	containers []testcontainers.Container
+	// stops end the local processes that this binary started.
+	stops []func()
 }
 
 // Main runs the package's tests and then terminates any containers this
 // binary started.
 func Main(m *testing.M) {
 	code := m.Run()
-	if cluster.stop != nil {
-		cluster.stop()
+	for _, stop := range env.stops {
+		stop()
 	}
 	for _, c := range env.containers {
 		if err := testcontainers.TerminateContainer(c); err != nil {
