@@ -130,13 +130,19 @@ func (c *Cluster) PrimaryFor(ctx context.Context, key string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	slots, err := rdb.ClusterSlots(ctx).Result()
+	shards, err := rdb.ClusterShards(ctx).Result()
 	if err != nil {
 		return "", err
 	}
-	for _, s := range slots {
-		if int64(s.Start) <= slot && slot <= int64(s.End) && len(s.Nodes) > 0 {
-			return s.Nodes[0].Addr, nil
+	for _, sh := range shards {
+		for _, r := range sh.Slots {
+			if r.Start <= slot && slot <= r.End {
+				for _, n := range sh.Nodes {
+					if n.Role == "master" && n.Health == "online" {
+						return n.IP + ":" + strconv.FormatInt(n.Port, 10), nil
+					}
+				}
+			}
 		}
 	}
 	return "", fmt.Errorf("no primary serves slot %d", slot)

@@ -287,8 +287,9 @@ func writeChecks(b *strings.Builder, s *Scenario) {
 
 // ForeignSections are the headings of RELIABILITY.md's sections that other
 // targets measure and write (`make compose-smoke` runs the gateway stack,
-// which the fault suite does not start); a rewrite keeps them.
-var ForeignSections = []string{"## Gateway (make compose-smoke)"}
+// which the fault suite does not start; the Redis Cluster figures come from
+// marketdata-svc's failover test); a rewrite keeps them.
+var ForeignSections = []string{"## Gateway (make compose-smoke)", "## Redis Cluster"}
 
 // KeepForeign returns the part of an earlier RELIABILITY.md that starts at
 // the first of ForeignSections, or "" when it holds none, for the new
