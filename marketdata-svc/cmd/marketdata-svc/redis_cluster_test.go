@@ -89,6 +89,13 @@ func TestRedisClusterPrimaryDown(t *testing.T) {
 	const silence = 8 // seconds
 	slept := make(chan error, 1)
 	go func() { slept <- sleeper.Do(ctx, "DEBUG", "SLEEP", silence).Err() }()
+	// The outage starts when the primary stops answering, not when the
+	// command leaves.
+	probe := redis.NewClient(&redis.Options{Addr: victim, MaxRetries: -1, ReadTimeout: 100 * time.Millisecond})
+	defer probe.Close()
+	for probe.Ping(ctx).Err() == nil {
+		time.Sleep(10 * time.Millisecond)
+	}
 	killed := time.Now()
 
 	// Caching has resumed once 15 pages in a row, each in a random slot,
