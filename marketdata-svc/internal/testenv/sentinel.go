@@ -74,8 +74,18 @@ func (s *Sentinel) Failover(ctx context.Context) (string, error) {
 	}
 	sc := redis.NewSentinelClient(&redis.Options{Addr: s.Addr})
 	defer sc.Close()
-	if err := sc.Failover(ctx, SentinelMaster).Err(); err != nil {
-		return "", fmt.Errorf("sentinel failover: %w", err)
+	// The sentinel refuses (NOGOODSLAVE) until it has recent INFO from the
+	// replica, just after start or while an old primary turns replica, and
+	// (INPROG) while an earlier test's failover is still finishing.
+	for {
+		err := sc.Failover(ctx, SentinelMaster).Err()
+		if err == nil {
+			break
+		}
+		if !redis.HasErrorPrefix(err, "NOGOODSLAVE") && !redis.HasErrorPrefix(err, "INPROG") || ctx.Err() != nil {
+			return "", fmt.Errorf("sentinel failover: %w", err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	for {
 		if now, err := s.Primary(ctx); err == nil && now != old {
