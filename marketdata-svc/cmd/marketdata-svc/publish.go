@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/cache"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/dataversion"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
@@ -36,10 +36,10 @@ func publish(ctx context.Context, cfg config.Config, log *slog.Logger, version i
 		return nil
 	}
 	waitReplicas(ctx, cfg, log)
-	if cfg.RedisURL == "" {
+	if !cfg.RedisConfigured() {
 		return nil
 	}
-	held, err := publishVersion(ctx, cfg.RedisURL, version)
+	held, err := publishVersion(ctx, cfg, version)
 	if err != nil {
 		return fmt.Errorf("data committed (version %d) but not announced to caches: %w", version, err)
 	}
@@ -47,14 +47,13 @@ func publish(ctx context.Context, cfg config.Config, log *slog.Logger, version i
 	return nil
 }
 
-// publishVersion announces version on the Redis at redisURL and returns
-// the version Redis holds afterwards.
-func publishVersion(ctx context.Context, redisURL string, version int64) (int64, error) {
-	opts, err := redis.ParseURL(redisURL)
+// publishVersion announces version on the Redis that cfg names and
+// returns the version Redis holds afterwards.
+func publishVersion(ctx context.Context, cfg config.Config, version int64) (int64, error) {
+	rdb, err := cache.NewUniversalClient(redisConn(cfg), time.Second)
 	if err != nil {
 		return 0, errors.New("publish data version: invalid redis url")
 	}
-	rdb := redis.NewClient(opts)
 	defer rdb.Close()
 	return dataversion.Publish(ctx, rdb, version)
 }

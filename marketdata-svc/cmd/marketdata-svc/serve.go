@@ -171,7 +171,7 @@ type serveDeps struct {
 func newServeDeps(ctx context.Context, cfg config.Config, log *slog.Logger, reg prometheus.Registerer, store *marketdatadb.Store, reads marketdata.Store, tr *tracing.Tracing) (serveDeps, error) {
 	cacheOpts := cache.Options{TTL: cfg.CacheTTL, Timeout: cfg.CacheTimeout, QueryTimeout: cfg.RequestTimeout, Logger: log, Registry: reg}
 	versionOpts := dataversion.Options{PollInterval: cfg.DataVersionPoll, Logger: log}
-	if cfg.RedisURL == "" {
+	if !cfg.RedisConfigured() {
 		versions := dataversion.NewDatabase(store.DataVersion, versionOpts)
 		d := serveDeps{
 			versions: versions,
@@ -185,7 +185,7 @@ func newServeDeps(ctx context.Context, cfg config.Config, log *slog.Logger, reg 
 	}
 	// go-redis offers only a process-wide logger.
 	redis.SetLogger(cache.RedisLogger{Log: log})
-	rdb, err := cache.NewRedisClient(cfg.RedisURL, cfg.CacheTimeout)
+	rdb, err := cache.NewUniversalClient(redisConn(cfg), cfg.CacheTimeout)
 	if err != nil {
 		return serveDeps{}, err
 	}
@@ -211,7 +211,24 @@ func newServeDeps(ctx context.Context, cfg config.Config, log *slog.Logger, reg 
 	// the limiter degrade and resume by themselves.
 	log.Info("redis cache and rate limits", "status", d.cache.Status(ctx), "ratelimit_mode", cfg.RateLimitMode)
 	checkEvictionPolicy(ctx, rdb, log)
+	if single, ok := rdb.(*redis.Client); ok {
+		// Quota counters written before their keys had hash tags.
+		uctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		moved, err := ratelimit.UpgradeUsageKeys(uctx, single, time.Now())
+		cancel()
+		if err != nil {
+			log.Warn("redis usage counters not upgraded; they are retried at the next start", "err", err, "moved", moved)
+		} else if moved > 0 {
+			log.Info("redis usage counters moved to the hash-tagged layout", "moved", moved)
+		}
+	}
 	return d, nil
+}
+
+// redisConn is the Redis that cfg names, in whichever mode.
+func redisConn(cfg config.Config) cache.RedisConn {
+	return cache.RedisConn{URL: cfg.RedisURL, SentinelAddrs: cfg.RedisSentinelAddrs, SentinelMaster: cfg.RedisSentinelMaster,
+		SentinelPassword: cfg.RedisSentinelPassword, ClusterAddrs: cfg.RedisClusterAddrs, Password: cfg.RedisPassword}
 }
 
 // runInBackground runs fn until the returned stop is called, which waits
@@ -266,7 +283,7 @@ func newHTTPServer(cfg config.Config, log *slog.Logger, api http.Handler) *http.
 // checkEvictionPolicy warns when Redis could evict limiter state: only the
 // volatile policies spare the usage counters, which carry no expiry (see
 // deploy/README.md). Managed Redis that refuses CONFIG is left alone.
-func checkEvictionPolicy(ctx context.Context, rdb *redis.Client, log *slog.Logger) {
+func checkEvictionPolicy(ctx context.Context, rdb redis.UniversalClient, log *slog.Logger) {
 	cctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	res, err := rdb.ConfigGet(cctx, "maxmemory-policy").Result()

@@ -92,7 +92,13 @@ func mustEOD(t *testing.T, c *Store, q marketdata.EODQuery) page {
 
 func newRedisCache(t *testing.T, url string, inner marketdata.Store, versions Versions, timeout time.Duration) *Store {
 	t.Helper()
-	rdb, err := NewRedisClient(url, timeout)
+	return newCacheOn(t, RedisConn{URL: url}, inner, versions, timeout)
+}
+
+// newCacheOn is newRedisCache on any Redis deployment.
+func newCacheOn(t *testing.T, conn RedisConn, inner marketdata.Store, versions Versions, timeout time.Duration) *Store {
+	t.Helper()
+	rdb, err := NewUniversalClient(conn, timeout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,12 +106,20 @@ func newRedisCache(t *testing.T, url string, inner marketdata.Store, versions Ve
 	return NewRedis(inner, rdb, versions, Options{TTL: time.Minute, Timeout: timeout, Registry: prometheus.NewRegistry()})
 }
 
-func TestRedisCacheVersioning(t *testing.T) {
-	url := testenv.Redis(t)
+// forEachRedis runs fn on one Redis server (a leased database) and on a
+// Redis Cluster of three primaries and three replicas.
+func forEachRedis(t *testing.T, fn func(t *testing.T, conn RedisConn)) {
+	t.Run("single", func(t *testing.T) { fn(t, RedisConn{URL: testenv.Redis(t)}) })
+	t.Run("cluster", func(t *testing.T) { fn(t, RedisConn{ClusterAddrs: testenv.RedisCluster(t).Addrs}) })
+}
+
+func TestRedisCacheVersioning(t *testing.T) { forEachRedis(t, checkVersioning) }
+
+func checkVersioning(t *testing.T, conn RedisConn) {
 	inner := &countingStore{}
 	inner.version.Store(7)
 	versions := at(7)
-	c := newRedisCache(t, url, inner, versions, time.Second)
+	c := newCacheOn(t, conn, inner, versions, time.Second)
 
 	p := mustEOD(t, c, query("GOOG"))
 	if p.Total != 17 || p.Bars[0].Symbol != "GOOG" || inner.calls.Load() != 1 {
@@ -120,7 +134,7 @@ func TestRedisCacheVersioning(t *testing.T) {
 	}
 	// Another instance, with an empty process layer, finds the page in
 	// Redis.
-	other := newRedisCache(t, url, inner, versions, time.Second)
+	other := newCacheOn(t, conn, inner, versions, time.Second)
 	if p := mustEOD(t, other, query("GOOG")); p.Total != 17 || inner.calls.Load() != 1 {
 		t.Fatalf("other instance: %+v, %d calls", p, inner.calls.Load())
 	}
@@ -159,9 +173,11 @@ func TestHitInMemoryMakesNoNetworkCall(t *testing.T) {
 	}
 }
 
-func TestConcurrentMissesCollapse(t *testing.T) {
+func TestConcurrentMissesCollapse(t *testing.T) { forEachRedis(t, checkMissesCollapse) }
+
+func checkMissesCollapse(t *testing.T, conn RedisConn) {
 	inner := &countingStore{gate: make(chan struct{})}
-	c := newRedisCache(t, testenv.Redis(t), inner, at(0), time.Second)
+	c := newCacheOn(t, conn, inner, at(0), time.Second)
 	const n = 8
 	var wg sync.WaitGroup
 	results := make([]page, n)

@@ -43,10 +43,49 @@ func NewRedis(inner marketdata.Store, rdb redis.UniversalClient, versions Versio
 // Redis.
 const L1MaxItems = 4096
 
-// NewRedisClient parses a redis:// URL into a client whose calls end at
+// RedisConn names the Redis to connect to, in one of three modes: URL (one
+// server), SentinelAddrs with SentinelMaster (the primary that Sentinel
+// names, followed across failovers), or ClusterAddrs (seed nodes of a
+// Redis Cluster). Password authenticates to the data nodes of the latter
+// two; a URL carries its own.
+type RedisConn struct {
+	URL              string
+	SentinelAddrs    []string
+	SentinelMaster   string
+	SentinelPassword string
+	ClusterAddrs     []string
+	Password         string
+}
+
+// NewUniversalClient connects to conn with a client whose calls end at
 // their context's deadline (go-redis ignores deadlines unless told) and
 // that does not retry: the cache's own timeout and fallback handle a slow
-// or absent server.
+// or absent server. In Cluster mode a redirect (MOVED, ASK) is still
+// followed, since that is routing, not a retry.
+func NewUniversalClient(conn RedisConn, timeout time.Duration) (redis.UniversalClient, error) {
+	io := max(timeout*4, 200*time.Millisecond)
+	switch {
+	case len(conn.ClusterAddrs) > 0:
+		return redis.NewClusterClient(&redis.ClusterOptions{
+			Addrs: conn.ClusterAddrs, Password: conn.Password, ContextTimeoutEnabled: true, MaxRetries: -1,
+			DialTimeout: io, ReadTimeout: io, WriteTimeout: io, PoolTimeout: io,
+		}), nil
+	case len(conn.SentinelAddrs) > 0:
+		return redis.NewFailoverClient(&redis.FailoverOptions{
+			MasterName: conn.SentinelMaster, SentinelAddrs: conn.SentinelAddrs, SentinelPassword: conn.SentinelPassword,
+			Password: conn.Password, ContextTimeoutEnabled: true, MaxRetries: -1,
+			DialTimeout: io, ReadTimeout: io, WriteTimeout: io, PoolTimeout: io,
+		}), nil
+	}
+	rdb, err := NewRedisClient(conn.URL, timeout)
+	if err != nil {
+		return nil, err
+	}
+	return rdb, nil
+}
+
+// NewRedisClient parses a redis:// URL into a single-server client set up
+// as NewUniversalClient describes.
 func NewRedisClient(rawURL string, timeout time.Duration) (*redis.Client, error) {
 	opts, err := redis.ParseURL(rawURL)
 	if err != nil {
@@ -55,7 +94,7 @@ func NewRedisClient(rawURL string, timeout time.Duration) (*redis.Client, error)
 	opts.ContextTimeoutEnabled = true
 	opts.MaxRetries = -1
 	opts.DialTimeout = max(timeout*4, 200*time.Millisecond)
-	opts.ReadTimeout = max(timeout*4, 200*time.Millisecond)
+	opts.ReadTimeout = opts.DialTimeout
 	opts.WriteTimeout = opts.ReadTimeout
 	opts.PoolTimeout = opts.ReadTimeout
 	return redis.NewClient(opts), nil

@@ -13,7 +13,7 @@ import (
 // alone: its arguments (cache keys and entries, rate-limit counters) are
 // never recorded, nor the caller's source line, which costs a stack walk
 // per command.
-func TraceRedis(rdb *redis.Client, tp trace.TracerProvider) error {
+func TraceRedis(rdb redis.UniversalClient, tp trace.TracerProvider) error {
 	err := redisotel.InstrumentTracing(rdb, redisotel.WithTracerProvider(tp),
 		redisotel.WithDBStatement(false), redisotel.WithCallerEnabled(false))
 	if err != nil {

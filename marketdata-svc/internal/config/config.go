@@ -5,6 +5,7 @@ package config
 import (
 	"fmt"
 	"log/slog"
+	"net"
 	"net/url"
 	"time"
 
@@ -27,7 +28,16 @@ type Config struct {
 	// RedisURL is the cache and rate-limit store; empty selects a bounded
 	// in-process cache and in-process limits.
 	RedisURL string
-	HTTPAddr string
+	// RedisSentinelAddrs and RedisSentinelMaster select a Sentinel-managed
+	// primary instead, RedisClusterAddrs a Redis Cluster (seed nodes); at
+	// most one of the three modes is set. RedisPassword authenticates to
+	// the data nodes of those two modes (a URL carries its own).
+	RedisSentinelAddrs    []string
+	RedisSentinelMaster   string
+	RedisSentinelPassword string
+	RedisClusterAddrs     []string
+	RedisPassword         string
+	HTTPAddr              string
 	// TrustedProxies are the CIDRs or IPs whose X-Forwarded-For is believed;
 	// none by default, so a client cannot spoof its address.
 	TrustedProxies []string
@@ -87,29 +97,34 @@ const (
 func Load(getenv func(string) string) (Config, error) {
 	r := envconfig.New(getenv, "")
 	c := Config{
-		DatabaseURL:       r.String("MARKETDATA_DATABASE_URL", ""),
-		RedisURL:          r.String("MARKETDATA_REDIS_URL", ""),
-		HTTPAddr:          r.String("MARKETDATA_HTTP_ADDR", ":8081"),
-		TrustedProxies:    r.List("MARKETDATA_TRUSTED_PROXIES"),
-		CORSOrigins:       r.List("MARKETDATA_CORS_ORIGINS"),
-		LogLevel:          r.Level("MARKETDATA_LOG_LEVEL", slog.LevelInfo),
-		ShutdownDrain:     r.Duration("MARKETDATA_SHUTDOWN_DRAIN", 5*time.Second),
-		ShutdownTimeout:   r.Duration("MARKETDATA_SHUTDOWN_TIMEOUT", 20*time.Second),
-		RequestTimeout:    r.Duration("MARKETDATA_REQUEST_TIMEOUT", 10*time.Second),
-		StatementTimeout:  r.Duration("MARKETDATA_STATEMENT_TIMEOUT", 5*time.Second),
-		DBMaxOpenConns:    r.Int("MARKETDATA_DB_MAX_OPEN_CONNS", 20),
-		DBMaxIdleConns:    r.Int("MARKETDATA_DB_MAX_IDLE_CONNS", 20),
-		DBConnMaxLifetime: r.Duration("MARKETDATA_DB_CONN_MAX_LIFETIME", 30*time.Minute),
-		DBConnMaxIdleTime: r.Duration("MARKETDATA_DB_CONN_MAX_IDLE_TIME", 5*time.Minute),
-		CacheTTL:          r.Duration("MARKETDATA_CACHE_TTL", 5*time.Minute),
-		CacheTimeout:      r.Duration("MARKETDATA_CACHE_TIMEOUT", 50*time.Millisecond),
-		LocalCacheSize:    r.Int("MARKETDATA_LOCAL_CACHE_SIZE", 10_000),
-		DataVersionPoll:   r.Duration("MARKETDATA_DATA_VERSION_POLL", 250*time.Millisecond),
-		RateLimitMode:     r.String("MARKETDATA_RATELIMIT_MODE", RateLimitLease),
-		KeyCacheTTL:       r.Duration("MARKETDATA_KEY_CACHE_TTL", 30*time.Second),
-		AuthFailureLimit:  r.Int("MARKETDATA_AUTH_FAILURE_LIMIT", 20),
-		AuthFailureWindow: r.Duration("MARKETDATA_AUTH_FAILURE_WINDOW", time.Minute),
-		PprofAddr:         r.String("MARKETDATA_PPROF_ADDR", ""),
+		DatabaseURL:           r.String("MARKETDATA_DATABASE_URL", ""),
+		RedisURL:              r.String("MARKETDATA_REDIS_URL", ""),
+		RedisSentinelAddrs:    r.List("MARKETDATA_REDIS_SENTINEL_ADDRS"),
+		RedisSentinelMaster:   r.String("MARKETDATA_REDIS_SENTINEL_MASTER", ""),
+		RedisSentinelPassword: r.String("MARKETDATA_REDIS_SENTINEL_PASSWORD", ""),
+		RedisClusterAddrs:     r.List("MARKETDATA_REDIS_CLUSTER_ADDRS"),
+		RedisPassword:         r.String("MARKETDATA_REDIS_PASSWORD", ""),
+		HTTPAddr:              r.String("MARKETDATA_HTTP_ADDR", ":8081"),
+		TrustedProxies:        r.List("MARKETDATA_TRUSTED_PROXIES"),
+		CORSOrigins:           r.List("MARKETDATA_CORS_ORIGINS"),
+		LogLevel:              r.Level("MARKETDATA_LOG_LEVEL", slog.LevelInfo),
+		ShutdownDrain:         r.Duration("MARKETDATA_SHUTDOWN_DRAIN", 5*time.Second),
+		ShutdownTimeout:       r.Duration("MARKETDATA_SHUTDOWN_TIMEOUT", 20*time.Second),
+		RequestTimeout:        r.Duration("MARKETDATA_REQUEST_TIMEOUT", 10*time.Second),
+		StatementTimeout:      r.Duration("MARKETDATA_STATEMENT_TIMEOUT", 5*time.Second),
+		DBMaxOpenConns:        r.Int("MARKETDATA_DB_MAX_OPEN_CONNS", 20),
+		DBMaxIdleConns:        r.Int("MARKETDATA_DB_MAX_IDLE_CONNS", 20),
+		DBConnMaxLifetime:     r.Duration("MARKETDATA_DB_CONN_MAX_LIFETIME", 30*time.Minute),
+		DBConnMaxIdleTime:     r.Duration("MARKETDATA_DB_CONN_MAX_IDLE_TIME", 5*time.Minute),
+		CacheTTL:              r.Duration("MARKETDATA_CACHE_TTL", 5*time.Minute),
+		CacheTimeout:          r.Duration("MARKETDATA_CACHE_TIMEOUT", 50*time.Millisecond),
+		LocalCacheSize:        r.Int("MARKETDATA_LOCAL_CACHE_SIZE", 10_000),
+		DataVersionPoll:       r.Duration("MARKETDATA_DATA_VERSION_POLL", 250*time.Millisecond),
+		RateLimitMode:         r.String("MARKETDATA_RATELIMIT_MODE", RateLimitLease),
+		KeyCacheTTL:           r.Duration("MARKETDATA_KEY_CACHE_TTL", 30*time.Second),
+		AuthFailureLimit:      r.Int("MARKETDATA_AUTH_FAILURE_LIMIT", 20),
+		AuthFailureWindow:     r.Duration("MARKETDATA_AUTH_FAILURE_WINDOW", time.Minute),
+		PprofAddr:             r.String("MARKETDATA_PPROF_ADDR", ""),
 	}
 	c.Tracing = tracing.FromEnv(getenv)
 	c.DatabaseReplicaURLs = r.List("MARKETDATA_DATABASE_REPLICA_URLS")
@@ -117,6 +132,7 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.DatabaseURL == "" {
 		r.Fail("MARKETDATA_DATABASE_URL", "is required")
 	}
+	c.checkRedis(r)
 	if err := auth.CheckCacheTTLSetting(c.KeyCacheTTL); err != nil {
 		r.Fail("MARKETDATA_KEY_CACHE_TTL", err.Error())
 	}
@@ -157,6 +173,11 @@ func (c Config) LogValue() slog.Value {
 		slog.Any("database_replica_urls", maskAll(c.DatabaseReplicaURLs)),
 		slog.String("database_replica_wait", c.ReplicaWait.String()),
 		slog.String("redis_url", dsn.Mask(c.RedisURL)),
+		slog.Any("redis_sentinel_addrs", c.RedisSentinelAddrs),
+		slog.String("redis_sentinel_master", c.RedisSentinelMaster),
+		slog.String("redis_sentinel_password", mask(c.RedisSentinelPassword)),
+		slog.Any("redis_cluster_addrs", c.RedisClusterAddrs),
+		slog.String("redis_password", mask(c.RedisPassword)),
 		slog.String("http_addr", c.HTTPAddr),
 		slog.Any("trusted_proxies", c.TrustedProxies),
 		slog.Any("cors_origins", c.CORSOrigins),
@@ -186,6 +207,44 @@ func maskAll(urls []string) []string {
 		out[i] = dsn.Mask(u)
 	}
 	return out
+}
+
+// RedisConfigured tells whether any Redis mode is set; without one the
+// cache and the limits stay in process.
+func (c Config) RedisConfigured() bool {
+	return c.RedisURL != "" || len(c.RedisSentinelAddrs) > 0 || len(c.RedisClusterAddrs) > 0
+}
+
+// checkRedis allows one Redis mode at most, each complete.
+func (c Config) checkRedis(r *envconfig.Reader) {
+	modes := 0
+	for _, set := range []bool{c.RedisURL != "", len(c.RedisSentinelAddrs) > 0, len(c.RedisClusterAddrs) > 0} {
+		if set {
+			modes++
+		}
+	}
+	if modes > 1 {
+		r.Fail("MARKETDATA_REDIS_URL", "MARKETDATA_REDIS_SENTINEL_ADDRS and MARKETDATA_REDIS_CLUSTER_ADDRS are exclusive: set one Redis mode")
+	}
+	if (len(c.RedisSentinelAddrs) > 0) != (c.RedisSentinelMaster != "") {
+		r.Fail("MARKETDATA_REDIS_SENTINEL_MASTER", "and MARKETDATA_REDIS_SENTINEL_ADDRS go together: the master's name and the sentinels' host:port list")
+	}
+	if c.RedisURL != "" && (c.RedisPassword != "" || c.RedisSentinelPassword != "") {
+		r.Fail("MARKETDATA_REDIS_PASSWORD", "applies to Sentinel and Cluster modes only; put the password in MARKETDATA_REDIS_URL")
+	}
+	for _, a := range append(append([]string(nil), c.RedisSentinelAddrs...), c.RedisClusterAddrs...) {
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			r.Fail("MARKETDATA_REDIS_SENTINEL_ADDRS", fmt.Sprintf("or MARKETDATA_REDIS_CLUSTER_ADDRS has %q: each entry must be host:port", a))
+		}
+	}
+}
+
+// mask hides a password but tells whether one is set.
+func mask(secret string) string {
+	if secret == "" {
+		return ""
+	}
+	return dsn.Masked
 }
 
 // validOrigin accepts "*" or a browser origin: http or https, a host, an

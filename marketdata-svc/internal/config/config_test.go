@@ -132,3 +132,41 @@ func TestLoadReplicaURLs(t *testing.T) {
 		t.Errorf("a zero replica wait accepted (%v)", err)
 	}
 }
+
+func TestLoadRedisModes(t *testing.T) {
+	base := func(kv ...string) map[string]string {
+		m := map[string]string{"MARKETDATA_DATABASE_URL": "postgres://db/m"}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	c, err := Load(env(base("MARKETDATA_REDIS_CLUSTER_ADDRS", "r1:6379, r2:6379", "MARKETDATA_REDIS_PASSWORD", "s3cret")))
+	if err != nil || len(c.RedisClusterAddrs) != 2 || !c.RedisConfigured() {
+		t.Fatalf("cluster: %+v, %v", c.RedisClusterAddrs, err)
+	}
+	c, err = Load(env(base("MARKETDATA_REDIS_SENTINEL_ADDRS", "s1:26379", "MARKETDATA_REDIS_SENTINEL_MASTER", "mymaster",
+		"MARKETDATA_REDIS_SENTINEL_PASSWORD", "s3cret")))
+	if err != nil || c.RedisSentinelMaster != "mymaster" || !c.RedisConfigured() {
+		t.Fatalf("sentinel: %+v, %v", c, err)
+	}
+	var logged strings.Builder
+	slog.New(slog.NewTextHandler(&logged, nil)).Info("config", "config", c)
+	if strings.Contains(logged.String(), "s3cret") || !strings.Contains(logged.String(), "redis_sentinel_master=mymaster") {
+		t.Errorf("logged config: %s", logged.String())
+	}
+	if c, _ := Load(env(base())); c.RedisConfigured() {
+		t.Error("no Redis setting, yet RedisConfigured")
+	}
+	for _, bad := range []map[string]string{
+		base("MARKETDATA_REDIS_URL", "redis://r:6379/0", "MARKETDATA_REDIS_CLUSTER_ADDRS", "r1:6379"),
+		base("MARKETDATA_REDIS_SENTINEL_ADDRS", "s1:26379"),
+		base("MARKETDATA_REDIS_SENTINEL_MASTER", "mymaster"),
+		base("MARKETDATA_REDIS_CLUSTER_ADDRS", "r1"),
+		base("MARKETDATA_REDIS_URL", "redis://r:6379/0", "MARKETDATA_REDIS_PASSWORD", "p"),
+	} {
+		if _, err := Load(env(bad)); err == nil || !strings.Contains(err.Error(), "MARKETDATA_REDIS_") {
+			t.Errorf("%v: %v, want an error naming the Redis setting", bad, err)
+		}
+	}
+}

@@ -63,7 +63,7 @@ func TestQuotaSurvivesCacheEviction(t *testing.T) {
 		t.Fatal("no key was evicted: the test did not put Redis under pressure")
 	}
 	month, _, _ := monthWindow(time.Now())
-	if n, err := rdb.Get(ctx, "usage:evict-me:"+month).Int64(); err != nil || n != 30 {
+	if n, err := rdb.Get(ctx, usageKey("evict-me", month)).Int64(); err != nil || n != 30 {
 		t.Fatalf("usage counter after eviction = %d, %v; want 30", n, err)
 	}
 	if v, err := rdb.Get(ctx, versionKey).Int64(); err != nil || v != 42 {
@@ -96,16 +96,16 @@ func TestPreviousMonthCounterIsDropped(t *testing.T) {
 	ctx := context.Background()
 	l, rdb := redisLimiter(t, testenv.Redis(t))
 	l.now = func() time.Time { return time.Date(2026, 3, 1, 0, 0, 5, 0, time.UTC) }
-	if err := rdb.Set(ctx, "usage:rollover:2026-02", 17, 0).Err(); err != nil {
+	if err := rdb.Set(ctx, usageKey("rollover", "2026-02"), 17, 0).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if d := l.Allow(ctx, auth.Principal{KeyID: "rollover", MonthlyQuota: 10}); d.Err != nil || d.Used != 1 {
 		t.Fatalf("first request of March: %+v", d)
 	}
-	if n := rdb.Exists(ctx, "usage:rollover:2026-02").Val(); n != 0 {
+	if n := rdb.Exists(ctx, usageKey("rollover", "2026-02")).Val(); n != 0 {
 		t.Error("February's counter is still there after March's first count")
 	}
-	if n, _ := rdb.Get(ctx, "usage:rollover:2026-03").Int64(); n != 1 {
+	if n, _ := rdb.Get(ctx, usageKey("rollover", "2026-03")).Int64(); n != 1 {
 		t.Errorf("March's counter = %d, want 1", n)
 	}
 }

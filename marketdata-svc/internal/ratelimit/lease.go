@@ -419,14 +419,19 @@ func (l *Leased) lease(s *leaseState, f *leaseFlight, p auth.Principal, month st
 }
 
 // limitKeys are the rate key, month's usage key and the previous month's,
-// as Redis names them.
+// as Redis names them. All three carry the key ID as hash tag {keyID}: a
+// Redis Cluster keeps them in one slot, so one script may use them
+// together (TestScriptKeysShareASlot).
 func limitKeys(keyID, month string) []string {
 	prev := month
 	if t, err := time.Parse("2006-01", month); err == nil {
 		prev = t.AddDate(0, -1, 0).Format("2006-01")
 	}
-	return []string{"rate:rate:" + keyID, "usage:" + keyID + ":" + month, "usage:" + keyID + ":" + prev}
+	return []string{"rate:rate:{" + keyID + "}", usageKey(keyID, month), usageKey(keyID, prev)}
 }
+
+// usageKey is the counter of keyID's requests in month (YYYY-MM).
+func usageKey(keyID, month string) string { return "usage:{" + keyID + "}:" + month }
 
 // Run gives back the unspent tokens of expired leases every half lease
 // lifetime, and forgets keys idle for a minute, until ctx ends; then it

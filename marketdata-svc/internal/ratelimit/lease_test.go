@@ -40,13 +40,16 @@ func TestLeasedSmallLimitsExact(t *testing.T) {
 	if n := LeaseSize(3, 5); n != 1 {
 		t.Fatalf("LeaseSize(3, 5) = %d, want 1", n)
 	}
-	l, rdb := leasedLimiter(t, testenv.Redis(t), nil)
-	checkRate(t, l)
-	checkQuota(t, l)
-	month, _, _ := monthWindow(time.Now())
-	if n, err := rdb.Get(context.Background(), "usage:quota-key:"+month).Int64(); err != nil || n != 5 {
-		t.Errorf("counter = %d, %v; want 5", n, err)
-	}
+	forEachRedis(t, func(t *testing.T, client func() redis.UniversalClient) {
+		rdb := client()
+		l := NewLeased(rdb, LeasedOptions{Timeout: time.Second, Registry: prometheus.NewRegistry()})
+		checkRate(t, l)
+		checkQuota(t, l)
+		month, _, _ := monthWindow(time.Now())
+		if n, err := rdb.Get(context.Background(), usageKey("quota-key", month)).Int64(); err != nil || n != 5 {
+			t.Errorf("counter = %d, %v; want 5", n, err)
+		}
+	})
 }
 
 func TestLeaseSize(t *testing.T) {
@@ -68,13 +71,17 @@ func TestLeaseSize(t *testing.T) {
 // than it, the last tokens are leased one at a time, and once every
 // replica has given its unspent tokens back the key gets all of it.
 func TestLeasedQuotaAcrossReplicas(t *testing.T) {
-	url := testenv.Redis(t)
+	forEachRedis(t, checkQuotaAcrossReplicas)
+}
+
+func checkQuotaAcrossReplicas(t *testing.T, client func() redis.UniversalClient) {
 	const quota = 1000 // leases of 10
 	p := auth.Principal{KeyID: "shared", MonthlyQuota: quota}
 	var replicas [3]*Leased
-	var rdb *redis.Client
+	var rdb redis.UniversalClient
 	for i := range replicas {
-		replicas[i], rdb = leasedLimiter(t, url, nil)
+		rdb = client()
+		replicas[i] = NewLeased(rdb, LeasedOptions{Timeout: time.Second, Registry: prometheus.NewRegistry()})
 		runLeased(t, replicas[i])
 	}
 	var allowed atomic.Int64
@@ -118,7 +125,7 @@ func TestLeasedQuotaAcrossReplicas(t *testing.T) {
 		t.Fatalf("admitted %d after the quota was used, want %d", got, quota)
 	}
 	month, _, _ := monthWindow(time.Now())
-	if n, _ := rdb.Get(context.Background(), "usage:shared:"+month).Int64(); n != quota {
+	if n, _ := rdb.Get(context.Background(), usageKey("shared", month)).Int64(); n != quota {
 		t.Errorf("counter = %d, want %d", n, quota)
 	}
 }
@@ -142,7 +149,7 @@ func TestLeasedGivesBack(t *testing.T) {
 		t.Fatalf("first request: %+v", d)
 	}
 	month, _, _ := monthWindow(time.Now())
-	key := "usage:giver:" + month
+	key := usageKey("giver", month)
 	if n, _ := rdb.Get(ctx, key).Int64(); n != 10 {
 		t.Fatalf("counter after one lease = %d, want 10", n)
 	}
@@ -192,7 +199,7 @@ func TestLeasedMonthRollover(t *testing.T) {
 			t.Fatalf("January request %d: %+v", i, d)
 		}
 	}
-	if n, _ := rdb.Get(ctx, "usage:roll:2026-01").Int64(); n != 10 {
+	if n, _ := rdb.Get(ctx, usageKey("roll", "2026-01")).Int64(); n != 10 {
 		t.Fatalf("January's counter = %d, want one lease of 10", n)
 	}
 	mu.Lock()
@@ -201,17 +208,17 @@ func TestLeasedMonthRollover(t *testing.T) {
 	if d := l.Allow(ctx, p); d.Err != nil || d.Used != 1 || d.QuotaResetAfter != 28*24*time.Hour-500*time.Millisecond {
 		t.Fatalf("first request of February: %+v", d)
 	}
-	if n, _ := rdb.Get(ctx, "usage:roll:2026-02").Int64(); n != 10 {
+	if n, _ := rdb.Get(ctx, usageKey("roll", "2026-02")).Int64(); n != 10 {
 		t.Errorf("February's counter = %d, want 10", n)
 	}
-	if n := rdb.Exists(ctx, "usage:roll:2026-01").Val(); n != 0 {
+	if n := rdb.Exists(ctx, usageKey("roll", "2026-01")).Val(); n != 0 {
 		t.Error("January's counter is still there after February's first lease")
 	}
 	l.giveBack(true)
-	if n, _ := rdb.Get(ctx, "usage:roll:2026-02").Int64(); n != 1 {
+	if n, _ := rdb.Get(ctx, usageKey("roll", "2026-02")).Int64(); n != 1 {
 		t.Errorf("February's counter after the give-back = %d, want 1", n)
 	}
-	if n := rdb.Exists(ctx, "usage:roll:2026-01").Val(); n != 0 {
+	if n := rdb.Exists(ctx, usageKey("roll", "2026-01")).Val(); n != 0 {
 		t.Error("January's unspent tokens were given back into a counter")
 	}
 }
@@ -260,7 +267,7 @@ func TestLeasedForgetsIdleKeys(t *testing.T) {
 		t.Errorf("%d keys still held after two idle minutes", n)
 	}
 	month, _, _ := monthWindow(clock())
-	if got, _ := rdb.Get(ctx, "usage:idle:"+month).Int64(); got != 1 {
+	if got, _ := rdb.Get(ctx, usageKey("idle", month)).Int64(); got != 1 {
 		t.Errorf("counter = %d after the give-back, want 1", got)
 	}
 	if d := l.Allow(ctx, p); d.Err != nil || d.Used != 2 {

@@ -19,7 +19,7 @@
 // A token admits one request under both limits. A replica leases tokens
 // per key from Redis (leaseScript, one atomic step) and spends them in
 // memory. A lease of n advances the key's GCRA TAT by n/rate (redis_rate's
-// AllowN) and adds n to the month's counter usage:{keyID}:{YYYY-MM}, which
+// AllowN) and adds n to the month's counter usage:{<keyID>}:<YYYY-MM>, which
 // therefore counts requests served plus tokens replicas hold unspent.
 // Redis grants n = min(size, what GCRA admits now, quota - counter,
 // max(1, (quota - counter)/16)): the sum of outstanding leases never

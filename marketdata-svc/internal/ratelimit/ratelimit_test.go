@@ -97,18 +97,21 @@ func checkQuota(t *testing.T, l limiter) {
 }
 
 func TestRedisLimits(t *testing.T) {
-	l, rdb := redisLimiter(t, testenv.Redis(t))
-	checkRate(t, l)
-	checkQuota(t, l)
-	month, _, _ := monthWindow(time.Now())
-	key := "usage:quota-key:" + month
-	if n, err := rdb.Get(context.Background(), key).Int64(); err != nil || n != 5 {
-		t.Errorf("counter %s = %d, %v; want 5", key, n, err)
-	}
-	// No expiry: volatile-lru must never evict a quota (see limitScript).
-	if ttl := rdb.TTL(context.Background(), key).Val(); ttl != -1 {
-		t.Errorf("counter expiry %v, want none", ttl)
-	}
+	forEachRedis(t, func(t *testing.T, client func() redis.UniversalClient) {
+		rdb := client()
+		l := NewRedis(rdb, RedisOptions{Timeout: time.Second, Registry: prometheus.NewRegistry()})
+		checkRate(t, l)
+		checkQuota(t, l)
+		month, _, _ := monthWindow(time.Now())
+		key := usageKey("quota-key", month)
+		if n, err := rdb.Get(context.Background(), key).Int64(); err != nil || n != 5 {
+			t.Errorf("counter %s = %d, %v; want 5", key, n, err)
+		}
+		// No expiry: volatile-lru must never evict a quota (see limitScript).
+		if ttl := rdb.TTL(context.Background(), key).Val(); ttl != -1 {
+			t.Errorf("counter expiry %v, want none", ttl)
+		}
+	})
 }
 
 // TestRedisDownFailsOpen: with Redis down, both modes let requests

@@ -67,7 +67,7 @@ return {1, remaining, '-1', tostring(reset), used}
 `)
 
 // Redis limits requests with GCRA and counts monthly usage under
-// "usage:{keyID}:{YYYY-MM}", both in one script call per request.
+// "usage:{<keyID>}:<YYYY-MM>" (limitKeys), both in one script call per request.
 type Redis struct {
 	rdb     redis.UniversalClient
 	timeout time.Duration
@@ -114,9 +114,7 @@ func (l *Redis) Allow(ctx context.Context, p auth.Principal) Decision {
 		return d
 	}
 	cctx, cancel := context.WithTimeout(ctx, l.timeout)
-	prev := now.UTC().AddDate(0, 0, -now.UTC().Day()).Format("2006-01")
-	keys := []string{"rate:rate:" + p.KeyID, "usage:" + p.KeyID + ":" + month, "usage:" + p.KeyID + ":" + prev}
-	res, err := l.batch.run(cctx, keys, []any{max(p.RatePerSecond, 0), max(p.MonthlyQuota, 0)})
+	res, err := l.batch.run(cctx, limitKeys(p.KeyID, month), []any{max(p.RatePerSecond, 0), max(p.MonthlyQuota, 0)})
 	cancel()
 	if err == nil && len(res) != 5 {
 		err = errors.New("unexpected reply")

@@ -70,7 +70,8 @@ var env struct {
 	containers []testcontainers.Container
 	// postgres is the PostgreSQL container when this binary started one.
 	postgres testcontainers.Container
-	// cleanups run before the containers are terminated.
+	// cleanups run before the containers are terminated: they stop the
+	// replica and the local Redis processes this binary started.
 	cleanups []func()
 }
 

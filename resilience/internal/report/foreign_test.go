@@ -30,3 +30,16 @@ func TestKeepForeignReplicas(t *testing.T) {
 		t.Fatalf("KeepForeign = %q", got)
 	}
 }
+
+// TestKeepForeignRedisCluster: the Redis Cluster figures (marketdata-svc's
+// failover test) survive a rewrite, alone or after the gateway's.
+func TestKeepForeignRedisCluster(t *testing.T) {
+	cluster := "\n## Redis Cluster\n\n| failover | 4.4 s |\n"
+	if got := KeepForeign("# Reliability\n\n## Fault scenarios\nold\n" + cluster); got != cluster {
+		t.Fatalf("KeepForeign = %q, want the Redis Cluster section", got)
+	}
+	gateway := "\n## Gateway (make compose-smoke)\n\n| requests lost | 0 |\n"
+	if got := KeepForeign("# Reliability\n\n## Fault scenarios\nold\n" + gateway + cluster); got != gateway+cluster {
+		t.Fatalf("KeepForeign = %q, want both sections", got)
+	}
+}

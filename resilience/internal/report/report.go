@@ -288,8 +288,9 @@ func writeChecks(b *strings.Builder, s *Scenario) {
 // ForeignSections are the headings of RELIABILITY.md's sections that other
 // targets measure and write (`make compose-smoke` runs the gateway stack,
 // which the fault suite does not start; marketdata-svc's replica suites
-// measure the read replicas); a rewrite keeps them, so they stay last.
-var ForeignSections = []string{"## Gateway (make compose-smoke)", "## PostgreSQL read replicas"}
+// measure the read replicas and its failover test the Redis Cluster); a
+// rewrite keeps them, so they stay last.
+var ForeignSections = []string{"## Gateway (make compose-smoke)", "## PostgreSQL read replicas", "## Redis Cluster"}
 
 // KeepForeign returns the part of an earlier RELIABILITY.md that starts at
 // the first of ForeignSections, or "" when it holds none, for the new
