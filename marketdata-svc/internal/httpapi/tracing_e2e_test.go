@@ -83,6 +83,13 @@ func TestTracingContinuesGatewayTrace(t *testing.T) {
 		t.Errorf("server span parent %s (remote %v), want the gateway's %s", server.Parent.SpanID(), server.Parent.IsRemote(), parentID)
 	}
 	for _, s := range spans {
+		// A root span other than the server's is the server's own
+		// background work (the data version's poll of Redis), recorded
+		// while the request ran; that the request's work sits under its
+		// server span is TestTracingEODMissThenHit's check.
+		if !s.Parent.IsValid() && s.SpanKind != trace.SpanKindServer {
+			continue
+		}
 		if s.SpanContext.TraceID().String() != traceID {
 			t.Errorf("span %q in trace %s, want the gateway's %s", s.Name, s.SpanContext.TraceID(), traceID)
 		}
