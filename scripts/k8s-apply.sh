@@ -12,7 +12,7 @@
 #
 #   K8S_VERSION        Kubernetes release to build (default v1.37.2, the
 #                      family of deploy/k8s/validate's k8s.io/api v0.37.2)
-#   ETCD_VERSION       etcd built from its module (default v3.6.7), see below
+#   ETCD_VERSION       etcd built from its module (default v3.7.0) when no etcd-server package
 #   K8S_APPLY_PORT     kube-apiserver's secure port (default 16443)
 #   K8S_ETCD_PORTS     etcd client and peer ports (default "23790 23800")
 #   K8S_APPLY_BUILD_ONLY=1  build the binaries, start nothing
@@ -22,7 +22,7 @@ root=$(pwd)
 export GOWORK=off CGO_ENABLED=0
 
 k8s_version=${K8S_VERSION:-v1.37.2}
-etcd_version=${ETCD_VERSION:-v3.6.7}
+etcd_version=${ETCD_VERSION:-v3.7.0}
 api_port=${K8S_APPLY_PORT:-16443}
 read -r etcd_port etcd_peer_port <<<"${K8S_ETCD_PORTS:-23790 23800}"
 bin="$root/.bin"
@@ -55,7 +55,7 @@ build_k8s() {
     printf ')\n'
   } >"$tmp/go.mod"
   printf 'package build\n\nimport (\n\t_ "k8s.io/kubernetes/cmd/kube-apiserver/app"\n\t_ "k8s.io/kubectl/pkg/cmd"\n)\n' >"$tmp/deps.go"
-  (cd "$tmp" && go mod tidy >/dev/null)
+  (cd "$tmp" && go mod tidy >"$tmp/tidy.log" 2>&1) || { cat "$tmp/tidy.log" >&2; return 1; }
   # The version the binaries report (and the cache check below reads).
   ldflags="-s -w"
   for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
@@ -134,7 +134,7 @@ openssl genrsa -out "$tmp/sa.key" 2048 2>/dev/null
 token=$(head -c 24 /dev/urandom | base64 | tr -d '/+=')
 printf '%s,k8s-apply,k8s-apply,system:masters\n' "$token" >"$tmp/tokens.csv"
 "$bin/kube-apiserver" --etcd-servers "http://127.0.0.1:$etcd_port" \
-  --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$api_port" --cert-dir "$tmp/pki" \
+  --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --endpoint-reconciler-type none --secure-port "$api_port" --cert-dir "$tmp/pki" \
   --service-account-issuer https://kubernetes.default.svc --service-account-key-file "$tmp/sa.key" \
   --service-account-signing-key-file "$tmp/sa.key" --service-cluster-ip-range 10.96.0.0/16 \
   --token-auth-file "$tmp/tokens.csv" --authorization-mode RBAC >"$tmp/apiserver.log" 2>&1 &
