@@ -3,7 +3,7 @@
 
 MODULES  := pkg notes-svc marketdata-svc
 # Tool modules outside go.work: linted with the rest, tested by their targets.
-TOOL_MODULES := bench resilience deploy/k8s/validate tools/fuzzrun clients/notes clients/marketdata tools/reaper testcontainers tools/docsbrowser deploy/monitoring/check
+TOOL_MODULES := bench resilience deploy/k8s/validate deploy/k8s/apply tools/fuzzrun clients/notes clients/marketdata tools/reaper testcontainers tools/docsbrowser deploy/monitoring/check
 SERVICES := notes-svc marketdata-svc
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 BIN      := $(CURDIR)/bin
@@ -19,7 +19,7 @@ FUZZTIME ?= 50000x
 export GOWORK := off
 export CGO_ENABLED ?= 0
 
-.PHONY: run up down test unit fuzz lint build tidy clean stack-up stack-down test-images images compose-smoke k8s-validate faults security bench bench-go clients clients-check tc-test docs-browser monitoring-check monitoring-generate gateway-routes
+.PHONY: run up down test unit fuzz lint build tidy clean stack-up stack-down test-images images compose-smoke k8s-validate k8s-apply faults security bench bench-go clients clients-check tc-test docs-browser monitoring-check monitoring-generate gateway-routes
 
 ## run: start PostgreSQL, Redis, both services and the demo data; print how to call them
 run: build
@@ -99,6 +99,10 @@ monitoring-generate:
 ## k8s-validate: kustomize v5.8.2 build of every overlay, strict decoding, semantic checks, gateway routes against the HTTPRoute
 k8s-validate:
 	@scripts/k8s-validate.sh
+
+## k8s-apply: every overlay applied (server-side dry run, then for real) to kube-apiserver and etcd on loopback, objects and HPA/PDB/NetworkPolicy references checked in the API server, plus a self-test
+k8s-apply:
+	@scripts/k8s-apply.sh
 
 ## gateway-routes: regenerate deploy/gateway/routes.conf (the compose gateway's nginx routes) from the Kubernetes HTTPRoute
 gateway-routes:
