@@ -36,6 +36,20 @@ function lines(path)
   return out
 end
 
+-- miss_args reads the arguments every cache-miss script takes
+-- (DATAFILE NTHREADS OFFSET ACCESS_KEY, the DATAFILE's lines
+-- "KIND<TAB>VALUE" of two kinds): the values of kind first and those of
+-- the other kind, each in file order, the access key, and a function
+-- giving the sequence number of this thread's next request.
+function miss_args(args, first)
+  local a, b = {}, {}
+  for _, f in ipairs(lines(args[1])) do
+    if f[1] == first then table.insert(a, f[2]) else table.insert(b, f[2]) end
+  end
+  local nthreads, offset = tonumber(args[2]), tonumber(args[3])
+  return a, b, args[4], function() return seq(nthreads, offset) end
+end
+
 function done(summary, latency, requests)
   local e = summary.errors
   io.write(string.format(

@@ -5,18 +5,14 @@
 -- DATAFILE lines: "pair<TAB>A,B" and "date<TAB>YYYY-MM-DD".
 dofile("common.lua")
 
-local pairs_, dates, nthreads, offset, key
+local pairs_, dates, key, next_seq
 
 function init(args)
-  pairs_, dates = {}, {}
-  for _, f in ipairs(lines(args[1])) do
-    if f[1] == "pair" then table.insert(pairs_, f[2]) else table.insert(dates, f[2]) end
-  end
-  nthreads, offset, key = tonumber(args[2]), tonumber(args[3]), args[4]
+  pairs_, dates, key, next_seq = miss_args(args, "pair")
 end
 
 function request()
-  local g = seq(nthreads, offset)
+  local g = next_seq()
   local p = pairs_[g % #pairs_ + 1]
   -- 7919 is prime and coprime to the number of dates the harness writes,
   -- so the walk visits every date once per pair before repeating.

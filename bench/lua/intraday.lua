@@ -5,18 +5,14 @@
 -- DATAFILE lines: "sym<TAB>SYMBOL" and "day<TAB>YYYY-MM-DD".
 dofile("common.lua")
 
-local syms, days, nthreads, offset, key
+local syms, days, key, next_seq
 
 function init(args)
-  syms, days = {}, {}
-  for _, f in ipairs(lines(args[1])) do
-    if f[1] == "sym" then table.insert(syms, f[2]) else table.insert(days, f[2]) end
-  end
-  nthreads, offset, key = tonumber(args[2]), tonumber(args[3]), args[4]
+  syms, days, key, next_seq = miss_args(args, "sym")
 end
 
 function request()
-  local g = seq(nthreads, offset)
+  local g = next_seq()
   -- The harness keeps #syms and #days coprime, so #syms x #days requests
   -- in a row are distinct (Chinese remainders), and the symbol and the day
   -- both change on every request, spread like pgbench's random picks.
