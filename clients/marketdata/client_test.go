@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -52,13 +51,9 @@ func newTestClient(t *testing.T, h http.HandlerFunc, opts ...Option) (*Client, *
 }
 
 // pagedServer serves total records of GOOG and GSPC.INDX, alternating,
-// with marketstack's pagination, and records each request's query.
-func pagedServer(total int, queries *[]string) http.HandlerFunc {
-	var mu sync.Mutex
+// with marketstack's pagination.
+func pagedServer(total int) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		*queries = append(*queries, r.URL.RawQuery)
-		mu.Unlock()
 		q := r.URL.Query()
 		if r.URL.Path != "/v1/eod" || q.Get("access_key") != testKey {
 			writeError(w, http.StatusUnauthorized, "invalid_access_key", "wrong path or key", nil)
@@ -91,27 +86,17 @@ func TestEODPagesByOffset(t *testing.T) {
 		{150, 0, []string{"0", "100"}},
 	} {
 		t.Run(fmt.Sprintf("%d by %d", tc.total, tc.limit), func(t *testing.T) {
-			var queries []string
-			c, _ := newTestClient(t, pagedServer(tc.total, &queries))
-			var got []EOD
-			for r, err := range c.EOD(context.Background(), EODParams{Symbols: []string{"GOOG", "GSPC.INDX"}, DateTo: "2008-10-14", Sort: "DESC", Limit: tc.limit}) {
-				if err != nil {
-					t.Fatal(err)
-				}
-				got = append(got, r)
-			}
+			c, srv := newTestClient(t, pagedServer(tc.total))
+			got := clienttest.Collect(t, c.EOD(context.Background(), EODParams{Symbols: []string{"GOOG", "GSPC.INDX"}, DateTo: "2008-10-14", Sort: "DESC", Limit: tc.limit}))
 			if len(got) != tc.total {
 				t.Fatalf("got %d records, want %d", len(got), tc.total)
 			}
-			var offsets []string
-			for _, q := range queries {
-				if !strings.Contains(q, "symbols=GOOG%2CGSPC.INDX") || !strings.Contains(q, "date_to=2008-10-14") || !strings.Contains(q, "sort=DESC") {
-					t.Fatalf("query %q lacks the parameters", q)
+			for _, r := range srv.Requests() {
+				if !strings.Contains(r.Query, "symbols=GOOG%2CGSPC.INDX") || !strings.Contains(r.Query, "date_to=2008-10-14") || !strings.Contains(r.Query, "sort=DESC") {
+					t.Fatalf("query %q lacks the parameters", r.Query)
 				}
-				_, off, _ := strings.Cut(q[strings.Index(q, "offset="):], "=")
-				offsets = append(offsets, strings.Split(off, "&")[0])
 			}
-			if !slices.Equal(offsets, tc.want) {
+			if offsets := srv.Param("offset"); !slices.Equal(offsets, tc.want) {
 				t.Fatalf("offsets requested %v, want %v", offsets, tc.want)
 			}
 			for i, r := range got {
@@ -129,45 +114,29 @@ func TestEODPagesByOffset(t *testing.T) {
 }
 
 func TestEODStopsWhenTheLoopBreaks(t *testing.T) {
-	var queries []string
-	c, _ := newTestClient(t, pagedServer(1000, &queries))
-	n := 0
-	for _, err := range c.EOD(context.Background(), EODParams{Symbols: []string{"GOOG"}, Limit: 10}) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n++; n == 15 {
-			break
-		}
-	}
-	if len(queries) != 2 {
-		t.Fatalf("%d requests for 15 records of pages of 10, want 2", len(queries))
+	c, srv := newTestClient(t, pagedServer(1000))
+	clienttest.Take(t, c.EOD(context.Background(), EODParams{Symbols: []string{"GOOG"}, Limit: 10}), 15)
+	if got := len(srv.Requests()); got != 2 {
+		t.Fatalf("%d requests for 15 records of pages of 10, want 2", got)
 	}
 }
 
 func TestRetryHonoursRetryAfter(t *testing.T) {
 	for _, status := range []int{http.StatusTooManyRequests, http.StatusServiceUnavailable} {
 		t.Run(strconv.Itoa(status), func(t *testing.T) {
-			var queries []string
-			paged := pagedServer(3, &queries)
-			calls := 0
+			paged := pagedServer(3)
+			var srv *clienttest.Server
 			c, srv := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
-				if calls++; calls <= 2 {
+				if calls := len(srv.Requests()); calls <= 2 {
 					w.Header().Set("Retry-After", strconv.Itoa(calls*2))
 					writeError(w, status, "rate_limit_reached", "slow down", nil)
 					return
 				}
 				paged(w, r)
 			})
-			n := 0
-			for _, err := range c.EOD(context.Background(), EODParams{Symbols: []string{"GOOG"}}) {
-				if err != nil {
-					t.Fatal(err)
-				}
-				n++
-			}
-			if n != 3 || calls != 3 {
-				t.Fatalf("%d records after %d calls, want 3 after 3", n, calls)
+			got := clienttest.Collect(t, c.EOD(context.Background(), EODParams{Symbols: []string{"GOOG"}}))
+			if calls := len(srv.Requests()); len(got) != 3 || calls != 3 {
+				t.Fatalf("%d records after %d calls, want 3 after 3", len(got), calls)
 			}
 			if want := []time.Duration{2 * time.Second, 4 * time.Second}; !slices.Equal(srv.Waits(), want) {
 				t.Fatalf("waited %v, want %v", srv.Waits(), want)

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -47,14 +46,9 @@ func newTestClient(t *testing.T, h http.HandlerFunc, opts ...Option) (*Client, *
 	return c, srv
 }
 
-// pagedServer serves total notes with limit and offset like notes-svc and
-// records the query of each request.
-func pagedServer(total int, withCount bool, queries *[]string) http.HandlerFunc {
-	var mu sync.Mutex
+// pagedServer serves total notes with limit and offset like notes-svc.
+func pagedServer(total int, withCount bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		*queries = append(*queries, r.URL.RawQuery)
-		mu.Unlock()
 		if r.URL.Path != "/v1/notes" || r.Header.Get("Authorization") != "Bearer tdn_test" {
 			writeProblem(w, http.StatusUnauthorized, "unauthorized", "wrong path or key")
 			return
@@ -85,35 +79,22 @@ func TestListPagesThroughEveryNote(t *testing.T) {
 		{"no notes", 0, true, []string{"0"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var queries []string
-			c, _ := newTestClient(t, pagedServer(tc.total, tc.withCount, &queries))
-			var ids []string
-			for n, err := range c.List(context.Background(), ListParams{Tag: "research", Q: "goog", PageSize: 3}) {
-				if err != nil {
-					t.Fatal(err)
-				}
-				if n.CreatedAt != time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) || n.Tags == nil {
-					t.Fatalf("note %+v", n)
-				}
-				ids = append(ids, n.ID)
+			c, srv := newTestClient(t, pagedServer(tc.total, tc.withCount))
+			notes := clienttest.Collect(t, c.List(context.Background(), ListParams{Tag: "research", Q: "goog", PageSize: 3}))
+			if len(notes) != tc.total {
+				t.Fatalf("got %d notes, want %d", len(notes), tc.total)
 			}
-			if len(ids) != tc.total {
-				t.Fatalf("got %d notes, want %d", len(ids), tc.total)
-			}
-			for i, id := range ids {
-				if id != fmt.Sprintf("note_%026d", i) {
-					t.Fatalf("note %d is %s", i, id)
+			for i, n := range notes {
+				if n.ID != fmt.Sprintf("note_%026d", i) || n.CreatedAt != time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) || n.Tags == nil {
+					t.Fatalf("note %d is %+v", i, n)
 				}
 			}
-			var offsets []string
-			for _, q := range queries {
-				if !strings.Contains(q, "limit=3") || !strings.Contains(q, "tag=research") || !strings.Contains(q, "q=goog") {
-					t.Fatalf("query %q lacks the page size or filters", q)
+			for _, r := range srv.Requests() {
+				if !strings.Contains(r.Query, "limit=3") || !strings.Contains(r.Query, "tag=research") || !strings.Contains(r.Query, "q=goog") {
+					t.Fatalf("query %q lacks the page size or filters", r.Query)
 				}
-				_, off, _ := strings.Cut(q[strings.Index(q, "offset="):], "=")
-				offsets = append(offsets, strings.Split(off, "&")[0])
 			}
-			if !slices.Equal(offsets, tc.want) {
+			if offsets := srv.Param("offset"); !slices.Equal(offsets, tc.want) {
 				t.Fatalf("offsets requested %v, want %v", offsets, tc.want)
 			}
 		})
@@ -121,25 +102,15 @@ func TestListPagesThroughEveryNote(t *testing.T) {
 }
 
 func TestListStopsWhenTheLoopBreaks(t *testing.T) {
-	var queries []string
-	c, _ := newTestClient(t, pagedServer(100, true, &queries))
-	n := 0
-	for _, err := range c.List(context.Background(), ListParams{PageSize: 3}) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n++; n == 4 {
-			break
-		}
-	}
-	if len(queries) != 2 {
-		t.Fatalf("%d requests for 4 notes of pages of 3, want 2", len(queries))
+	c, srv := newTestClient(t, pagedServer(100, true))
+	clienttest.Take(t, c.List(context.Background(), ListParams{PageSize: 3}), 4)
+	if got := len(srv.Requests()); got != 2 {
+		t.Fatalf("%d requests for 4 notes of pages of 3, want 2", got)
 	}
 }
 
 func TestListYieldsTheErrorOfALaterPage(t *testing.T) {
-	var queries []string
-	paged := pagedServer(10, true, &queries)
+	paged := pagedServer(10, true)
 	c, _ := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("offset") == "5" {
 			writeProblem(w, http.StatusInternalServerError, "internal", "")
@@ -193,22 +164,16 @@ func TestRetryGivesUp(t *testing.T) {
 }
 
 func TestCreateSendsOneIdempotencyKeyPerCreate(t *testing.T) {
-	var mu sync.Mutex
-	var keys []string
-	calls := 0
+	var srv *clienttest.Server
 	c, srv := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		keys = append(keys, r.Header.Get("Idempotency-Key"))
-		calls++
-		first := calls%2 == 1
-		mu.Unlock()
 		if r.Method != http.MethodPost || !strings.Contains(string(body), `"title":"t"`) {
 			writeProblem(w, http.StatusBadRequest, "malformed-request", "unexpected "+r.Method+" "+string(body))
 			return
 		}
 		// Every Create's first attempt is refused once, so each is retried.
-		if first {
+		calls := len(srv.Requests())
+		if calls%2 == 1 {
 			writeProblem(w, http.StatusServiceUnavailable, "timeout", "", "Retry-After", "1")
 			return
 		}
@@ -221,6 +186,10 @@ func TestCreateSendsOneIdempotencyKeyPerCreate(t *testing.T) {
 	}
 	if want := []time.Duration{time.Second, time.Second}; !slices.Equal(srv.Waits(), want) {
 		t.Fatalf("waited %v, want %v (each refusal's Retry-After)", srv.Waits(), want)
+	}
+	var keys []string
+	for _, r := range srv.Requests() {
+		keys = append(keys, r.Header.Get("Idempotency-Key"))
 	}
 	if len(keys) != 4 || keys[0] == "" || keys[2] == "" {
 		t.Fatalf("keys %q, want 4 requests each with a key", keys)

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -116,15 +115,9 @@ func TestDoerBacksOffWithoutRetryAfter(t *testing.T) {
 }
 
 func TestDoerResendsTheBodyAndHeaders(t *testing.T) {
-	var mu sync.Mutex
-	var got []string
+	var srv *clienttest.Server
 	d, srv := newDoer(t, func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		got = append(got, r.Header.Get("Idempotency-Key")+" "+string(body))
-		first := len(got) == 1
-		mu.Unlock()
-		if first {
+		if len(srv.Requests()) == 1 {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			return
 		}
@@ -137,6 +130,10 @@ func TestDoerResendsTheBodyAndHeaders(t *testing.T) {
 	req.Header.Set("Idempotency-Key", "k1")
 	if status := send(t, d, req); status != http.StatusCreated {
 		t.Fatalf("status %d, want 201 of the retry", status)
+	}
+	var got []string
+	for _, r := range srv.Requests() {
+		got = append(got, r.Header.Get("Idempotency-Key")+" "+r.Body)
 	}
 	if want := []string{`k1 {"a":1}`, `k1 {"a":1}`}; !slices.Equal(got, want) {
 		t.Fatalf("attempts sent %q, want %q", got, want)
