@@ -36,18 +36,24 @@ function lines(path)
   return out
 end
 
--- miss_args reads the arguments every cache-miss script takes
--- (DATAFILE NTHREADS OFFSET ACCESS_KEY, the DATAFILE's lines
--- "KIND<TAB>VALUE" of two kinds): the values of kind first and those of
--- the other kind, each in file order, the access key, and a function
--- giving the sequence number of this thread's next request.
-function miss_args(args, first)
-  local a, b = {}, {}
-  for _, f in ipairs(lines(args[1])) do
-    if f[1] == first then table.insert(a, f[2]) else table.insert(b, f[2]) end
+-- miss_workload defines init and request for a cache-miss script, whose
+-- arguments are DATAFILE NTHREADS OFFSET ACCESS_KEY, the DATAFILE's lines
+-- "KIND<TAB>VALUE" of two kinds. Each request is GET path with the access
+-- key and the rest of its query, query(g, a, b): g is the request's
+-- sequence number (seq), a the values of kind first and b those of the
+-- other kind, each in file order.
+function miss_workload(first, path, query)
+  local a, b, key, nthreads, offset
+  function init(args)
+    a, b = {}, {}
+    for _, f in ipairs(lines(args[1])) do
+      if f[1] == first then table.insert(a, f[2]) else table.insert(b, f[2]) end
+    end
+    nthreads, offset, key = tonumber(args[2]), tonumber(args[3]), args[4]
   end
-  local nthreads, offset = tonumber(args[2]), tonumber(args[3])
-  return a, b, args[4], function() return seq(nthreads, offset) end
+  function request()
+    return wrk.format("GET", path .. "?access_key=" .. key .. "&" .. query(seq(nthreads, offset), a, b))
+  end
 end
 
 function done(summary, latency, requests)
