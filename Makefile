@@ -3,7 +3,7 @@
 
 MODULES  := pkg notes-svc marketdata-svc
 # Tool modules outside go.work: linted with the rest, tested by their targets.
-TOOL_MODULES := bench resilience deploy/k8s/validate deploy/k8s/apply tools/fuzzrun clients/notes clients/marketdata tools/reaper testcontainers tools/docsbrowser deploy/monitoring/check
+TOOL_MODULES := bench resilience deploy/k8s/validate deploy/k8s/apply tools/fuzzrun clients tools/reaper testcontainers tools/docsbrowser deploy/monitoring/check
 SERVICES := notes-svc marketdata-svc
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 BIN      := $(CURDIR)/bin

@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/redis/go-redis/extra/redisotel/v9 v9.23.0
-	github.com/tickerdesk/tickerdesk/clients/marketdata v0.0.0
+	github.com/tickerdesk/tickerdesk/clients v0.0.0
 	github.com/tickerdesk/tickerdesk/pkg v0.0.0
 	go.opentelemetry.io/otel/sdk v1.47.0
 )
@@ -152,4 +152,4 @@ require (
 replace github.com/tickerdesk/tickerdesk/pkg => ../pkg
 
 // The Go client, required by the end-to-end tests only.
-replace github.com/tickerdesk/tickerdesk/clients/marketdata => ../clients/marketdata
+replace github.com/tickerdesk/tickerdesk/clients => ../clients

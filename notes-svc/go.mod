@@ -12,7 +12,7 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/testcontainers/testcontainers-go v0.40.0
 	github.com/testcontainers/testcontainers-go/modules/postgres v0.40.0
-	github.com/tickerdesk/tickerdesk/clients/notes v0.0.0
+	github.com/tickerdesk/tickerdesk/clients v0.0.0
 	github.com/tickerdesk/tickerdesk/pkg v0.0.0
 	go.opentelemetry.io/otel/sdk v1.47.0
 	go.opentelemetry.io/otel/trace v1.47.0
@@ -147,4 +147,4 @@ require (
 replace github.com/tickerdesk/tickerdesk/pkg => ../pkg
 
 // The Go client, required by the end-to-end tests only.
-replace github.com/tickerdesk/tickerdesk/clients/notes => ../clients/notes
+replace github.com/tickerdesk/tickerdesk/clients => ../clients

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # clients.sh is `make clients`: it generates the Go clients' gen.go files
 # from the OpenAPI documents the services serve, with oapi-codegen at a
-# pinned version run by `go run` (so no client module requires it).
+# pinned version run by `go run` (so the clients module does not require it).
 # `clients.sh --check` (make clients-check) generates into a temporary
 # directory instead and fails on any difference from the committed files.
 set -euo pipefail

@@ -24,7 +24,7 @@ cd "$(dirname "$0")/.."
 export GOWORK=off
 modules=(pkg notes-svc marketdata-svc)
 # Tool modules whose unit tests belong to `make test` too.
-tool_modules=(tools/fuzzrun clients/notes clients/marketdata)
+tool_modules=(tools/fuzzrun clients)
 fuzztime=${FUZZTIME:-50000x}
 mode=${1:-all}   # all | --fuzz-only | --bench
 

@@ -66,13 +66,9 @@ require (
 require (
 	github.com/containerd/errdefs v1.0.0
 	github.com/docker/docker v28.5.1+incompatible
-	github.com/tickerdesk/tickerdesk/clients/marketdata v0.0.0
-	github.com/tickerdesk/tickerdesk/clients/notes v0.0.0
+	github.com/tickerdesk/tickerdesk/clients v0.0.0
 )
 
 // The Go clients live beside this module; a consumer requires the
-// published versions instead.
-replace (
-	github.com/tickerdesk/tickerdesk/clients/marketdata => ../clients/marketdata
-	github.com/tickerdesk/tickerdesk/clients/notes => ../clients/notes
-)
+// published version instead.
+replace github.com/tickerdesk/tickerdesk/clients => ../clients

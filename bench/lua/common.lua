@@ -36,6 +36,26 @@ function lines(path)
   return out
 end
 
+-- miss_workload defines init and request for a cache-miss script, whose
+-- arguments are DATAFILE NTHREADS OFFSET ACCESS_KEY, the DATAFILE's lines
+-- "KIND<TAB>VALUE" of two kinds. Each request is GET path with the access
+-- key and the rest of its query, query(g, a, b): g is the request's
+-- sequence number (seq), a the values of kind first and b those of the
+-- other kind, each in file order.
+function miss_workload(first, path, query)
+  local a, b, key, nthreads, offset
+  function init(args)
+    a, b = {}, {}
+    for _, f in ipairs(lines(args[1])) do
+      if f[1] == first then table.insert(a, f[2]) else table.insert(b, f[2]) end
+    end
+    nthreads, offset, key = tonumber(args[2]), tonumber(args[3]), args[4]
+  end
+  function request()
+    return wrk.format("GET", path .. "?access_key=" .. key .. "&" .. query(seq(nthreads, offset), a, b))
+  end
+end
+
 function done(summary, latency, requests)
   local e = summary.errors
   io.write(string.format(

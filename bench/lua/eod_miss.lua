@@ -5,21 +5,9 @@
 -- DATAFILE lines: "pair<TAB>A,B" and "date<TAB>YYYY-MM-DD".
 dofile("common.lua")
 
-local pairs_, dates, nthreads, offset, key
-
-function init(args)
-  pairs_, dates = {}, {}
-  for _, f in ipairs(lines(args[1])) do
-    if f[1] == "pair" then table.insert(pairs_, f[2]) else table.insert(dates, f[2]) end
-  end
-  nthreads, offset, key = tonumber(args[2]), tonumber(args[3]), args[4]
-end
-
-function request()
-  local g = seq(nthreads, offset)
-  local p = pairs_[g % #pairs_ + 1]
+miss_workload("pair", "/v1/eod", function(g, pairs_, dates)
   -- 7919 is prime and coprime to the number of dates the harness writes,
   -- so the walk visits every date once per pair before repeating.
   local d = dates[(math.floor(g / #pairs_) * 7919) % #dates + 1]
-  return wrk.format("GET", "/v1/eod?access_key=" .. key .. "&symbols=" .. p .. "&date_to=" .. d .. "&limit=100")
-end
+  return "symbols=" .. pairs_[g % #pairs_ + 1] .. "&date_to=" .. d .. "&limit=100"
+end)

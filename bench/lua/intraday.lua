@@ -5,23 +5,10 @@
 -- DATAFILE lines: "sym<TAB>SYMBOL" and "day<TAB>YYYY-MM-DD".
 dofile("common.lua")
 
-local syms, days, nthreads, offset, key
-
-function init(args)
-  syms, days = {}, {}
-  for _, f in ipairs(lines(args[1])) do
-    if f[1] == "sym" then table.insert(syms, f[2]) else table.insert(days, f[2]) end
-  end
-  nthreads, offset, key = tonumber(args[2]), tonumber(args[3]), args[4]
-end
-
-function request()
-  local g = seq(nthreads, offset)
+miss_workload("sym", "/v1/intraday", function(g, syms, days)
   -- The harness keeps #syms and #days coprime, so #syms x #days requests
   -- in a row are distinct (Chinese remainders), and the symbol and the day
   -- both change on every request, spread like pgbench's random picks.
-  local s = syms[g % #syms + 1]
   local d = days[g % #days + 1]
-  return wrk.format("GET", "/v1/intraday?access_key=" .. key .. "&symbols=" .. s ..
-    "&interval=1hour&date_from=" .. d .. "&date_to=" .. d)
-end
+  return "symbols=" .. syms[g % #syms + 1] .. "&interval=1hour&date_from=" .. d .. "&date_to=" .. d
+end)

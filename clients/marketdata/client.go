@@ -18,11 +18,11 @@ import (
 	"io"
 	"iter"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/tickerdesk/tickerdesk/clients/internal/transport"
 	"github.com/tickerdesk/tickerdesk/clients/marketdata/marketdataapi"
 )
 
@@ -35,59 +35,40 @@ type Client struct {
 // Option configures a Client.
 type Option func(*options)
 
-type options struct {
-	key     string
-	hc      *http.Client
-	retries int
-	maxWait time.Duration
-	sleep   func(context.Context, time.Duration) error
-}
+// options are the settings every Tickerdesk client takes.
+type options = transport.Settings
 
 // WithAccessKey sets the access key (tdm_…), sent as the access_key query
 // parameter as marketstack clients do; errors never quote it.
-func WithAccessKey(key string) Option { return func(o *options) { o.key = key } }
+func WithAccessKey(key string) Option { return func(o *options) { o.Key = key } }
 
 // WithHTTPClient sets the HTTP client requests go through; the default is
 // a client with a 30 s timeout.
-func WithHTTPClient(hc *http.Client) Option { return func(o *options) { o.hc = hc } }
+func WithHTTPClient(hc *http.Client) Option { return func(o *options) { o.HTTPClient = hc } }
 
 // WithRetries sets how many times a request answered 429 or 503 is sent
 // again, after the wait its Retry-After asks for (2 by default; 0 turns
 // retries off).
-func WithRetries(max int) Option { return func(o *options) { o.retries = max } }
+func WithRetries(max int) Option { return func(o *options) { o.Retries = max } }
 
 // WithMaxRetryWait sets the longest Retry-After the client waits for
 // (30 s by default); an answer asking for longer, such as a spent monthly
 // quota, is returned as its error.
-func WithMaxRetryWait(d time.Duration) Option { return func(o *options) { o.maxWait = d } }
-
-// withSleep replaces the wait between retries; tests record it instead.
-func withSleep(sleep func(context.Context, time.Duration) error) Option {
-	return func(o *options) { o.sleep = sleep }
-}
+func WithMaxRetryWait(d time.Duration) Option { return func(o *options) { o.MaxRetryWait = d } }
 
 // New returns a client of the marketdata-svc at baseURL, such as
 // http://localhost:8081.
 func New(baseURL string, opts ...Option) (*Client, error) {
-	u, err := url.Parse(baseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("marketdata client: base URL %q is not an http(s) URL", baseURL)
+	o, doer, err := transport.New("marketdata client", baseURL, opts)
+	if err != nil {
+		return nil, err
 	}
-	o := options{retries: defaultRetries, maxWait: defaultMaxRetryWait, sleep: sleepContext}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if o.hc == nil {
-		o.hc = &http.Client{Timeout: 30 * time.Second}
-	}
-	doer := &retryDoer{hc: o.hc, max: max(o.retries, 0), maxWait: o.maxWait, sleep: o.sleep, now: time.Now}
-	key := o.key
 	api, err := marketdataapi.NewClientWithResponses(baseURL,
 		marketdataapi.WithHTTPClient(doer),
 		marketdataapi.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
-			if key != "" {
+			if o.Key != "" {
 				q := req.URL.Query()
-				q.Set("access_key", key)
+				q.Set("access_key", o.Key)
 				req.URL.RawQuery = q.Encode()
 			}
 			return nil
@@ -95,7 +76,7 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("marketdata client: %w", err)
 	}
-	return &Client{api: api, key: key}, nil
+	return &Client{api: api, key: o.Key}, nil
 }
 
 // API returns the generated client behind c, with c's access key, HTTP

@@ -2,32 +2,25 @@ package marketdataclient
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/tickerdesk/tickerdesk/clients/internal/clienttest"
 )
 
 const testKey = "tdm_secretkey123"
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
 
 func writeError(w http.ResponseWriter, status int, code, message string, context map[string]any) {
 	if context == nil {
 		context = map[string]any{}
 	}
-	writeJSON(w, status, map[string]any{"error": map[string]any{"code": code, "message": message, "context": context}})
+	clienttest.WriteJSON(w, status, map[string]any{"error": map[string]any{"code": code, "message": message, "context": context}})
 }
 
 // record is an EOD record as marketdata-svc encodes it; day counts back
@@ -46,38 +39,21 @@ func record(symbol string, day int) map[string]any {
 	return r
 }
 
-type recorder struct {
-	mu    sync.Mutex
-	waits []time.Duration
-}
-
-func (r *recorder) sleep(_ context.Context, d time.Duration) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.waits = append(r.waits, d)
-	return nil
-}
-
-func newTestClient(t *testing.T, h http.HandlerFunc, opts ...Option) (*Client, *recorder) {
+func newTestClient(t *testing.T, h http.HandlerFunc, opts ...Option) (*Client, *clienttest.Server) {
 	t.Helper()
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	rec := &recorder{}
-	c, err := New(srv.URL, append([]Option{WithAccessKey(testKey), WithHTTPClient(srv.Client()), withSleep(rec.sleep)}, opts...)...)
+	srv := clienttest.NewServer(t, h)
+	test := []Option{WithAccessKey(testKey), WithHTTPClient(srv.Client()), func(o *options) { o.Sleep = srv.Sleep }}
+	c, err := New(srv.URL, append(test, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c, rec
+	return c, srv
 }
 
 // pagedServer serves total records of GOOG and GSPC.INDX, alternating,
-// with marketstack's pagination, and records each request's query.
-func pagedServer(total int, queries *[]string) http.HandlerFunc {
-	var mu sync.Mutex
+// with marketstack's pagination.
+func pagedServer(total int) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		*queries = append(*queries, r.URL.RawQuery)
-		mu.Unlock()
 		q := r.URL.Query()
 		if r.URL.Path != "/v1/eod" || q.Get("access_key") != testKey {
 			writeError(w, http.StatusUnauthorized, "invalid_access_key", "wrong path or key", nil)
@@ -92,7 +68,7 @@ func pagedServer(total int, queries *[]string) http.HandlerFunc {
 		for i := offset; i < min(offset+limit, total); i++ {
 			data = append(data, record([]string{"GOOG", "GSPC.INDX"}[i%2], i/2))
 		}
-		writeJSON(w, http.StatusOK, map[string]any{
+		clienttest.WriteJSON(w, http.StatusOK, map[string]any{
 			"pagination": map[string]any{"limit": limit, "offset": offset, "count": len(data), "total": total},
 			"data":       data,
 		})
@@ -110,27 +86,17 @@ func TestEODPagesByOffset(t *testing.T) {
 		{150, 0, []string{"0", "100"}},
 	} {
 		t.Run(fmt.Sprintf("%d by %d", tc.total, tc.limit), func(t *testing.T) {
-			var queries []string
-			c, _ := newTestClient(t, pagedServer(tc.total, &queries))
-			var got []EOD
-			for r, err := range c.EOD(context.Background(), EODParams{Symbols: []string{"GOOG", "GSPC.INDX"}, DateTo: "2008-10-14", Sort: "DESC", Limit: tc.limit}) {
-				if err != nil {
-					t.Fatal(err)
-				}
-				got = append(got, r)
-			}
+			c, srv := newTestClient(t, pagedServer(tc.total))
+			got := clienttest.Collect(t, c.EOD(context.Background(), EODParams{Symbols: []string{"GOOG", "GSPC.INDX"}, DateTo: "2008-10-14", Sort: "DESC", Limit: tc.limit}))
 			if len(got) != tc.total {
 				t.Fatalf("got %d records, want %d", len(got), tc.total)
 			}
-			var offsets []string
-			for _, q := range queries {
-				if !strings.Contains(q, "symbols=GOOG%2CGSPC.INDX") || !strings.Contains(q, "date_to=2008-10-14") || !strings.Contains(q, "sort=DESC") {
-					t.Fatalf("query %q lacks the parameters", q)
+			for _, r := range srv.Requests() {
+				if !strings.Contains(r.Query, "symbols=GOOG%2CGSPC.INDX") || !strings.Contains(r.Query, "date_to=2008-10-14") || !strings.Contains(r.Query, "sort=DESC") {
+					t.Fatalf("query %q lacks the parameters", r.Query)
 				}
-				_, off, _ := strings.Cut(q[strings.Index(q, "offset="):], "=")
-				offsets = append(offsets, strings.Split(off, "&")[0])
 			}
-			if !slices.Equal(offsets, tc.want) {
+			if offsets := srv.Param("offset"); !slices.Equal(offsets, tc.want) {
 				t.Fatalf("offsets requested %v, want %v", offsets, tc.want)
 			}
 			for i, r := range got {
@@ -148,48 +114,32 @@ func TestEODPagesByOffset(t *testing.T) {
 }
 
 func TestEODStopsWhenTheLoopBreaks(t *testing.T) {
-	var queries []string
-	c, _ := newTestClient(t, pagedServer(1000, &queries))
-	n := 0
-	for _, err := range c.EOD(context.Background(), EODParams{Symbols: []string{"GOOG"}, Limit: 10}) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n++; n == 15 {
-			break
-		}
-	}
-	if len(queries) != 2 {
-		t.Fatalf("%d requests for 15 records of pages of 10, want 2", len(queries))
+	c, srv := newTestClient(t, pagedServer(1000))
+	clienttest.Take(t, c.EOD(context.Background(), EODParams{Symbols: []string{"GOOG"}, Limit: 10}), 15)
+	if got := len(srv.Requests()); got != 2 {
+		t.Fatalf("%d requests for 15 records of pages of 10, want 2", got)
 	}
 }
 
 func TestRetryHonoursRetryAfter(t *testing.T) {
 	for _, status := range []int{http.StatusTooManyRequests, http.StatusServiceUnavailable} {
 		t.Run(strconv.Itoa(status), func(t *testing.T) {
-			var queries []string
-			paged := pagedServer(3, &queries)
-			calls := 0
-			c, rec := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
-				if calls++; calls <= 2 {
+			paged := pagedServer(3)
+			var srv *clienttest.Server
+			c, srv := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+				if calls := len(srv.Requests()); calls <= 2 {
 					w.Header().Set("Retry-After", strconv.Itoa(calls*2))
 					writeError(w, status, "rate_limit_reached", "slow down", nil)
 					return
 				}
 				paged(w, r)
 			})
-			n := 0
-			for _, err := range c.EOD(context.Background(), EODParams{Symbols: []string{"GOOG"}}) {
-				if err != nil {
-					t.Fatal(err)
-				}
-				n++
+			got := clienttest.Collect(t, c.EOD(context.Background(), EODParams{Symbols: []string{"GOOG"}}))
+			if calls := len(srv.Requests()); len(got) != 3 || calls != 3 {
+				t.Fatalf("%d records after %d calls, want 3 after 3", len(got), calls)
 			}
-			if n != 3 || calls != 3 {
-				t.Fatalf("%d records after %d calls, want 3 after 3", n, calls)
-			}
-			if want := []time.Duration{2 * time.Second, 4 * time.Second}; !slices.Equal(rec.waits, want) {
-				t.Fatalf("waited %v, want %v", rec.waits, want)
+			if want := []time.Duration{2 * time.Second, 4 * time.Second}; !slices.Equal(srv.Waits(), want) {
+				t.Fatalf("waited %v, want %v", srv.Waits(), want)
 			}
 		})
 	}
@@ -197,7 +147,7 @@ func TestRetryHonoursRetryAfter(t *testing.T) {
 
 func TestRetryGivesUpOnALongRetryAfter(t *testing.T) {
 	calls := 0
-	c, rec := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+	c, srv := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
 		calls++
 		w.Header().Set("Retry-After", "86400")
 		writeError(w, http.StatusTooManyRequests, "usage_limit_reached", "monthly quota spent", nil)
@@ -207,8 +157,8 @@ func TestRetryGivesUpOnALongRetryAfter(t *testing.T) {
 	if !errors.As(err, &e) || e.Status != 429 || e.Code != "usage_limit_reached" {
 		t.Fatalf("err = %v", err)
 	}
-	if calls != 1 || len(rec.waits) != 0 {
-		t.Fatalf("%d calls, waits %v: a day's Retry-After was waited for", calls, rec.waits)
+	if calls != 1 || len(srv.Waits()) != 0 {
+		t.Fatalf("%d calls, waits %v: a day's Retry-After was waited for", calls, srv.Waits())
 	}
 }
 
@@ -286,12 +236,4 @@ func TestAccessKeyNeverInAnError(t *testing.T) {
 			t.Fatalf("err = %v, want context.Canceled without the key", err)
 		}
 	})
-}
-
-func TestNewRejectsABadBaseURL(t *testing.T) {
-	for _, u := range []string{"", "localhost:8081", "ftp://x", "http://"} {
-		if _, err := New(u); err == nil {
-			t.Errorf("New(%q) accepted", u)
-		}
-	}
 }

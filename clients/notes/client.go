@@ -18,10 +18,10 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
-	"net/url"
 	"strconv"
 	"time"
 
+	"github.com/tickerdesk/tickerdesk/clients/internal/transport"
 	"github.com/tickerdesk/tickerdesk/clients/notes/notesapi"
 )
 
@@ -38,57 +38,38 @@ type Client struct {
 // Option configures a Client.
 type Option func(*options)
 
-type options struct {
-	key     string
-	hc      *http.Client
-	retries int
-	maxWait time.Duration
-	sleep   func(context.Context, time.Duration) error
-}
+// options are the settings every Tickerdesk client takes.
+type options = transport.Settings
 
 // WithAPIKey sets the API key (tdn_…), sent as Authorization: Bearer.
-func WithAPIKey(key string) Option { return func(o *options) { o.key = key } }
+func WithAPIKey(key string) Option { return func(o *options) { o.Key = key } }
 
 // WithHTTPClient sets the HTTP client requests go through; the default is
 // a client with a 30 s timeout.
-func WithHTTPClient(hc *http.Client) Option { return func(o *options) { o.hc = hc } }
+func WithHTTPClient(hc *http.Client) Option { return func(o *options) { o.HTTPClient = hc } }
 
 // WithRetries sets how many times a request answered 429 or 503 is sent
 // again, after the wait its Retry-After asks for (2 by default; 0 turns
 // retries off). A Create is retried with the same Idempotency-Key, so it
 // never creates two notes.
-func WithRetries(max int) Option { return func(o *options) { o.retries = max } }
+func WithRetries(max int) Option { return func(o *options) { o.Retries = max } }
 
 // WithMaxRetryWait sets the longest Retry-After the client waits for
 // (30 s by default); an answer asking for longer is returned as its error.
-func WithMaxRetryWait(d time.Duration) Option { return func(o *options) { o.maxWait = d } }
-
-// withSleep replaces the wait between retries; tests record it instead.
-func withSleep(sleep func(context.Context, time.Duration) error) Option {
-	return func(o *options) { o.sleep = sleep }
-}
+func WithMaxRetryWait(d time.Duration) Option { return func(o *options) { o.MaxRetryWait = d } }
 
 // New returns a client of the notes-svc at baseURL, such as
 // http://localhost:8080.
 func New(baseURL string, opts ...Option) (*Client, error) {
-	u, err := url.Parse(baseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("notes client: base URL %q is not an http(s) URL", baseURL)
+	o, doer, err := transport.New("notes client", baseURL, opts)
+	if err != nil {
+		return nil, err
 	}
-	o := options{retries: defaultRetries, maxWait: defaultMaxRetryWait, sleep: sleepContext}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if o.hc == nil {
-		o.hc = &http.Client{Timeout: 30 * time.Second}
-	}
-	doer := &retryDoer{hc: o.hc, max: max(o.retries, 0), maxWait: o.maxWait, sleep: o.sleep, now: time.Now}
-	key := o.key
 	api, err := notesapi.NewClientWithResponses(baseURL,
 		notesapi.WithHTTPClient(doer),
 		notesapi.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
-			if key != "" {
-				req.Header.Set("Authorization", "Bearer "+key)
+			if o.Key != "" {
+				req.Header.Set("Authorization", "Bearer "+o.Key)
 			}
 			return nil
 		}))

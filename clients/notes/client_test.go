@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/tickerdesk/tickerdesk/clients/internal/clienttest"
 )
 
 // noteJSON is a note as notes-svc encodes it.
@@ -22,12 +22,6 @@ func noteJSON(i int) map[string]any {
 		"id": fmt.Sprintf("note_%026d", i), "title": fmt.Sprintf("n%d", i), "content": "c",
 		"tags": []string{}, "created_at": "2026-01-02T03:04:05Z", "updated_at": "2026-01-02T03:04:06Z",
 	}
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
 }
 
 func writeProblem(w http.ResponseWriter, status int, code, detail string, header ...string) {
@@ -41,39 +35,20 @@ func writeProblem(w http.ResponseWriter, status int, code, detail string, header
 	})
 }
 
-// recorder is a sleeper that records the waits instead of sleeping.
-type recorder struct {
-	mu    sync.Mutex
-	waits []time.Duration
-}
-
-func (r *recorder) sleep(_ context.Context, d time.Duration) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.waits = append(r.waits, d)
-	return nil
-}
-
-func newTestClient(t *testing.T, h http.HandlerFunc, opts ...Option) (*Client, *recorder) {
+func newTestClient(t *testing.T, h http.HandlerFunc, opts ...Option) (*Client, *clienttest.Server) {
 	t.Helper()
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	rec := &recorder{}
-	c, err := New(srv.URL, append([]Option{WithAPIKey("tdn_test"), WithHTTPClient(srv.Client()), withSleep(rec.sleep)}, opts...)...)
+	srv := clienttest.NewServer(t, h)
+	test := []Option{WithAPIKey("tdn_test"), WithHTTPClient(srv.Client()), func(o *options) { o.Sleep = srv.Sleep }}
+	c, err := New(srv.URL, append(test, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c, rec
+	return c, srv
 }
 
-// pagedServer serves total notes with limit and offset like notes-svc and
-// records the query of each request.
-func pagedServer(total int, withCount bool, queries *[]string) http.HandlerFunc {
-	var mu sync.Mutex
+// pagedServer serves total notes with limit and offset like notes-svc.
+func pagedServer(total int, withCount bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		*queries = append(*queries, r.URL.RawQuery)
-		mu.Unlock()
 		if r.URL.Path != "/v1/notes" || r.Header.Get("Authorization") != "Bearer tdn_test" {
 			writeProblem(w, http.StatusUnauthorized, "unauthorized", "wrong path or key")
 			return
@@ -87,7 +62,7 @@ func pagedServer(total int, withCount bool, queries *[]string) http.HandlerFunc 
 		if withCount {
 			w.Header().Set("X-Total-Count", strconv.Itoa(total))
 		}
-		writeJSON(w, http.StatusOK, page)
+		clienttest.WriteJSON(w, http.StatusOK, page)
 	}
 }
 
@@ -104,35 +79,22 @@ func TestListPagesThroughEveryNote(t *testing.T) {
 		{"no notes", 0, true, []string{"0"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var queries []string
-			c, _ := newTestClient(t, pagedServer(tc.total, tc.withCount, &queries))
-			var ids []string
-			for n, err := range c.List(context.Background(), ListParams{Tag: "research", Q: "goog", PageSize: 3}) {
-				if err != nil {
-					t.Fatal(err)
-				}
-				if n.CreatedAt != time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) || n.Tags == nil {
-					t.Fatalf("note %+v", n)
-				}
-				ids = append(ids, n.ID)
+			c, srv := newTestClient(t, pagedServer(tc.total, tc.withCount))
+			notes := clienttest.Collect(t, c.List(context.Background(), ListParams{Tag: "research", Q: "goog", PageSize: 3}))
+			if len(notes) != tc.total {
+				t.Fatalf("got %d notes, want %d", len(notes), tc.total)
 			}
-			if len(ids) != tc.total {
-				t.Fatalf("got %d notes, want %d", len(ids), tc.total)
-			}
-			for i, id := range ids {
-				if id != fmt.Sprintf("note_%026d", i) {
-					t.Fatalf("note %d is %s", i, id)
+			for i, n := range notes {
+				if n.ID != fmt.Sprintf("note_%026d", i) || n.CreatedAt != time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) || n.Tags == nil {
+					t.Fatalf("note %d is %+v", i, n)
 				}
 			}
-			var offsets []string
-			for _, q := range queries {
-				if !strings.Contains(q, "limit=3") || !strings.Contains(q, "tag=research") || !strings.Contains(q, "q=goog") {
-					t.Fatalf("query %q lacks the page size or filters", q)
+			for _, r := range srv.Requests() {
+				if !strings.Contains(r.Query, "limit=3") || !strings.Contains(r.Query, "tag=research") || !strings.Contains(r.Query, "q=goog") {
+					t.Fatalf("query %q lacks the page size or filters", r.Query)
 				}
-				_, off, _ := strings.Cut(q[strings.Index(q, "offset="):], "=")
-				offsets = append(offsets, strings.Split(off, "&")[0])
 			}
-			if !slices.Equal(offsets, tc.want) {
+			if offsets := srv.Param("offset"); !slices.Equal(offsets, tc.want) {
 				t.Fatalf("offsets requested %v, want %v", offsets, tc.want)
 			}
 		})
@@ -140,25 +102,15 @@ func TestListPagesThroughEveryNote(t *testing.T) {
 }
 
 func TestListStopsWhenTheLoopBreaks(t *testing.T) {
-	var queries []string
-	c, _ := newTestClient(t, pagedServer(100, true, &queries))
-	n := 0
-	for _, err := range c.List(context.Background(), ListParams{PageSize: 3}) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n++; n == 4 {
-			break
-		}
-	}
-	if len(queries) != 2 {
-		t.Fatalf("%d requests for 4 notes of pages of 3, want 2", len(queries))
+	c, srv := newTestClient(t, pagedServer(100, true))
+	clienttest.Take(t, c.List(context.Background(), ListParams{PageSize: 3}), 4)
+	if got := len(srv.Requests()); got != 2 {
+		t.Fatalf("%d requests for 4 notes of pages of 3, want 2", got)
 	}
 }
 
 func TestListYieldsTheErrorOfALaterPage(t *testing.T) {
-	var queries []string
-	paged := pagedServer(10, true, &queries)
+	paged := pagedServer(10, true)
 	c, _ := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("offset") == "5" {
 			writeProblem(w, http.StatusInternalServerError, "internal", "")
@@ -181,31 +133,6 @@ func TestListYieldsTheErrorOfALaterPage(t *testing.T) {
 	}
 }
 
-func TestRetryHonoursRetryAfter(t *testing.T) {
-	for _, status := range []int{http.StatusTooManyRequests, http.StatusServiceUnavailable} {
-		t.Run(strconv.Itoa(status), func(t *testing.T) {
-			calls := 0
-			c, rec := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
-				if calls++; calls <= 2 {
-					writeProblem(w, status, "busy", "later", "Retry-After", strconv.Itoa(calls*3))
-					return
-				}
-				writeJSON(w, http.StatusOK, noteJSON(1))
-			})
-			n, err := c.Get(context.Background(), "note_1")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n.Title != "n1" || calls != 3 {
-				t.Fatalf("note %+v after %d calls", n, calls)
-			}
-			if want := []time.Duration{3 * time.Second, 6 * time.Second}; !slices.Equal(rec.waits, want) {
-				t.Fatalf("waited %v, want %v (the Retry-After of each answer)", rec.waits, want)
-			}
-		})
-	}
-}
-
 func TestRetryGivesUp(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
@@ -220,7 +147,7 @@ func TestRetryGivesUp(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			calls := 0
-			c, rec := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+			c, srv := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
 				calls++
 				writeProblem(w, http.StatusServiceUnavailable, "unavailable", "database down", "Retry-After", tc.retryAfter)
 			}, tc.opts...)
@@ -229,78 +156,40 @@ func TestRetryGivesUp(t *testing.T) {
 			if !errors.As(err, &e) || e.Status != 503 || e.Code != "unavailable" {
 				t.Fatalf("err = %v, want a 503 *Error", err)
 			}
-			if calls != tc.wantCalls || len(rec.waits) != tc.wantCalls-1 {
-				t.Fatalf("%d calls and %d waits, want %d calls", calls, len(rec.waits), tc.wantCalls)
+			if calls != tc.wantCalls || len(srv.Waits()) != tc.wantCalls-1 {
+				t.Fatalf("%d calls and %d waits, want %d calls", calls, len(srv.Waits()), tc.wantCalls)
 			}
 		})
 	}
 }
 
-func TestRetryWithoutRetryAfterBacksOff(t *testing.T) {
-	calls := 0
-	c, rec := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
-		if calls++; calls <= 2 {
-			writeProblem(w, http.StatusServiceUnavailable, "unavailable", "")
-			return
-		}
-		writeJSON(w, http.StatusOK, noteJSON(1))
-	})
-	if _, err := c.Get(context.Background(), "note_1"); err != nil {
-		t.Fatal(err)
-	}
-	if want := []time.Duration{firstBackoff, 2 * firstBackoff}; !slices.Equal(rec.waits, want) {
-		t.Fatalf("waited %v, want %v", rec.waits, want)
-	}
-}
-
-func TestRetryWaitParsesBothForms(t *testing.T) {
-	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	for _, tc := range []struct {
-		header string
-		want   time.Duration
-		ok     bool
-	}{
-		{"2", 2 * time.Second, true},
-		{" 0 ", 0, true},
-		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second, true},
-		{now.Add(-time.Hour).Format(http.TimeFormat), 0, true},
-		{"-1", 0, false},
-		{"1.5", 0, false},
-		{"tomorrow", 0, false},
-	} {
-		got, ok := retryWait(tc.header, 0, now)
-		if got != tc.want || ok != tc.ok {
-			t.Errorf("retryWait(%q) = %v, %v; want %v, %v", tc.header, got, ok, tc.want, tc.ok)
-		}
-	}
-}
-
 func TestCreateSendsOneIdempotencyKeyPerCreate(t *testing.T) {
-	var mu sync.Mutex
-	var keys []string
-	calls := 0
-	c, _ := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
+	var srv *clienttest.Server
+	c, srv := newTestClient(t, func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		keys = append(keys, r.Header.Get("Idempotency-Key"))
-		calls++
-		first := calls%2 == 1
-		mu.Unlock()
 		if r.Method != http.MethodPost || !strings.Contains(string(body), `"title":"t"`) {
 			writeProblem(w, http.StatusBadRequest, "malformed-request", "unexpected "+r.Method+" "+string(body))
 			return
 		}
 		// Every Create's first attempt is refused once, so each is retried.
-		if first {
+		calls := len(srv.Requests())
+		if calls%2 == 1 {
 			writeProblem(w, http.StatusServiceUnavailable, "timeout", "", "Retry-After", "1")
 			return
 		}
-		writeJSON(w, http.StatusCreated, noteJSON(calls))
+		clienttest.WriteJSON(w, http.StatusCreated, noteJSON(calls))
 	})
 	for range 2 {
 		if _, err := c.Create(context.Background(), NewNote{Title: "t", Content: "c", Tags: []string{"x"}}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if want := []time.Duration{time.Second, time.Second}; !slices.Equal(srv.Waits(), want) {
+		t.Fatalf("waited %v, want %v (each refusal's Retry-After)", srv.Waits(), want)
+	}
+	var keys []string
+	for _, r := range srv.Requests() {
+		keys = append(keys, r.Header.Get("Idempotency-Key"))
 	}
 	if len(keys) != 4 || keys[0] == "" || keys[2] == "" {
 		t.Fatalf("keys %q, want 4 requests each with a key", keys)
@@ -310,22 +199,6 @@ func TestCreateSendsOneIdempotencyKeyPerCreate(t *testing.T) {
 	}
 	if keys[0] == keys[2] {
 		t.Fatalf("keys %q: two Creates sent the same key", keys)
-	}
-}
-
-func TestPostWithoutIdempotencyKeyIsNotRetried(t *testing.T) {
-	req := httptest.NewRequest(http.MethodPost, "/v1/notes", strings.NewReader("{}"))
-	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader("{}")), nil }
-	if retryable(req, http.StatusServiceUnavailable) {
-		t.Fatal("a POST without Idempotency-Key would be retried and could create twice")
-	}
-	req.Header.Set("Idempotency-Key", "k")
-	if !retryable(req, http.StatusServiceUnavailable) {
-		t.Fatal("a POST with Idempotency-Key is not retried")
-	}
-	get := httptest.NewRequest(http.MethodGet, "/v1/notes", nil)
-	if retryable(get, http.StatusInternalServerError) || !retryable(get, http.StatusTooManyRequests) {
-		t.Fatal("only 429 and 503 are retried")
 	}
 }
 
@@ -375,13 +248,5 @@ func TestErrorFromAnAnswerThatIsNotAProblem(t *testing.T) {
 	var e *Error
 	if !errors.As(err, &e) || e.Status != 502 || e.Title != "Bad Gateway" || e.Code != "" || e.RequestID != "rid-3" {
 		t.Fatalf("err = %#v", err)
-	}
-}
-
-func TestNewRejectsABadBaseURL(t *testing.T) {
-	for _, u := range []string{"", "localhost:8080", "ftp://x", "http://"} {
-		if _, err := New(u); err == nil {
-			t.Errorf("New(%q) accepted", u)
-		}
 	}
 }

@@ -17,25 +17,15 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/testcontainers/testcontainers-go"
-	"github.com/testcontainers/testcontainers-go/network"
 
 	"github.com/tickerdesk/tickerdesk/testcontainers/internal/stack"
 )
 
-const (
-	service = "marketdata-svc"
-	binary  = "/marketdata-svc"
-	port    = "8081/tcp"
-	// database is the service's database in its own PostgreSQL server.
-	database = "marketdata"
-	// importDir holds the files of WithImport inside the service container.
-	importDir = "/import"
-	keyPrefix = "tdm_"
-)
+// importDir holds the files of WithImport inside the service container.
+const importDir = "/import"
 
 // Limits are the limits of the key created at start; zero values mean no
 // limit, as with `marketdata-svc keys create`.
@@ -167,15 +157,9 @@ func (c *Container) Terminate(ctx context.Context, opts ...testcontainers.Termin
 // testcontainers.CleanupContainer before checking the error.
 func Run(ctx context.Context, opts ...testcontainers.ContainerCustomizer) (*Container, error) {
 	o := options{account: "testcontainers"}
-	var custom []testcontainers.ContainerCustomizer
-	for _, opt := range opts {
-		if mo, ok := opt.(Option); ok {
-			if err := mo(&o); err != nil {
-				return nil, fmt.Errorf("tdmarketdata: %w", err)
-			}
-			continue
-		}
-		custom = append(custom, opt)
+	custom, err := stack.Apply[Option](opts, &o)
+	if err != nil {
+		return nil, fmt.Errorf("tdmarketdata: %w", err)
 	}
 	c := &Container{stack: &stack.Stack{}}
 	if err := c.start(ctx, o, custom); err != nil {
@@ -186,30 +170,11 @@ func Run(ctx context.Context, opts ...testcontainers.ContainerCustomizer) (*Cont
 
 func (c *Container) start(ctx context.Context, o options, custom []testcontainers.ContainerCustomizer) error {
 	s := c.stack
-	if err := s.NewNetwork(ctx); err != nil {
-		return err
-	}
-	redisImage := ""
+	svc := stack.Service{Name: "marketdata-svc", Port: "8081/tcp", EnvPrefix: "MARKETDATA_", Database: "marketdata", KeyPrefix: "tdm_"}
+	images := stack.Images{Tag: o.tag, Postgres: stack.PostgresImage(o.postgresImage)}
 	if !o.noRedis {
-		redisImage = stack.RedisImage(o.redisImage)
+		images.Redis = stack.RedisImage(o.redisImage)
 	}
-	if err := s.StartDeps(ctx, stack.PostgresImage(o.postgresImage), database, redisImage); err != nil {
-		return err
-	}
-	env := map[string]string{
-		"MARKETDATA_DATABASE_URL": stack.DatabaseURL(database),
-		"MARKETDATA_HTTP_ADDR":    ":8081",
-		"MARKETDATA_LOG_LEVEL":    "warn",
-		// Nothing stands in front of a test's service, and it need not
-		// drain for load balancers when the test ends.
-		"MARKETDATA_TRUSTED_PROXIES":  "",
-		"MARKETDATA_SHUTDOWN_DRAIN":   "0s",
-		"MARKETDATA_SHUTDOWN_TIMEOUT": "2s",
-	}
-	if !o.noRedis {
-		env["MARKETDATA_REDIS_URL"] = stack.RedisURL()
-	}
-	image := stack.ServiceImage(service, o.tag)
 	files := make([]testcontainers.ContainerFile, len(o.imports))
 	for i, p := range o.imports {
 		files[i] = testcontainers.ContainerFile{
@@ -218,61 +183,34 @@ func (c *Container) start(ctx context.Context, o options, custom []testcontainer
 			FileMode:          0o444,
 		}
 	}
-	svcOpts := []testcontainers.ContainerCustomizer{
-		network.WithNetwork([]string{service}, s.Network),
-		testcontainers.WithEnv(env),
-		testcontainers.WithCmd("serve"),
-		testcontainers.WithExposedPorts(port),
-		testcontainers.WithFiles(files...),
-		stack.ReadyzWait(port),
-	}
-	ctr, err := testcontainers.Run(ctx, image, append(svcOpts, custom...)...)
-	s.Service, c.DockerContainer = ctr, ctr
+	err := s.Start(ctx, svc, images, append([]testcontainers.ContainerCustomizer{testcontainers.WithFiles(files...)}, custom...)...)
+	c.DockerContainer = s.Service
 	if err != nil {
-		return stack.StartError(ctx, image, ctr, err)
-	}
-	// The server's own binary migrates and loads the data (Exec): much
-	// quicker than a one-shot container per command. The server starts on
-	// the empty database, as it would during a rolling migration: /readyz
-	// asks only that the database answers, the data version is polled,
-	// and nothing reaches the server before Run returns.
-	if _, err := s.Exec(ctx, binary, "migrate"); err != nil {
 		return err
 	}
+	// The server's own binary loads the data (Exec), as it migrated: the
+	// data version is polled, and nothing reaches the server before Run
+	// returns.
 	if o.demo {
-		if _, err := s.Exec(ctx, binary, "demo"); err != nil {
+		if _, err := s.Exec(ctx, "demo"); err != nil {
 			return err
 		}
 	}
 	for _, f := range files {
-		if _, err := s.Exec(ctx, binary, "import", f.ContainerFilePath); err != nil {
+		if _, err := s.Exec(ctx, "import", f.ContainerFilePath); err != nil {
 			return err
 		}
 	}
-	args := []string{"keys", "create", "--account", o.account}
-	if len(o.scopes) > 0 {
-		args = append(args, "--scopes", strings.Join(o.scopes, ","))
-	}
+	var limits []string
 	if o.limits.RatePerSecond > 0 {
-		args = append(args, "--rate-per-second", strconv.Itoa(o.limits.RatePerSecond))
+		limits = append(limits, "--rate-per-second", strconv.Itoa(o.limits.RatePerSecond))
 	}
 	if o.limits.MonthlyQuota > 0 {
-		args = append(args, "--monthly-quota", strconv.FormatInt(o.limits.MonthlyQuota, 10))
+		limits = append(limits, "--monthly-quota", strconv.FormatInt(o.limits.MonthlyQuota, 10))
 	}
-	if o.limits.ExpiresIn > 0 {
-		args = append(args, "--expires-in", o.limits.ExpiresIn.String())
-	}
-	out, err := s.Exec(ctx, binary, args...)
-	if err != nil {
+	if c.apiKey, err = s.CreateKey(ctx, o.account, o.scopes, o.limits.ExpiresIn, limits...); err != nil {
 		return err
 	}
-	if c.apiKey, err = stack.KeyFromOutput(out, keyPrefix); err != nil {
-		return err
-	}
-	endpoint, err := ctr.PortEndpoint(ctx, port, "http")
-	if err != nil {
-		return fmt.Errorf("service endpoint: %w", err)
-	}
-	c.baseURL = endpoint
-	return nil
+	c.baseURL, err = s.BaseURL(ctx)
+	return err
 }

@@ -4,45 +4,24 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
-	"fmt"
 	"net/http"
-	"os"
 	"slices"
 	"sort"
 	"testing"
 	"time"
 
-	"github.com/containerd/errdefs"
-	dockernetwork "github.com/docker/docker/api/types/network"
 	"github.com/testcontainers/testcontainers-go"
 
 	marketdataclient "github.com/tickerdesk/tickerdesk/clients/marketdata"
+	"github.com/tickerdesk/tickerdesk/testcontainers/internal/stacktest"
 )
 
-// TestMain skips the whole package, the Example included, under -short:
-// every test here needs a Docker engine and the Tickerdesk images.
-func TestMain(m *testing.M) {
-	flag.Parse()
-	if testing.Short() {
-		fmt.Println("tdmarketdata: needs Docker and the images; skipped under -short")
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { stacktest.Main(m, "tdmarketdata") }
 
-// run starts a stack for t, cleaned up when t ends, and logs how long the
-// start took (measured, never asserted).
+// run starts a stack for t, cleaned up when t ends.
 func run(t *testing.T, opts ...testcontainers.ContainerCustomizer) *Container {
 	t.Helper()
-	start := time.Now()
-	ctr, err := Run(t.Context(), opts...)
-	testcontainers.CleanupContainer(t, ctr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("tdmarketdata.Run took %s", time.Since(start).Round(time.Millisecond))
-	return ctr
+	return stacktest.Run(t, "tdmarketdata.Run", Run, opts...)
 }
 
 func TestDemoDataThroughClient(t *testing.T) {
@@ -85,36 +64,7 @@ func TestDemoDataThroughClient(t *testing.T) {
 	if cache := readyz(t, ctr)["cache"]; cache != "ok" {
 		t.Errorf("/readyz cache = %q, want ok (Redis)", cache)
 	}
-	assertTerminateRemovesEverything(t, ctr)
-}
-
-// assertTerminateRemovesEverything checks the cleanup that matters with
-// Ryuk off: after Terminate no container and no network of the stack is
-// left, and a second Terminate (CleanupContainer's) is harmless.
-func assertTerminateRemovesEverything(t *testing.T, ctr *Container) {
-	t.Helper()
-	ctx := t.Context()
-	ids := []string{ctr.stack.Service.GetContainerID(), ctr.stack.Postgres.GetContainerID(), ctr.stack.Redis.GetContainerID()}
-	networkID := ctr.stack.Network.ID
-	if err := ctr.Terminate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := ctr.Terminate(ctx); err != nil {
-		t.Errorf("second Terminate: %v", err)
-	}
-	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	for _, id := range ids {
-		if _, err := cli.ContainerInspect(ctx, id); !errdefs.IsNotFound(err) {
-			t.Errorf("container %.12s after Terminate: inspect error %v, want not found", id, err)
-		}
-	}
-	if _, err := cli.NetworkInspect(ctx, networkID, dockernetwork.InspectOptions{}); !errdefs.IsNotFound(err) {
-		t.Errorf("network %.12s after Terminate: inspect error %v, want not found", networkID, err)
-	}
+	stacktest.AssertTerminateRemovesEverything(t, ctr, ctr.stack, 3)
 }
 
 func TestImportWithoutRedisAndKeyLimits(t *testing.T) {

@@ -14,21 +14,11 @@ package tdnotes
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/testcontainers/testcontainers-go"
-	"github.com/testcontainers/testcontainers-go/network"
 
 	"github.com/tickerdesk/tickerdesk/testcontainers/internal/stack"
-)
-
-const (
-	service   = "notes-svc"
-	binary    = "/notes-svc"
-	port      = "8080/tcp"
-	database  = "notes"
-	keyPrefix = "tdn_"
 )
 
 // Limits are the limits of the key created at start. notes-svc keys have
@@ -117,15 +107,9 @@ func (c *Container) Terminate(ctx context.Context, opts ...testcontainers.Termin
 // to testcontainers.CleanupContainer before checking the error.
 func Run(ctx context.Context, opts ...testcontainers.ContainerCustomizer) (*Container, error) {
 	o := options{account: "testcontainers"}
-	var custom []testcontainers.ContainerCustomizer
-	for _, opt := range opts {
-		if no, ok := opt.(Option); ok {
-			if err := no(&o); err != nil {
-				return nil, fmt.Errorf("tdnotes: %w", err)
-			}
-			continue
-		}
-		custom = append(custom, opt)
+	custom, err := stack.Apply[Option](opts, &o)
+	if err != nil {
+		return nil, fmt.Errorf("tdnotes: %w", err)
 	}
 	c := &Container{stack: &stack.Stack{}}
 	if err := c.start(ctx, o, custom); err != nil {
@@ -136,60 +120,15 @@ func Run(ctx context.Context, opts ...testcontainers.ContainerCustomizer) (*Cont
 
 func (c *Container) start(ctx context.Context, o options, custom []testcontainers.ContainerCustomizer) error {
 	s := c.stack
-	if err := s.NewNetwork(ctx); err != nil {
-		return err
-	}
-	if err := s.StartDeps(ctx, stack.PostgresImage(o.postgresImage), database, ""); err != nil {
-		return err
-	}
-	env := map[string]string{
-		"NOTES_DATABASE_URL": stack.DatabaseURL(database),
-		"NOTES_HTTP_ADDR":    ":8080",
-		"NOTES_LOG_LEVEL":    "warn",
-		// Nothing stands in front of a test's service, and it need not
-		// drain for load balancers when the test ends.
-		"NOTES_TRUSTED_PROXIES":  "",
-		"NOTES_SHUTDOWN_DRAIN":   "0s",
-		"NOTES_SHUTDOWN_TIMEOUT": "2s",
-	}
-	image := stack.ServiceImage(service, o.tag)
-	svcOpts := []testcontainers.ContainerCustomizer{
-		network.WithNetwork([]string{service}, s.Network),
-		testcontainers.WithEnv(env),
-		testcontainers.WithCmd("serve"),
-		testcontainers.WithExposedPorts(port),
-		stack.ReadyzWait(port),
-	}
-	ctr, err := testcontainers.Run(ctx, image, append(svcOpts, custom...)...)
-	s.Service, c.DockerContainer = ctr, ctr
-	if err != nil {
-		return stack.StartError(ctx, image, ctr, err)
-	}
-	// The server's own binary migrates (Exec): much quicker than a
-	// one-shot container. The server starts on the empty database, as it
-	// would during a rolling migration; /readyz asks only that the
-	// database answers, and nothing reaches the server before Run returns.
-	if _, err := s.Exec(ctx, binary, "migrate"); err != nil {
-		return err
-	}
-	args := []string{"keys", "create", "--account", o.account}
-	if len(o.scopes) > 0 {
-		args = append(args, "--scopes", strings.Join(o.scopes, ","))
-	}
-	if o.limits.ExpiresIn > 0 {
-		args = append(args, "--expires-in", o.limits.ExpiresIn.String())
-	}
-	out, err := s.Exec(ctx, binary, args...)
+	svc := stack.Service{Name: "notes-svc", Port: "8080/tcp", EnvPrefix: "NOTES_", Database: "notes", KeyPrefix: "tdn_"}
+	err := s.Start(ctx, svc, stack.Images{Tag: o.tag, Postgres: stack.PostgresImage(o.postgresImage)}, custom...)
+	c.DockerContainer = s.Service
 	if err != nil {
 		return err
 	}
-	if c.apiKey, err = stack.KeyFromOutput(out, keyPrefix); err != nil {
+	if c.apiKey, err = s.CreateKey(ctx, o.account, o.scopes, o.limits.ExpiresIn); err != nil {
 		return err
 	}
-	endpoint, err := ctr.PortEndpoint(ctx, port, "http")
-	if err != nil {
-		return fmt.Errorf("service endpoint: %w", err)
-	}
-	c.baseURL = endpoint
-	return nil
+	c.baseURL, err = s.BaseURL(ctx)
+	return err
 }

@@ -2,40 +2,19 @@ package tdnotes
 
 import (
 	"errors"
-	"flag"
-	"fmt"
 	"net/http"
-	"os"
 	"testing"
 	"time"
 
-	"github.com/containerd/errdefs"
-	dockernetwork "github.com/docker/docker/api/types/network"
-	"github.com/testcontainers/testcontainers-go"
-
 	notesclient "github.com/tickerdesk/tickerdesk/clients/notes"
+	"github.com/tickerdesk/tickerdesk/testcontainers/internal/stacktest"
 )
 
-// TestMain skips the whole package, the Example included, under -short:
-// every test here needs a Docker engine and the Tickerdesk images.
-func TestMain(m *testing.M) {
-	flag.Parse()
-	if testing.Short() {
-		fmt.Println("tdnotes: needs Docker and the images; skipped under -short")
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { stacktest.Main(m, "tdnotes") }
 
 func TestNotesThroughClient(t *testing.T) {
 	ctx := t.Context()
-	start := time.Now()
-	ctr, err := Run(ctx)
-	testcontainers.CleanupContainer(t, ctr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("tdnotes.Run took %s", time.Since(start).Round(time.Millisecond))
+	ctr := stacktest.Run(t, "tdnotes.Run", Run)
 	client, err := notesclient.New(ctr.BaseURL(), notesclient.WithAPIKey(ctr.APIKey()))
 	if err != nil {
 		t.Fatal(err)
@@ -61,35 +40,13 @@ func TestNotesThroughClient(t *testing.T) {
 	if len(listed) != 1 || listed[0] != created.ID {
 		t.Errorf("List(tag research) = %v, want [%s]", listed, created.ID)
 	}
-	ids := []string{ctr.stack.Service.GetContainerID(), ctr.stack.Postgres.GetContainerID()}
-	networkID := ctr.stack.Network.ID
-
 	// The Container is cleaned up as a whole: service, PostgreSQL, network.
-	if err := ctr.Terminate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	for _, id := range ids {
-		if _, err := cli.ContainerInspect(ctx, id); !errdefs.IsNotFound(err) {
-			t.Errorf("container %.12s after Terminate: inspect error %v, want not found", id, err)
-		}
-	}
-	if _, err := cli.NetworkInspect(ctx, networkID, dockernetwork.InspectOptions{}); !errdefs.IsNotFound(err) {
-		t.Errorf("network %.12s after Terminate: inspect error %v, want not found", networkID, err)
-	}
+	stacktest.AssertTerminateRemovesEverything(t, ctr, ctr.stack, 2)
 }
 
 func TestReadOnlyKey(t *testing.T) {
 	ctx := t.Context()
-	ctr, err := Run(ctx, WithKey("reader", []string{"notes:read"}, Limits{ExpiresIn: time.Hour}))
-	testcontainers.CleanupContainer(t, ctr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctr := stacktest.Run(t, "tdnotes.Run", Run, WithKey("reader", []string{"notes:read"}, Limits{ExpiresIn: time.Hour}))
 	client, err := notesclient.New(ctr.BaseURL(), notesclient.WithAPIKey(ctr.APIKey()))
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 // Package stack starts what tdnotes and tdmarketdata have in common: a
-// network of their own, PostgreSQL and Redis on it, commands executed in
-// the running service container, and the teardown of all of it in order.
+// network of their own, PostgreSQL and Redis on it, the service migrated
+// and given a key, commands executed in the running service container,
+// and the teardown of all of it in order.
 //
 // Readiness is always asked of the server itself (a PostgreSQL startup
 // message, a Redis PING, the service's /readyz), never read from logs or
@@ -71,10 +72,10 @@ func pick(option, env, def string) string {
 	return def
 }
 
-// ServiceImage is the image of svc for tag: a bare tag names the image
+// serviceImage is the image of svc for tag: a bare tag names the image
 // `make images` built (tickerdesk/<svc>:<tag>); anything with a slash or a
 // colon is taken as a whole reference, for images kept in a registry.
-func ServiceImage(svc, tag string) string {
+func serviceImage(svc, tag string) string {
 	if tag == "" {
 		tag = DefaultTag
 	}
@@ -84,29 +85,30 @@ func ServiceImage(svc, tag string) string {
 	return ImageRepo + "/" + svc + ":" + tag
 }
 
-// DatabaseURL is the URL the service containers use for db on the stack's
+// databaseURL is the URL the service containers use for db on the stack's
 // network.
-func DatabaseURL(db string) string {
+func databaseURL(db string) string {
 	return fmt.Sprintf("postgres://%s:%s@%s:5432/%s?sslmode=disable", dbUser, dbPassword, PostgresAlias, db)
 }
 
-// RedisURL is the URL the service containers use for Redis.
-func RedisURL() string { return "redis://" + RedisAlias + ":6379/0" }
+// redisURL is the URL the service containers use for Redis.
+func redisURL() string { return "redis://" + RedisAlias + ":6379/0" }
 
 // Stack is one running set of containers on their own network. Its zero
 // parts are simply skipped by Terminate, so a stack that failed half-way
 // is cleaned up the same way as a whole one.
 type Stack struct {
 	mu       sync.Mutex
+	svc      Service
 	Network  *testcontainers.DockerNetwork
 	Postgres *testcontainers.DockerContainer
 	Redis    *testcontainers.DockerContainer
 	Service  *testcontainers.DockerContainer
 }
 
-// NewNetwork creates the stack's network. Its name is random, and it
+// newNetwork creates the stack's network. Its name is random, and it
 // carries the session labels, so Ryuk removes it too when it is on.
-func (s *Stack) NewNetwork(ctx context.Context) error {
+func (s *Stack) newNetwork(ctx context.Context) error {
 	nw, err := network.New(ctx)
 	if err != nil {
 		return fmt.Errorf("create network: %w", err)
@@ -115,9 +117,9 @@ func (s *Stack) NewNetwork(ctx context.Context) error {
 	return nil
 }
 
-// StartDeps starts PostgreSQL with database db and, unless redisImage is
+// startDeps starts PostgreSQL with database db and, unless redisImage is
 // empty, Redis, side by side: the slower PostgreSQL start hides Redis's.
-func (s *Stack) StartDeps(ctx context.Context, pgImage, db, redisImage string) error {
+func (s *Stack) startDeps(ctx context.Context, pgImage, db, redisImage string) error {
 	var wg sync.WaitGroup
 	var pgErr, redisErr error
 	wg.Go(func() {
@@ -166,12 +168,12 @@ func (s *Stack) set(dst **testcontainers.DockerContainer, ctr *testcontainers.Do
 	*dst = ctr
 }
 
-// Exec runs the service binary at bin with args inside the running
-// service container and returns its output. The images are FROM scratch,
-// without a shell, so the binary is executed directly; that is also much
-// quicker than a one-shot container per command.
-func (s *Stack) Exec(ctx context.Context, bin string, args ...string) (string, error) {
-	code, r, err := s.Service.Exec(ctx, append([]string{bin}, args...), tcexec.Multiplexed())
+// Exec runs the service's binary with args inside the running service
+// container and returns its output. The images are FROM scratch, without
+// a shell, so the binary is executed directly; that is also much quicker
+// than a one-shot container per command.
+func (s *Stack) Exec(ctx context.Context, args ...string) (string, error) {
+	code, r, err := s.Service.Exec(ctx, append([]string{"/" + s.svc.Name}, args...), tcexec.Multiplexed())
 	if err != nil {
 		return "", fmt.Errorf("exec %s: %w", strings.Join(args, " "), err)
 	}
@@ -185,9 +187,9 @@ func (s *Stack) Exec(ctx context.Context, bin string, args ...string) (string, e
 	return string(b), nil
 }
 
-// KeyFromOutput is the plaintext key that `keys create` of both services
+// keyFromOutput is the plaintext key that `keys create` of both services
 // prints alone on its last line.
-func KeyFromOutput(out, prefix string) (string, error) {
+func keyFromOutput(out, prefix string) (string, error) {
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	key := strings.TrimSpace(lines[len(lines)-1])
 	if !strings.HasPrefix(key, prefix) || strings.ContainsAny(key, " \t") {
@@ -206,19 +208,19 @@ func tail(out string) string {
 	return strings.Join(lines, "\n")
 }
 
-// ReadyzWait is the service's readiness check: /readyz answers 200 once
+// readyzWait is the service's readiness check: /readyz answers 200 once
 // the server listens and reaches its database. It replaces
 // testcontainers' default deadline of a minute, which a busy machine can
 // spend on PostgreSQL alone.
-func ReadyzWait(port string) testcontainers.CustomizeRequestOption {
+func readyzWait(port string) testcontainers.CustomizeRequestOption {
 	return testcontainers.WithWaitStrategyAndDeadline(startTimeout,
 		wait.ForHTTP("/readyz").WithPort(nat.Port(port)).WithStartupTimeout(startTimeout).WithPollInterval(50*time.Millisecond))
 }
 
-// StartError wraps err of starting the service container with the end
+// startError wraps err of starting the service container with the end
 // of its log, which says why it did not get ready (the services log no
 // secrets).
-func StartError(ctx context.Context, image string, ctr *testcontainers.DockerContainer, err error) error {
+func startError(ctx context.Context, image string, ctr *testcontainers.DockerContainer, err error) error {
 	if ctr == nil {
 		return fmt.Errorf("start %s: %w", image, err)
 	}
@@ -229,6 +231,22 @@ func StartError(ctx context.Context, image string, ctr *testcontainers.DockerCon
 	defer rc.Close()
 	b, _ := io.ReadAll(io.LimitReader(rc, 1<<20))
 	return fmt.Errorf("start %s: %w; its log ends:\n%s", image, err, tail(string(b)))
+}
+
+// IDs are the containers of the stack and its network, empty once
+// Terminate removed them.
+func (s *Stack) IDs() (containers []string, network string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range []*testcontainers.DockerContainer{s.Service, s.Postgres, s.Redis} {
+		if c != nil {
+			containers = append(containers, c.GetContainerID())
+		}
+	}
+	if s.Network != nil {
+		network = s.Network.ID
+	}
+	return containers, network
 }
 
 // Terminate removes the service, then its dependencies side by side, then

@@ -1,4 +1,4 @@
-package marketdataclient
+package transport
 
 import (
 	"os"
@@ -6,11 +6,12 @@ import (
 	"testing"
 )
 
-// TestModuleRequiresNoServerDependencies keeps the client light to import:
-// its go.mod may name the oapi-codegen runtime and what that needs, never a
-// web framework, ORM, database driver or Redis client.
+// TestModuleRequiresNoServerDependencies keeps both clients light to
+// import: the clients module's go.mod may name the oapi-codegen runtime
+// and what that needs, never a web framework, ORM, database driver or
+// Redis client.
 func TestModuleRequiresNoServerDependencies(t *testing.T) {
-	mod, err := os.ReadFile("go.mod")
+	mod, err := os.ReadFile("../../go.mod")
 	if err != nil {
 		t.Fatal(err)
 	}

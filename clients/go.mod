@@ -1,4 +1,4 @@
-module github.com/tickerdesk/tickerdesk/clients/marketdata
+module github.com/tickerdesk/tickerdesk/clients
 
 go 1.26.0
 

@@ -1,9 +1,15 @@
-package notesclient
+// Package transport is what notesclient and marketdataclient send their
+// requests through: the options both take, the check of the base URL, and
+// retries of 429 and 503 answers that honour Retry-After. The two clients
+// must retry the same way, so the rules live here once.
+package transport
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -13,18 +19,54 @@ import (
 // would sit through without being told (a monthly quota's Retry-After is
 // returned as the error instead).
 const (
-	defaultRetries      = 2
-	defaultMaxRetryWait = 30 * time.Second
+	DefaultRetries      = 2
+	DefaultMaxRetryWait = 30 * time.Second
 	// firstBackoff is the wait before the first retry of an answer
 	// without Retry-After; it doubles with each attempt.
 	firstBackoff = 500 * time.Millisecond
+	// defaultTimeout bounds a request of the default HTTP client.
+	defaultTimeout = 30 * time.Second
 )
 
-// retryDoer sends requests through hc and sends them again, up to max
-// times, when the answer is 429 or 503, after the wait Retry-After asks
-// for. It is the HttpRequestDoer the generated client uses, so every
-// operation, wrapped or not, retries the same way.
-type retryDoer struct {
+// Settings are the options of a client; each client package's Option
+// functions set them, under names of its own.
+type Settings struct {
+	// Key is the API or access key; each client sends it its own way.
+	Key string
+	// HTTPClient sends the requests; nil means one with a 30 s timeout.
+	HTTPClient *http.Client
+	// Retries is how many times an answer of 429 or 503 is sent again.
+	Retries int
+	// MaxRetryWait is the longest Retry-After waited for.
+	MaxRetryWait time.Duration
+	// Sleep waits between retries; tests record the waits instead.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// New applies opts to the default settings and returns them with the Doer
+// the generated client must send its requests through. name labels the
+// error of a baseURL that is not an absolute http(s) URL.
+func New[O ~func(*Settings)](name, baseURL string, opts []O) (Settings, *Doer, error) {
+	u, err := url.Parse(baseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return Settings{}, nil, fmt.Errorf("%s: base URL %q is not an http(s) URL", name, baseURL)
+	}
+	s := Settings{Retries: DefaultRetries, MaxRetryWait: DefaultMaxRetryWait, Sleep: sleepContext}
+	for _, opt := range opts {
+		opt(&s)
+	}
+	if s.HTTPClient == nil {
+		s.HTTPClient = &http.Client{Timeout: defaultTimeout}
+	}
+	d := &Doer{hc: s.HTTPClient, max: max(s.Retries, 0), maxWait: s.MaxRetryWait, sleep: s.Sleep, now: time.Now}
+	return s, d, nil
+}
+
+// Doer sends requests through an HTTP client and sends them again, up to
+// Settings.Retries times, when the answer is 429 or 503, after the wait
+// Retry-After asks for. It is the HttpRequestDoer the generated clients
+// use, so every operation, wrapped or not, retries the same way.
+type Doer struct {
 	hc      *http.Client
 	max     int
 	maxWait time.Duration
@@ -33,10 +75,10 @@ type retryDoer struct {
 	now   func() time.Time
 }
 
-// Do sends req, retrying as described on retryDoer. A retried request is
+// Do sends req, retrying as described on Doer. A retried request is
 // a clone with a fresh body from GetBody, so its headers (the
 // Idempotency-Key among them) are the same on every attempt.
-func (d *retryDoer) Do(req *http.Request) (*http.Response, error) {
+func (d *Doer) Do(req *http.Request) (*http.Response, error) {
 	for attempt := 0; ; attempt++ {
 		r := req
 		if attempt > 0 {
