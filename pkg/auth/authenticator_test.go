@@ -121,24 +121,38 @@ func TestVerifyStoreErrorIsNotInvalid(t *testing.T) {
 	}
 }
 
+// revokeAll revokes every key of the store, as an operator would between
+// two requests.
+func (s *fakeStore) revokeAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for h, p := range s.keys {
+		p.Revoked = true
+		s.keys[h] = p
+	}
+}
+
+// verifyTimes verifies key n times, each of which must succeed.
+func verifyTimes(t *testing.T, a *Authenticator, key string, n int) {
+	t.Helper()
+	for range n {
+		if _, err := a.Verify(context.Background(), key); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func TestCacheAvoidsLookupsUntilTTL(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	store := &fakeStore{t: t}
 	key := newKey(t, store, Principal{AccountID: "acc", KeyID: "k"})
 	a := NewAuthenticator(Options{Prefix: NotesPrefix, Store: store, CacheTTL: 10 * time.Second, Now: func() time.Time { return now }})
-	for range 5 {
-		if _, err := a.Verify(context.Background(), key); err != nil {
-			t.Fatal(err)
-		}
-	}
+	verifyTimes(t, a, key, 5)
 	if store.calls != 1 {
 		t.Fatalf("store calls = %d, want 1", store.calls)
 	}
 	// Revocation is seen once the entry expires.
-	for h, p := range store.keys {
-		p.Revoked = true
-		store.keys[h] = p
-	}
+	store.revokeAll()
 	now = now.Add(9 * time.Second)
 	if _, err := a.Verify(context.Background(), key); err != nil {
 		t.Fatalf("within TTL: %v", err)
@@ -184,18 +198,11 @@ func TestSettingZeroMeansNoCache(t *testing.T) {
 	store := &fakeStore{t: t}
 	key := newKey(t, store, Principal{AccountID: "acc", KeyID: "k"})
 	a := NewAuthenticator(Options{Prefix: NotesPrefix, Store: store, CacheTTL: CacheTTLFromSetting(0)})
-	for range 3 {
-		if _, err := a.Verify(context.Background(), key); err != nil {
-			t.Fatal(err)
-		}
-	}
+	verifyTimes(t, a, key, 3)
 	if store.calls != 3 {
 		t.Fatalf("setting 0: %d lookups for 3 verifications, want 3 (no cache)", store.calls)
 	}
-	for h, p := range store.keys {
-		p.Revoked = true
-		store.keys[h] = p
-	}
+	store.revokeAll()
 	if _, err := a.Verify(context.Background(), key); !errors.Is(err, ErrInvalidKey) {
 		t.Fatalf("revoked key with setting 0: %v, want ErrInvalidKey at once", err)
 	}

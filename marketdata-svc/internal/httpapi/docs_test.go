@@ -1,42 +1,26 @@
 package httpapi_test
 
 import (
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/httpapi"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/ratelimit"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
-	"github.com/tickerdesk/tickerdesk/pkg/logbuf"
 )
 
 // newDocsServer returns a server on a fake store and a key whose monthly
 // quota allows a single API call.
 func newDocsServer(t *testing.T) (*httpapi.Server, string) {
 	t.Helper()
-	store := &fakeStore{keys: map[auth.Hash]auth.Principal{}}
-	store.eod = func(marketdata.EODQuery) (marketdata.EODPage, error) {
+	store := newFakeStore(func(marketdata.EODQuery) (marketdata.EODPage, error) {
 		return marketdata.EODPage{Bars: []marketdata.Bar{{Symbol: "GOOG", Date: time.Date(2008, 10, 14, 0, 0, 0, 0, time.UTC), Close: 362.71, SplitFactor: 1}}, Total: 1}, nil
-	}
-	key := newKey(t, store, auth.Principal{KeyID: "k1", Scopes: []string{"eod"}, MonthlyQuota: 1})
-	fixed := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
-	srv, err := httpapi.NewServer(httpapi.Options{
-		Store:    store,
-		Auth:     auth.NewAuthenticator(auth.Options{Prefix: auth.MarketDataPrefix, Store: store}),
-		Limiter:  ratelimit.NewLocal(nil, func() time.Time { return fixed }),
-		Logger:   slog.New(slog.NewJSONHandler(&logbuf.Buffer{}, nil)),
-		Registry: prometheus.NewRegistry(),
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	key := newKey(t, store, auth.Principal{KeyID: "k1", Scopes: []string{"eod"}, MonthlyQuota: 1})
+	srv, _ := newServer(t, store)
 	return srv, key
 }
 

@@ -49,36 +49,15 @@ func (f *fakeStore) Ticker(_ context.Context, sym string) (marketdata.Ticker, er
 	return marketdata.Ticker{}, marketdata.ErrNotFound
 }
 
-func newKey(t *testing.T, store *fakeStore, p auth.Principal) string {
-	t.Helper()
-	key, hash, err := auth.Generate(auth.MarketDataPrefix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store.keys[hash] = p
-	return key
+func newFakeStore(eod func(q marketdata.EODQuery) (marketdata.EODPage, error)) *fakeStore {
+	return &fakeStore{keys: map[auth.Hash]auth.Principal{}, eod: eod}
 }
 
-func TestServerBehaviour(t *testing.T) {
-	bar := marketdata.Bar{Symbol: "GOOG", Date: time.Date(2008, 10, 14, 0, 0, 0, 0, time.UTC), Close: 362.71, SplitFactor: 1, Name: "Alphabet", Exchange: "XNAS", ExchangeCode: "NASDAQ", AssetType: "Stock", PriceCurrency: "USD"}
-	store := &fakeStore{keys: map[auth.Hash]auth.Principal{}}
-	store.eod = func(q marketdata.EODQuery) (marketdata.EODPage, error) {
-		switch q.Symbols[0] {
-		case "NONE":
-			return marketdata.EODPage{}, marketdata.ErrNoValidSymbols
-		case "DOWN":
-			return marketdata.EODPage{}, errors.New("dial tcp: connection refused: " + marketdata.ErrUnavailable.Error())
-		case "SLOW":
-			return marketdata.EODPage{}, context.DeadlineExceeded
-		}
-		return marketdata.EODPage{Bars: []marketdata.Bar{bar}, Total: 1}, nil
-	}
-	all := []string{"eod", "tickers", "exchanges", "splits", "dividends"}
-	key := newKey(t, store, auth.Principal{KeyID: "k1", Scopes: all})
-	tickersOnly := newKey(t, store, auth.Principal{KeyID: "k2", Scopes: []string{"tickers"}})
-	limited := newKey(t, store, auth.Principal{KeyID: "k3", Scopes: all, RatePerSecond: 2})
-	quota := newKey(t, store, auth.Principal{KeyID: "k4", Scopes: all, MonthlyQuota: 1})
-
+// newServer returns a server on store and the JSON log it writes. Its
+// rate limiter's clock stands still, so that no window rolls over mid-test
+// and a limit or quota is reached exactly when the test says.
+func newServer(t *testing.T, store *fakeStore) (*httpapi.Server, *logbuf.Buffer) {
+	t.Helper()
 	logs := &logbuf.Buffer{}
 	fixed := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
 	srv, err := httpapi.NewServer(httpapi.Options{
@@ -91,6 +70,39 @@ func TestServerBehaviour(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return srv, logs
+}
+
+func newKey(t *testing.T, store *fakeStore, p auth.Principal) string {
+	t.Helper()
+	key, hash, err := auth.Generate(auth.MarketDataPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.keys[hash] = p
+	return key
+}
+
+func TestServerBehaviour(t *testing.T) {
+	bar := marketdata.Bar{Symbol: "GOOG", Date: time.Date(2008, 10, 14, 0, 0, 0, 0, time.UTC), Close: 362.71, SplitFactor: 1, Name: "Alphabet", Exchange: "XNAS", ExchangeCode: "NASDAQ", AssetType: "Stock", PriceCurrency: "USD"}
+	store := newFakeStore(func(q marketdata.EODQuery) (marketdata.EODPage, error) {
+		switch q.Symbols[0] {
+		case "NONE":
+			return marketdata.EODPage{}, marketdata.ErrNoValidSymbols
+		case "DOWN":
+			return marketdata.EODPage{}, errors.New("dial tcp: connection refused: " + marketdata.ErrUnavailable.Error())
+		case "SLOW":
+			return marketdata.EODPage{}, context.DeadlineExceeded
+		}
+		return marketdata.EODPage{Bars: []marketdata.Bar{bar}, Total: 1}, nil
+	})
+	all := []string{"eod", "tickers", "exchanges", "splits", "dividends"}
+	key := newKey(t, store, auth.Principal{KeyID: "k1", Scopes: all})
+	tickersOnly := newKey(t, store, auth.Principal{KeyID: "k2", Scopes: []string{"tickers"}})
+	limited := newKey(t, store, auth.Principal{KeyID: "k3", Scopes: all, RatePerSecond: 2})
+	quota := newKey(t, store, auth.Principal{KeyID: "k4", Scopes: all, MonthlyQuota: 1})
+
+	srv, logs := newServer(t, store)
 	doc := loadDoc(t)
 
 	type errBody struct {

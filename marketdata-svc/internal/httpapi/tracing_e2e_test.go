@@ -4,12 +4,12 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"strings"
 	"testing"
 
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/tickerdesk/tickerdesk/pkg/telemetrytest"
 	"github.com/tickerdesk/tickerdesk/pkg/tracing"
 )
 
@@ -51,21 +51,21 @@ func TestTracingEODMissThenHit(t *testing.T) {
 	}
 
 	miss := get()
-	t.Logf("miss: %q", spanNames(miss))
-	server := onlyServerSpan(t, miss, "GET /v1/eod")
+	t.Logf("miss: %q", telemetrytest.SpanNames(miss))
+	server := telemetrytest.OnlyServerSpan(t, miss, "GET /v1/eod")
 	pg, rd := underServer(t, miss, server)
 	if pg == 0 || rd == 0 {
 		t.Errorf("miss: %d PostgreSQL and %d Redis spans under the server span, want both", pg, rd)
 	}
-	noKeyIn(t, miss, e.key)
+	telemetrytest.NoSecret(t, miss, e.key)
 
 	hit := get()
-	t.Logf("hit: %q", spanNames(hit))
-	server = onlyServerSpan(t, hit, "GET /v1/eod")
+	t.Logf("hit: %q", telemetrytest.SpanNames(hit))
+	server = telemetrytest.OnlyServerSpan(t, hit, "GET /v1/eod")
 	if pg, _ := underServer(t, hit, server); pg != 0 {
 		t.Errorf("hit: %d PostgreSQL spans, want none: the page comes from the cache", pg)
 	}
-	noKeyIn(t, hit, e.key)
+	telemetrytest.NoSecret(t, hit, e.key)
 }
 
 // A gateway's traceparent makes the server span its remote child, and
@@ -78,7 +78,7 @@ func TestTracingContinuesGatewayTrace(t *testing.T) {
 		t.Fatalf("GET /v1/tickers: %d %s", w.Code, w.Body.Bytes())
 	}
 	spans := rec.GetSpans()
-	server := onlyServerSpan(t, spans, "GET /v1/tickers")
+	server := telemetrytest.OnlyServerSpan(t, spans, "GET /v1/tickers")
 	if server.Parent.SpanID().String() != parentID || !server.Parent.IsRemote() {
 		t.Errorf("server span parent %s (remote %v), want the gateway's %s", server.Parent.SpanID(), server.Parent.IsRemote(), parentID)
 	}
@@ -95,22 +95,8 @@ func TestTracingContinuesGatewayTrace(t *testing.T) {
 		}
 	}
 	if len(spans) < 2 {
-		t.Errorf("spans %q: want the server span and what it did", spanNames(spans))
+		t.Errorf("spans %q: want the server span and what it did", telemetrytest.SpanNames(spans))
 	}
-}
-
-func onlyServerSpan(t *testing.T, spans []tracetest.SpanStub, name string) tracetest.SpanStub {
-	t.Helper()
-	var found []tracetest.SpanStub
-	for _, s := range spans {
-		if s.SpanKind == trace.SpanKindServer {
-			found = append(found, s)
-		}
-	}
-	if len(found) != 1 || found[0].Name != name {
-		t.Fatalf("server spans %q, want one named %q", spanNames(found), name)
-	}
-	return found[0]
 }
 
 // underServer checks that every other span of server's trace descends
@@ -119,22 +105,11 @@ func onlyServerSpan(t *testing.T, spans []tracetest.SpanStub, name string) trace
 // data version poller's reads of Redis).
 func underServer(t *testing.T, spans []tracetest.SpanStub, server tracetest.SpanStub) (pg, rd int) {
 	t.Helper()
-	parent := map[trace.SpanID]trace.SpanID{}
-	for _, s := range spans {
-		parent[s.SpanContext.SpanID()] = s.Parent.SpanID()
-	}
 	for _, s := range spans {
 		if s.SpanContext.SpanID() == server.SpanContext.SpanID() || s.SpanContext.TraceID() != server.SpanContext.TraceID() {
 			continue
 		}
-		under := false
-		for id, n := s.Parent.SpanID(), 0; id.IsValid() && n <= len(spans); id, n = parent[id], n+1 {
-			if id == server.SpanContext.SpanID() {
-				under = true
-				break
-			}
-		}
-		if !under {
+		if !telemetrytest.Descends(s, server, spans) {
 			t.Errorf("span %q (scope %s) is not under the server span", s.Name, s.InstrumentationScope.Name)
 		}
 		switch s.InstrumentationScope.Name {
@@ -148,39 +123,4 @@ func underServer(t *testing.T, spans []tracetest.SpanStub, server tracetest.Span
 		}
 	}
 	return pg, rd
-}
-
-// noKeyIn fails when a name, status, attribute or event attribute of
-// spans quotes key.
-func noKeyIn(t *testing.T, spans []tracetest.SpanStub, key string) {
-	t.Helper()
-	seen := 0
-	for _, s := range spans {
-		texts := []string{s.Name, s.Status.Description}
-		for _, kv := range append(s.Attributes, s.Resource.Attributes()...) {
-			texts = append(texts, string(kv.Key)+"="+kv.Value.String())
-		}
-		for _, ev := range s.Events {
-			for _, kv := range ev.Attributes {
-				texts = append(texts, string(kv.Key)+"="+kv.Value.String())
-			}
-		}
-		seen += len(texts)
-		for _, text := range texts {
-			if strings.Contains(text, key) {
-				t.Errorf("span %q carries the key: %q", s.Name, text)
-			}
-		}
-	}
-	if seen < 10 {
-		t.Fatalf("only %d span texts looked at: the check would pass vacuously", seen)
-	}
-}
-
-func spanNames(spans []tracetest.SpanStub) []string {
-	var n []string
-	for _, s := range spans {
-		n = append(n, s.Name)
-	}
-	return n
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/testenv"
 )
 
 // loadMinutes loads symbols × days × 390 regular-session minutes (New
@@ -49,26 +50,14 @@ func loadMinutes(t *testing.T, s *marketdatadb.Store, symbols, days int) int {
 func TestIntradayPlanPrunesPartitions(t *testing.T) {
 	s := openStore(t)
 	loadMinutes(t, s, 3, 70) // January to April 2024: four partitions
-	var plan []string
-	rows, err := s.DB().QueryContext(context.Background(), "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) "+marketdatadb.IntradaySQL,
+	text := explain(t, s.DB(), "(ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) "+marketdatadb.IntradaySQL,
 		intradayArgs("S001", "2024-03-08")...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, line)
-	}
-	text := strings.Join(plan, "\n")
 	if !strings.Contains(text, "intraday_bars_2024_03_pkey (actual rows=390") || strings.Contains(text, "Seq Scan on intraday_bars") {
 		t.Errorf("one day should read the March partition by its key:\n%s", text)
 	}
 	// Runtime pruning: the other partitions stay in the plan but are
 	// never executed.
-	for _, line := range plan {
+	for _, line := range strings.Split(text, "\n") {
 		for _, m := range []string{"01", "02", "04"} {
 			if strings.Contains(line, "intraday_bars_2024_"+m) && !strings.Contains(line, "(never executed)") {
 				t.Errorf("partition 2024-%s is read: %s", m, line)
@@ -94,16 +83,19 @@ func TestMeasureIntradayPartitioning(t *testing.T) {
 	if days == 0 {
 		t.Skip("set MARKETDATA_MEASURE_INTRADAY_DAYS to measure")
 	}
-	s := openStore(t)
-	ctx := context.Background()
-	n := loadMinutes(t, s, 40, days)
-	db, err := s.DB().Conn(ctx)
+	// Loading and copying millions of minutes outlasts the tests'
+	// statement timeout: this store has none.
+	cfg := testConfig(testenv.Postgres(t))
+	cfg.StatementTimeout = 0
+	s, err := marketdatadb.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { s.Close() })
+	db := s.DB()
+	ctx := context.Background()
+	n := loadMinutes(t, s, 40, days)
 	for _, q := range []string{
-		"SET statement_timeout = 0",
 		"CREATE TABLE intraday_flat (LIKE intraday_bars INCLUDING ALL)",
 		"INSERT INTO intraday_flat SELECT * FROM intraday_bars",
 		"VACUUM ANALYZE intraday_flat",
@@ -125,20 +117,9 @@ func TestMeasureIntradayPartitioning(t *testing.T) {
 		stmt := strings.ReplaceAll(marketdatadb.IntradaySQL, "FROM intraday_bars b", "FROM "+table+" b")
 		for name, args := range map[string][]any{"one day " + day: intradayArgs("S017", day), "latest, open range": latest} {
 			for run := range 3 {
-				rows, err := db.QueryContext(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+stmt, args...)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var plan []string
-				for rows.Next() {
-					var line string
-					if err := rows.Scan(&line); err != nil {
-						t.Fatal(err)
-					}
-					plan = append(plan, line)
-				}
+				plan := explain(t, db, "(ANALYZE, BUFFERS) "+stmt, args...)
 				if run == 2 {
-					t.Logf("%s, %s:\n%s", table, name, strings.Join(plan, "\n"))
+					t.Logf("%s, %s:\n%s", table, name, plan)
 				}
 			}
 		}

@@ -13,9 +13,14 @@ import (
 
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/testenv"
 	"github.com/tickerdesk/tickerdesk/pkg/logbuf"
+	"github.com/tickerdesk/tickerdesk/pkg/telemetrytest"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+
+// monitoredMetrics is the list deploy/monitoring/check derives from the
+// alert rules and dashboards: every metric of notes-svc they name.
+const monitoredMetrics = "../../../deploy/monitoring/metrics-notes-svc.txt"
 
 func TestVersionAndUsage(t *testing.T) {
 	for _, arg := range []string{"version", "--version"} {
@@ -107,18 +112,13 @@ func TestMigrateKeysServe(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(listed), `"title":"hi"`) {
 		t.Errorf("list via served API: %d %s", resp.StatusCode, listed)
 	}
-	resp, err = http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	metrics, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	metrics := telemetrytest.Scrape(t, http.DefaultClient, "http://"+addr+"/metrics")
 	for _, want := range []string{"notes_listings_in_progress 0", `notes_listings_refused_total{reason="account"} 0`, `notes_listings_refused_total{reason="busy"} 0`} {
-		if !strings.Contains(string(metrics), want) {
+		if !strings.Contains(metrics, want) {
 			t.Errorf("metrics lack %s", want)
 		}
 	}
-	if missing := missingMetrics(t, string(metrics)); len(missing) > 0 {
+	if missing := telemetrytest.MissingMetrics(t, monitoredMetrics, metrics); len(missing) > 0 {
 		t.Errorf("the alerts and dashboards use metrics the served process does not export: %v", missing)
 	}
 	cancel()

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/httpapi"
+	"github.com/tickerdesk/tickerdesk/pkg/telemetrytest"
 	"github.com/tickerdesk/tickerdesk/pkg/tracing"
 )
 
@@ -39,30 +40,17 @@ func TestTracingCreateNoteSpanTree(t *testing.T) {
 		t.Fatalf("create: %d %s", r.status, r.body)
 	}
 	spans := rec.GetSpans()
-	t.Logf("spans: %q", names(spans))
-	var servers []tracetest.SpanStub
-	for _, s := range spans {
-		if s.SpanKind == trace.SpanKindServer {
-			servers = append(servers, s)
-		}
-	}
-	if len(servers) != 1 || servers[0].Name != "POST /v1/notes" {
-		t.Fatalf("server spans %v, want one named POST /v1/notes", names(servers))
-	}
-	server := servers[0]
+	t.Logf("spans: %q", telemetrytest.SpanNames(spans))
+	server := telemetrytest.OnlyServerSpan(t, spans, "POST /v1/notes")
 	if server.Parent.IsValid() {
 		t.Errorf("server span has a parent %v with no traceparent sent", server.Parent)
-	}
-	byID := map[trace.SpanID]tracetest.SpanStub{}
-	for _, s := range spans {
-		byID[s.SpanContext.SpanID()] = s
 	}
 	var insert, keyLookup bool
 	for _, s := range spans {
 		if s.SpanContext.SpanID() == server.SpanContext.SpanID() {
 			continue
 		}
-		if s.SpanContext.TraceID() != server.SpanContext.TraceID() || !descends(s, server, byID) {
+		if s.SpanContext.TraceID() != server.SpanContext.TraceID() || !telemetrytest.Descends(s, server, spans) {
 			t.Errorf("span %q (parent %s) is not under the server span %s", s.Name, s.Parent.SpanID(), server.SpanContext.SpanID())
 		}
 		stmt := attr(s, "db.query.text")
@@ -73,9 +61,9 @@ func TestTracingCreateNoteSpanTree(t *testing.T) {
 		}
 	}
 	if !insert || !keyLookup {
-		t.Errorf("spans %v: want the key lookup and the note insert among them (insert %v, key %v)", names(spans), insert, keyLookup)
+		t.Errorf("spans %v: want the key lookup and the note insert among them (insert %v, key %v)", telemetrytest.SpanNames(spans), insert, keyLookup)
 	}
-	assertNoSecret(t, spans, e.alice, content)
+	telemetrytest.NoSecret(t, spans, e.alice, content)
 }
 
 // A gateway's traceparent makes the server span its child, and the
@@ -89,7 +77,7 @@ func TestTracingContinuesGatewayTrace(t *testing.T) {
 	}
 	spans := rec.GetSpans()
 	if len(spans) < 2 {
-		t.Fatalf("spans %v: want the server span and statements", names(spans))
+		t.Fatalf("spans %v: want the server span and statements", telemetrytest.SpanNames(spans))
 	}
 	for _, s := range spans {
 		if got := s.SpanContext.TraceID().String(); got != traceID {
@@ -101,22 +89,6 @@ func TestTracingContinuesGatewayTrace(t *testing.T) {
 	}
 }
 
-// descends reports whether s is under root, following parents through
-// the recorded spans.
-func descends(s, root tracetest.SpanStub, byID map[trace.SpanID]tracetest.SpanStub) bool {
-	for range len(byID) {
-		if s.Parent.SpanID() == root.SpanContext.SpanID() {
-			return true
-		}
-		p, ok := byID[s.Parent.SpanID()]
-		if !ok {
-			return false
-		}
-		s = p
-	}
-	return false
-}
-
 func attr(s tracetest.SpanStub, key string) string {
 	for _, kv := range s.Attributes {
 		if string(kv.Key) == key {
@@ -124,41 +96,4 @@ func attr(s tracetest.SpanStub, key string) string {
 		}
 	}
 	return ""
-}
-
-func names(spans []tracetest.SpanStub) []string {
-	var n []string
-	for _, s := range spans {
-		n = append(n, s.Name)
-	}
-	return n
-}
-
-// assertNoSecret fails when any name, attribute or event attribute of
-// spans quotes one of secrets.
-func assertNoSecret(t *testing.T, spans []tracetest.SpanStub, secrets ...string) {
-	t.Helper()
-	seen := 0
-	for _, s := range spans {
-		texts := []string{s.Name, s.Status.Description}
-		for _, kv := range append(s.Attributes, s.Resource.Attributes()...) {
-			texts = append(texts, string(kv.Key)+"="+kv.Value.String())
-		}
-		for _, ev := range s.Events {
-			for _, kv := range ev.Attributes {
-				texts = append(texts, string(kv.Key)+"="+kv.Value.String())
-			}
-		}
-		seen += len(texts)
-		for _, text := range texts {
-			for _, secret := range secrets {
-				if strings.Contains(text, secret) {
-					t.Errorf("span %q carries %q", s.Name, text)
-				}
-			}
-		}
-	}
-	if seen < 10 {
-		t.Fatalf("only %d span texts looked at: the check would pass vacuously", seen)
-	}
 }

@@ -41,7 +41,7 @@ var env struct {
 	err      error
 	stop     func()
 	mu       sync.Mutex
-	adminURL string
+	adminURL *url.URL // its path names the database
 	template string
 	admin    *sql.DB
 }
@@ -125,12 +125,14 @@ func setup(ctx context.Context, adminURL string) error {
 	}
 	admin.SetMaxOpenConns(2)
 	env.admin = admin
-	env.adminURL = adminURL
+	if env.adminURL, err = url.Parse(adminURL); err != nil {
+		return fmt.Errorf("admin url: %w", err)
+	}
 	env.template = "tpl_notes_" + randomSuffix()
 	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+env.template); err != nil {
 		return fmt.Errorf("create template db: %w", err)
 	}
-	db, err := notesdb.Open(withDatabase(adminURL, env.template), notesdb.PoolOptions{MaxOpenConns: 2})
+	db, err := notesdb.Open(databaseURL(env.template), notesdb.PoolOptions{MaxOpenConns: 2})
 	if err != nil {
 		return err
 	}
@@ -177,7 +179,7 @@ func DatabaseURL(t testing.TB) string {
 			t.Errorf("testenv: drop database %s: %v", name, err)
 		}
 	})
-	return withDatabase(env.adminURL, name)
+	return databaseURL(name)
 }
 
 // DB opens a pool on a fresh database (see DatabaseURL), closed when t ends.
@@ -209,11 +211,9 @@ func OtherSession(t testing.TB, url string) *sql.Tx {
 	return tx
 }
 
-func withDatabase(rawURL, name string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		panic(fmt.Sprintf("testenv: bad database url: %v", err))
-	}
+// databaseURL is the URL of the database called name on the server.
+func databaseURL(name string) string {
+	u := *env.adminURL
 	u.Path = "/" + name
 	return u.String()
 }
