@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
@@ -373,6 +376,24 @@ func (b *bench) ceilingURL(path string) string {
 	return fmt.Sprintf("http://127.0.0.1:%d%s", b.cfg.Ports.Ceiling, path)
 }
 
+// ceilingHeaders is the header file of the ceiling: the captured answer's
+// headers, one "Key: value" line each in a stable order, but for those
+// net/http writes itself (Date, Content-Length) and Content-Type, which the
+// ceiling sets as gin's c.Data does.
+func ceilingHeaders(h http.Header) []byte {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(h)) {
+		switch k {
+		case "Date", "Content-Length", "Content-Type":
+			continue
+		}
+		for _, v := range h[k] {
+			b.WriteString(k + ": " + v + "\n")
+		}
+	}
+	return []byte(b.String())
+}
+
 // hitQuery is the cache-hit request: two symbols, 100 records.
 func (b *bench) hitQuery() string {
 	if len(b.symbols) < 2 {
@@ -390,12 +411,13 @@ func (b *bench) tickersQuery() string {
 }
 
 // startCeiling captures the cache-hit and tickers answers from the running
-// marketdata-svc and starts the bare Gin server with those bytes.
+// marketdata-svc, headers and body, and starts the bare Gin server with
+// those bytes: the same answer on the wire, made with no work per request.
 func (b *bench) startCeiling(ctx context.Context) error {
 	routes := map[string]string{"/v1/eod": b.hitQuery(), "/v1/tickers": b.tickersQuery()}
 	args := []string{"-addr", fmt.Sprintf("127.0.0.1:%d", b.cfg.Ports.Ceiling)}
 	for route, q := range routes {
-		body, err := httpCall(ctx, "GET", b.mdURL(q), "", nil)
+		header, body, err := httpAnswer(ctx, "GET", b.mdURL(q), "", nil)
 		if err != nil {
 			return fmt.Errorf("capture %s answer: %w", route, err)
 		}
@@ -403,8 +425,12 @@ func (b *bench) startCeiling(ctx context.Context) error {
 		if err := os.WriteFile(file, body, 0o644); err != nil {
 			return err
 		}
-		b.res.CeilingBodies = append(b.res.CeilingBodies, CeilingBody{Route: route, Bytes: len(body)})
-		args = append(args, "-route", route+"="+file)
+		headerFile := b.dataFile("ceiling" + strings.ReplaceAll(route, "/", "_") + ".headers")
+		if err := os.WriteFile(headerFile, ceilingHeaders(header), 0o644); err != nil {
+			return err
+		}
+		b.res.CeilingBodies = append(b.res.CeilingBodies, CeilingBody{Route: route, Bytes: len(body), Headers: len(header)})
+		args = append(args, "-route", route+"="+file, "-headers", route+"="+headerFile)
 	}
 	var err error
 	b.ceiling, err = b.r.start(ctx, cmdSpec{name: b.benchTool("ceiling"), args: args}, filepath.Join(b.cfg.Out, "logs", "ceiling.log"))

@@ -183,9 +183,15 @@ func (b *bench) pgbenchScripts(c captured, n int, vars map[string]string) ([]str
 
 // httpCall sends one request and fails unless the status is 2xx.
 func httpCall(ctx context.Context, method, u, key string, body []byte) ([]byte, error) {
+	_, data, err := httpAnswer(ctx, method, u, key, body)
+	return data, err
+}
+
+// httpAnswer is httpCall with the answer's headers.
+func httpAnswer(ctx context.Context, method, u, key string, body []byte) (http.Header, []byte, error) {
 	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
@@ -195,17 +201,17 @@ func httpCall(ctx context.Context, method, u, key string, body []byte) ([]byte, 
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if resp.StatusCode/100 != 2 {
-		return data, fmt.Errorf("%s %s: status %d: %.300s", method, redactQuery(u), resp.StatusCode, data)
+		return nil, data, fmt.Errorf("%s %s: status %d: %.300s", method, redactQuery(u), resp.StatusCode, data)
 	}
-	return data, nil
+	return resp.Header, data, nil
 }
 
 func redactQuery(u string) string {

@@ -87,6 +87,9 @@ type Dataset struct {
 type CeilingBody struct {
 	Route string `json:"route"`
 	Bytes int    `json:"bytes"`
+	// Headers is how many header fields the captured answer had; the
+	// ceiling sends them all, with Content-Type and net/http's own.
+	Headers int `json:"headers"`
 }
 
 // Side is one side of a workload: the service or its ceiling.
@@ -398,7 +401,7 @@ func renderMarkdown(r Results, root string) string {
 	w("## Ceilings\n\n")
 	w("- **minimal notes server** (`bench/cmd/minimalnotes`), the ceiling of every notes workload: `net/http`, a pgx pool of the service's size (20) and notes-svc's own statements, copied from `notes-svc/internal/notesdb` — the account-scoped `SELECT` by id, the `INSERT` (with an id of the same UUIDv7 shape, so PostgreSQL pays the same for the time-ordered key), and for a listing with `limit` the exact `count(*)` for `X-Total-Count` and the page query. It answers the same JSON shape and takes the account from an `X-Account-ID` header: no key check, access log, metrics, request id, deadline or input validation. wrk sends both servers the same requests (both headers), so the ratio is what the service's own code costs on top of the least a Go server must do for the same answer on the same cores.\n")
 	w("- **the database's own figure** (pgbench), kept beside it: the same captured SQL with nothing in front of it. It is no ceiling for an HTTP service sharing the same two cores (it spends no CPU on HTTP, JSON or a Go runtime, so every service sits far below it), but it shows how much of a workload is the database's.\n")
-	w("- **bare Gin** (`bench/cmd/ceiling`), the ceiling of the marketdata cache hit and tickers: `gin.New()` without middleware serving the exact bytes marketdata-svc answered.\n\n")
+	w("- **bare Gin** (`bench/cmd/ceiling`), the ceiling of the marketdata cache hit and tickers: `gin.New()` without middleware serving the exact bytes marketdata-svc answered: the body and every header of the captured answer (`bench/out/ceiling_*.headers`: cache, ETag, rate-limit and request-id fields; net/http adds Date and Content-Length to both), so both servers put the same bytes on the wire.\n\n")
 	w("## SQL of the pgbench figures\n\n")
 	w("Captured from the services themselves: the harness turns on `log_statement = 'all'` for the bench database, sends two probe requests per workload, keeps the statements both probes ran (so background statements drop out), and turns each `$n` into a pgbench variable. The scripts below are for the first account or symbol pair; the run uses one script per account or pair.\n\n")
 	for _, x := range r.Workloads {

@@ -52,13 +52,15 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	contentType := fs.String("content-type", "application/json; charset=utf-8", "Content-Type of every answer")
 	routes := routeFlags{}
 	fs.Var(routes, "route", "PATH=FILE: answer GET PATH with the bytes of FILE (repeatable)")
+	headers := routeFlags{}
+	fs.Var(headers, "headers", "PATH=FILE: answer GET PATH with the header lines (Key: value) of FILE too (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if len(routes) == 0 {
 		return errors.New("no -route given")
 	}
-	engine, err := newEngine(routes, *contentType)
+	engine, err := newEngine(routes, headers, *contentType)
 	if err != nil {
 		return err
 	}
@@ -77,8 +79,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 }
 
 // newEngine is the bare engine: gin.New without any middleware, one handler
-// per route writing the captured bytes.
-func newEngine(routes map[string]string, contentType string) (*gin.Engine, error) {
+// per route writing the captured headers and bytes. The headers are parsed
+// once; each answer assigns their values as the service does.
+func newEngine(routes, headerFiles map[string]string, contentType string) (*gin.Engine, error) {
 	gin.SetMode(gin.ReleaseMode)
 	engine := gin.New()
 	for path, file := range routes {
@@ -86,7 +89,39 @@ func newEngine(routes map[string]string, contentType string) (*gin.Engine, error
 		if err != nil {
 			return nil, err
 		}
-		engine.GET(path, func(c *gin.Context) { c.Data(http.StatusOK, contentType, body) })
+		var fields http.Header
+		if hf, ok := headerFiles[path]; ok {
+			if fields, err = readHeaders(hf); err != nil {
+				return nil, err
+			}
+		}
+		engine.GET(path, func(c *gin.Context) {
+			h := c.Writer.Header()
+			for k, v := range fields {
+				h[k] = v
+			}
+			c.Data(http.StatusOK, contentType, body)
+		})
 	}
 	return engine, nil
+}
+
+// readHeaders reads "Key: value" lines, keys in canonical form.
+func readHeaders(file string) (http.Header, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	h := http.Header{}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		if line == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(line, ": ")
+		if !ok {
+			return nil, fmt.Errorf("%s: want Key: value, got %q", file, line)
+		}
+		h.Add(k, v)
+	}
+	return h, nil
 }

@@ -9,13 +9,20 @@ import (
 	"testing"
 )
 
+// capturedHeaders is a header file as benchrun writes it.
+const capturedHeaders = "Cache-Control: private, no-cache\nEtag: \"f499e873705e2610\"\nX-Ratelimit-Limit: 100000\nX-Request-Id: 01426f9be540b127d2ec70dc7c984884\n"
+
 func newTestEngine(t testing.TB, body []byte) http.Handler {
 	t.Helper()
-	file := filepath.Join(t.TempDir(), "eod.json")
+	dir := t.TempDir()
+	file, headers := filepath.Join(dir, "eod.json"), filepath.Join(dir, "eod.headers")
 	if err := os.WriteFile(file, body, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	engine, err := newEngine(map[string]string{"/v1/eod": file}, "application/json; charset=utf-8")
+	if err := os.WriteFile(headers, []byte(capturedHeaders), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	engine, err := newEngine(map[string]string{"/v1/eod": file}, map[string]string{"/v1/eod": headers}, "application/json; charset=utf-8")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,10 +40,26 @@ func TestEngineAnswersWithTheCapturedBytes(t *testing.T) {
 	if ct := rec.Header().Get("Content-Type"); ct != "application/json; charset=utf-8" {
 		t.Fatalf("Content-Type %q", ct)
 	}
+	for k, want := range map[string]string{"Cache-Control": "private, no-cache", "Etag": `"f499e873705e2610"`,
+		"X-Ratelimit-Limit": "100000", "X-Request-Id": "01426f9be540b127d2ec70dc7c984884"} {
+		if got := rec.Header().Get(k); got != want {
+			t.Errorf("%s = %q, want %q (captured)", k, got, want)
+		}
+	}
 	rec = httptest.NewRecorder()
 	engine.ServeHTTP(rec, httptest.NewRequest("GET", "/v1/other", nil))
 	if rec.Code != http.StatusNotFound {
 		t.Fatalf("unknown route: status %d", rec.Code)
+	}
+}
+
+func TestReadHeadersRefusesALineWithoutAColon(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "bad.headers")
+	if err := os.WriteFile(file, []byte("Etag \"x\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readHeaders(file); err == nil {
+		t.Fatal("readHeaders accepted a line without ': '")
 	}
 }
 
