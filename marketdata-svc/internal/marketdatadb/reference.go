@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,11 +34,13 @@ func likePattern(s string) string {
 
 type scanner interface{ Scan(dest ...any) error }
 
-func scanTicker(sc scanner) (marketdata.Ticker, error) {
+// scanTicker reads tickerColumns and then, into extra, any columns a
+// query selects after them.
+func scanTicker(sc scanner, extra ...any) (marketdata.Ticker, error) {
 	var t marketdata.Ticker
 	var mic, name, acronym, cc, country, city, website, tz, cur sql.NullString
-	if err := sc.Scan(&t.Symbol, &t.Name, &t.AssetType, &t.PriceCurrency, &t.HasIntraday, &t.HasEOD, &t.Country,
-		&mic, &name, &acronym, &cc, &country, &city, &website, &tz, &cur); err != nil {
+	if err := sc.Scan(append([]any{&t.Symbol, &t.Name, &t.AssetType, &t.PriceCurrency, &t.HasIntraday, &t.HasEOD, &t.Country,
+		&mic, &name, &acronym, &cc, &country, &city, &website, &tz, &cur}, extra...)...); err != nil {
 		return marketdata.Ticker{}, err
 	}
 	if mic.Valid {
@@ -65,31 +68,13 @@ func (s *Store) Tickers(ctx context.Context, q marketdata.TickerQuery) (marketda
 	where := `WHERE ($1 = '' OR t.exchange_mic = $1)
 	  AND ($2 = '' OR t.symbol ILIKE $3 OR t.name ILIKE $3)`
 	args := []any{q.Exchange, q.Search, likePattern(q.Search)}
-	var page marketdata.TickerPage
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM tickers t `+where, args...).Scan(&page.Total); err != nil {
-		return page, fmt.Errorf("list tickers: %w", translate(err))
-	}
-	if page.Total == 0 || int64(q.Offset) >= page.Total {
-		return page, nil
-	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+tickerColumns+`
+	tickers, total, err := countedPage(ctx, s.db, `SELECT count(*) FROM tickers t `+where, `SELECT `+tickerColumns+`
 FROM tickers t LEFT JOIN exchanges e ON e.mic = t.exchange_mic `+where+`
-ORDER BY t.symbol LIMIT $4 OFFSET $5`, append(args, limitArg(q.Limit), q.Offset)...)
+ORDER BY t.symbol LIMIT $4 OFFSET $5`, args, q.Limit, q.Offset, func(sc scanner) (marketdata.Ticker, error) { return scanTicker(sc) })
 	if err != nil {
-		return page, fmt.Errorf("list tickers: %w", translate(err))
+		return marketdata.TickerPage{}, fmt.Errorf("list tickers: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		t, err := scanTicker(rows)
-		if err != nil {
-			return marketdata.TickerPage{}, fmt.Errorf("list tickers: %w", translate(err))
-		}
-		page.Tickers = append(page.Tickers, t)
-	}
-	if err := rows.Err(); err != nil {
-		return marketdata.TickerPage{}, fmt.Errorf("list tickers: %w", translate(err))
-	}
-	return page, nil
+	return marketdata.TickerPage{Tickers: tickers, Total: total}, nil
 }
 
 func (s *Store) tickersBySymbols(ctx context.Context, q marketdata.TickerQuery) (marketdata.TickerPage, error) {
@@ -105,23 +90,15 @@ ORDER BY s.ord`, q.Symbols, q.Exchange)
 	var all []marketdata.Ticker
 	known := 0
 	for rows.Next() {
-		var t marketdata.Ticker
-		var mic, name, acronym, cc, country, city, website, tz, cur sql.NullString
 		var onExchange bool
-		if err := rows.Scan(&t.Symbol, &t.Name, &t.AssetType, &t.PriceCurrency, &t.HasIntraday, &t.HasEOD, &t.Country,
-			&mic, &name, &acronym, &cc, &country, &city, &website, &tz, &cur, &onExchange); err != nil {
+		t, err := scanTicker(rows, &onExchange)
+		if err != nil {
 			return marketdata.TickerPage{}, fmt.Errorf("list tickers: %w", translate(err))
 		}
 		known++
-		if !onExchange {
-			continue
+		if onExchange {
+			all = append(all, t)
 		}
-		if mic.Valid {
-			t.Exchange = &marketdata.Exchange{MIC: mic.String, Name: name.String, Acronym: acronym.String,
-				CountryCode: cc.String, Country: country.String, City: city.String, Website: website.String,
-				Timezone: tz.String, Currency: cur.String}
-		}
-		all = append(all, t)
 	}
 	if err := rows.Err(); err != nil {
 		return marketdata.TickerPage{}, fmt.Errorf("list tickers: %w", translate(err))
@@ -161,30 +138,12 @@ FROM tickers t LEFT JOIN exchanges e ON e.mic = t.exchange_mic WHERE t.symbol = 
 func (s *Store) Exchanges(ctx context.Context, q marketdata.ExchangeQuery) (marketdata.ExchangePage, error) {
 	where := `WHERE $1 = '' OR mic ILIKE $2 OR name ILIKE $2 OR acronym ILIKE $2 OR country ILIKE $2 OR city ILIKE $2`
 	args := []any{q.Search, likePattern(q.Search)}
-	var page marketdata.ExchangePage
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM exchanges `+where, args...).Scan(&page.Total); err != nil {
-		return page, fmt.Errorf("list exchanges: %w", translate(err))
-	}
-	if page.Total == 0 || int64(q.Offset) >= page.Total {
-		return page, nil
-	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+exchangeColumns+` FROM exchanges `+where+`
-ORDER BY mic LIMIT $3 OFFSET $4`, append(args, limitArg(q.Limit), q.Offset)...)
+	exchanges, total, err := countedPage(ctx, s.db, `SELECT count(*) FROM exchanges `+where, `SELECT `+exchangeColumns+` FROM exchanges `+where+`
+ORDER BY mic LIMIT $3 OFFSET $4`, args, q.Limit, q.Offset, scanExchange)
 	if err != nil {
-		return page, fmt.Errorf("list exchanges: %w", translate(err))
+		return marketdata.ExchangePage{}, fmt.Errorf("list exchanges: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		e, err := scanExchange(rows)
-		if err != nil {
-			return marketdata.ExchangePage{}, fmt.Errorf("list exchanges: %w", translate(err))
-		}
-		page.Exchanges = append(page.Exchanges, e)
-	}
-	if err := rows.Err(); err != nil {
-		return marketdata.ExchangePage{}, fmt.Errorf("list exchanges: %w", translate(err))
-	}
-	return page, nil
+	return marketdata.ExchangePage{Exchanges: exchanges, Total: total}, nil
 }
 
 // Exchange returns one exchange by MIC, or marketdata.ErrNotFound.
@@ -265,26 +224,37 @@ func (s *Store) actions(ctx context.Context, table, value string, q marketdata.A
 		}
 	}
 	countSQL, pageSQL := actionSQL(table, value, len(q.Symbols) > 0, q.Sort)
-	from, to := dateBound(q.DateFrom, false), dateBound(q.DateTo, true)
+	return countedPage(ctx, s.db, countSQL, pageSQL, []any{symbols, dateBound(q.DateFrom, false), dateBound(q.DateTo, true)},
+		q.Limit, q.Offset, func(sc scanner) (action, error) {
+			var a action
+			err := sc.Scan(&a.symbol, &a.date, &a.value)
+			return a, err
+		})
+}
+
+// countedPage counts every match with countSQL and, unless the page starts
+// past them, reads it with pageSQL, which takes args then LIMIT and OFFSET;
+// scan reads one row. Errors are translated, not labelled.
+func countedPage[T any](ctx context.Context, db *sql.DB, countSQL, pageSQL string, args []any, limit, offset int, scan func(scanner) (T, error)) ([]T, int64, error) {
 	var total int64
-	if err := s.db.QueryRowContext(ctx, countSQL, symbols, from, to).Scan(&total); err != nil {
+	if err := db.QueryRowContext(ctx, countSQL, args...).Scan(&total); err != nil {
 		return nil, 0, translate(err)
 	}
-	if total == 0 || int64(q.Offset) >= total {
+	if total == 0 || int64(offset) >= total {
 		return nil, total, nil
 	}
-	rows, err := s.db.QueryContext(ctx, pageSQL, symbols, from, to, limitArg(q.Limit), q.Offset)
+	rows, err := db.QueryContext(ctx, pageSQL, slices.Concat(args, []any{limitArg(limit), offset})...)
 	if err != nil {
 		return nil, 0, translate(err)
 	}
 	defer rows.Close()
-	var out []action
+	var out []T
 	for rows.Next() {
-		var a action
-		if err := rows.Scan(&a.symbol, &a.date, &a.value); err != nil {
+		v, err := scan(rows)
+		if err != nil {
 			return nil, 0, translate(err)
 		}
-		out = append(out, a)
+		out = append(out, v)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, 0, translate(err)
