@@ -2,7 +2,6 @@ package marketdatadb_test
 
 import (
 	"context"
-	"database/sql"
 	"sync"
 	"testing"
 	"time"
@@ -63,26 +62,11 @@ func TestConcurrentLoadsOfOneSymbol(t *testing.T) {
 			want := adjCloses(t, ref, "GOOG")
 
 			url := testenv.Postgres(t)
-			s, err := marketdatadb.Open(ctx, testConfig(url))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s := openStoreWith(t, testConfig(url))
 			if _, err := s.Apply(ctx, marketdatadb.Load{Bars: marketdatadb.Bars(base)}); err != nil {
 				t.Fatal(err)
 			}
-			holder, err := sql.Open("pgx", url)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer holder.Close()
-			tx, err := holder.Begin()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := tx.Exec("LOCK TABLE data_version IN SHARE MODE"); err != nil {
-				t.Fatal(err)
-			}
+			holder, tx := holdLocks(t, url, "LOCK TABLE data_version IN SHARE MODE")
 			var wg sync.WaitGroup
 			errs := make([]error, len(loads))
 			for i, l := range loads {
@@ -129,12 +113,7 @@ func TestConcurrentLoadsOfOneSymbol(t *testing.T) {
 // applied again.
 func TestReimportRepairsFactors(t *testing.T) {
 	ctx := context.Background()
-	url := testenv.Postgres(t)
-	s, err := marketdatadb.Open(ctx, testConfig(url))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openStore(t)
 	rows := []marketdatadb.BarRow{
 		{Symbol: "GOOG", Date: day("2009-12-31"), Open: 100, High: 100, Low: 100, Close: 100, Volume: 100},
 		{Symbol: "GOOG", Date: day("2010-01-04"), Open: 50, High: 50, Low: 50, Close: 50, Volume: 100},
