@@ -2,6 +2,7 @@ package marketdatadb_test
 
 import (
 	"context"
+	"database/sql"
 	"sync"
 	"testing"
 	"time"
@@ -140,4 +141,24 @@ func TestReimportRepairsFactors(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// holdLocks opens another session on url, closed when t ends, and begins
+// a transaction there that runs stmt: it holds stmt's locks until the test
+// ends the transaction, as a concurrent client would.
+func holdLocks(t *testing.T, url, stmt string) (*sql.DB, *sql.Tx) {
+	t.Helper()
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(stmt); err != nil {
+		t.Fatal(err)
+	}
+	return db, tx
 }

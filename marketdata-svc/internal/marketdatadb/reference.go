@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -177,41 +176,33 @@ WHERE a.date BETWEEN $2 AND $3`
 		`SELECT a.symbol, a.date, a.` + value + from + ` ORDER BY a.date ` + dir + `, a.symbol LIMIT $4 OFFSET $5`
 }
 
-type action struct {
-	symbol string
-	date   time.Time
-	value  float64
-}
-
 // Splits returns a page of splits by ex-date (q.Sort, newest first by
 // default).
 func (s *Store) Splits(ctx context.Context, q marketdata.ActionQuery) (marketdata.SplitPage, error) {
-	acts, total, err := s.actions(ctx, "splits", "factor", q)
+	splits, total, err := actions(ctx, s, "splits", "factor", q, func(symbol string, date time.Time, factor float64) marketdata.Split {
+		return marketdata.Split{Symbol: symbol, Date: date, Factor: factor}
+	})
 	if err != nil {
 		return marketdata.SplitPage{}, fmt.Errorf("list splits: %w", err)
 	}
-	page := marketdata.SplitPage{Total: total}
-	for _, a := range acts {
-		page.Splits = append(page.Splits, marketdata.Split{Symbol: a.symbol, Date: a.date, Factor: a.value})
-	}
-	return page, nil
+	return marketdata.SplitPage{Splits: splits, Total: total}, nil
 }
 
 // Dividends returns a page of cash dividends by ex-date (q.Sort, newest
 // first by default).
 func (s *Store) Dividends(ctx context.Context, q marketdata.ActionQuery) (marketdata.DividendPage, error) {
-	acts, total, err := s.actions(ctx, "dividends", "amount", q)
+	dividends, total, err := actions(ctx, s, "dividends", "amount", q, func(symbol string, date time.Time, amount float64) marketdata.Dividend {
+		return marketdata.Dividend{Symbol: symbol, Date: date, Amount: amount}
+	})
 	if err != nil {
 		return marketdata.DividendPage{}, fmt.Errorf("list dividends: %w", err)
 	}
-	page := marketdata.DividendPage{Total: total}
-	for _, a := range acts {
-		page.Dividends = append(page.Dividends, marketdata.Dividend{Symbol: a.symbol, Date: a.date, Amount: a.value})
-	}
-	return page, nil
+	return marketdata.DividendPage{Dividends: dividends, Total: total}, nil
 }
 
-func (s *Store) actions(ctx context.Context, table, value string, q marketdata.ActionQuery) ([]action, int64, error) {
+// actions reads a page of the corporate actions in table, each made by
+// newAction from its symbol, date and value column.
+func actions[T any](ctx context.Context, s *Store, table, value string, q marketdata.ActionQuery, newAction func(symbol string, date time.Time, value float64) T) ([]T, int64, error) {
 	var symbols any // NULL: all symbols
 	if len(q.Symbols) > 0 {
 		symbols = q.Symbols
@@ -225,10 +216,12 @@ func (s *Store) actions(ctx context.Context, table, value string, q marketdata.A
 	}
 	countSQL, pageSQL := actionSQL(table, value, len(q.Symbols) > 0, q.Sort)
 	return countedPage(ctx, s.db, countSQL, pageSQL, []any{symbols, dateBound(q.DateFrom, false), dateBound(q.DateTo, true)},
-		q.Limit, q.Offset, func(sc scanner) (action, error) {
-			var a action
-			err := sc.Scan(&a.symbol, &a.date, &a.value)
-			return a, err
+		q.Limit, q.Offset, func(sc scanner) (T, error) {
+			var symbol string
+			var date time.Time
+			var value float64
+			err := sc.Scan(&symbol, &date, &value)
+			return newAction(symbol, date, value), err
 		})
 }
 
@@ -243,7 +236,7 @@ func countedPage[T any](ctx context.Context, db *sql.DB, countSQL, pageSQL strin
 	if total == 0 || int64(offset) >= total {
 		return nil, total, nil
 	}
-	rows, err := db.QueryContext(ctx, pageSQL, slices.Concat(args, []any{limitArg(limit), offset})...)
+	rows, err := db.QueryContext(ctx, pageSQL, append(args, limitArg(limit), offset)...)
 	if err != nil {
 		return nil, 0, translate(err)
 	}

@@ -2,7 +2,6 @@ package marketdatadb_test
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -39,26 +38,6 @@ func openStoreWith(t *testing.T, cfg config.Config) *marketdatadb.Store {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
-}
-
-// holdLocks opens another session on url, closed when t ends, and begins
-// a transaction there that runs stmt: it holds stmt's locks until the test
-// ends the transaction, as a concurrent client would.
-func holdLocks(t *testing.T, url, stmt string) (*sql.DB, *sql.Tx) {
-	t.Helper()
-	db, err := sql.Open("pgx", url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	tx, err := db.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Exec(stmt); err != nil {
-		t.Fatal(err)
-	}
-	return db, tx
 }
 
 func day(s string) time.Time {
