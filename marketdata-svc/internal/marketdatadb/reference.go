@@ -182,10 +182,7 @@ func (s *Store) Splits(ctx context.Context, q marketdata.ActionQuery) (marketdat
 	splits, total, err := actions(ctx, s, "splits", "factor", q, func(symbol string, date time.Time, factor float64) marketdata.Split {
 		return marketdata.Split{Symbol: symbol, Date: date, Factor: factor}
 	})
-	if err != nil {
-		return marketdata.SplitPage{}, fmt.Errorf("list splits: %w", err)
-	}
-	return marketdata.SplitPage{Splits: splits, Total: total}, nil
+	return marketdata.SplitPage{Splits: splits, Total: total}, err
 }
 
 // Dividends returns a page of cash dividends by ex-date (q.Sort, newest
@@ -194,28 +191,22 @@ func (s *Store) Dividends(ctx context.Context, q marketdata.ActionQuery) (market
 	dividends, total, err := actions(ctx, s, "dividends", "amount", q, func(symbol string, date time.Time, amount float64) marketdata.Dividend {
 		return marketdata.Dividend{Symbol: symbol, Date: date, Amount: amount}
 	})
-	if err != nil {
-		return marketdata.DividendPage{}, fmt.Errorf("list dividends: %w", err)
-	}
-	return marketdata.DividendPage{Dividends: dividends, Total: total}, nil
+	return marketdata.DividendPage{Dividends: dividends, Total: total}, err
 }
 
 // actions reads a page of the corporate actions in table, each made by
-// newAction from its symbol, date and value column.
+// newAction from its symbol, date and value column; errors are labelled
+// with the table.
 func actions[T any](ctx context.Context, s *Store, table, value string, q marketdata.ActionQuery, newAction func(symbol string, date time.Time, value float64) T) ([]T, int64, error) {
 	var symbols any // NULL: all symbols
 	if len(q.Symbols) > 0 {
 		symbols = q.Symbols
-		var known bool
-		if err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM tickers WHERE symbol = ANY($1::text[]))`, q.Symbols).Scan(&known); err != nil {
-			return nil, 0, translate(err)
-		}
-		if !known {
-			return nil, 0, marketdata.ErrNoValidSymbols
+		if err := s.anyKnown(ctx, q.Symbols); err != nil {
+			return nil, 0, fmt.Errorf("list %s: %w", table, err)
 		}
 	}
 	countSQL, pageSQL := actionSQL(table, value, len(q.Symbols) > 0, q.Sort)
-	return countedPage(ctx, s.db, countSQL, pageSQL, []any{symbols, dateBound(q.DateFrom, false), dateBound(q.DateTo, true)},
+	items, total, err := countedPage(ctx, s.db, countSQL, pageSQL, []any{symbols, dateBound(q.DateFrom, false), dateBound(q.DateTo, true)},
 		q.Limit, q.Offset, func(sc scanner) (T, error) {
 			var symbol string
 			var date time.Time
@@ -223,6 +214,23 @@ func actions[T any](ctx context.Context, s *Store, table, value string, q market
 			err := sc.Scan(&symbol, &date, &value)
 			return newAction(symbol, date, value), err
 		})
+	if err != nil {
+		return nil, 0, fmt.Errorf("list %s: %w", table, err)
+	}
+	return items, total, nil
+}
+
+// anyKnown is marketdata.ErrNoValidSymbols when no symbol is a known
+// ticker.
+func (s *Store) anyKnown(ctx context.Context, symbols []string) error {
+	var known bool
+	if err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM tickers WHERE symbol = ANY($1::text[]))`, symbols).Scan(&known); err != nil {
+		return translate(err)
+	}
+	if !known {
+		return marketdata.ErrNoValidSymbols
+	}
+	return nil
 }
 
 // countedPage counts every match with countSQL and, unless the page starts
