@@ -23,19 +23,26 @@ func days(ss ...string) []time.Time {
 	return out
 }
 
+// checkFactors compares Factors' price and volume factors bar by bar.
+func checkFactors(t *testing.T, price, volume, wantP, wantV []float64) {
+	t.Helper()
+	if len(price) != len(wantP) || len(volume) != len(wantV) {
+		t.Fatalf("%d/%d factors, want %d/%d", len(price), len(volume), len(wantP), len(wantV))
+	}
+	for i := range wantP {
+		if price[i] != wantP[i] || volume[i] != wantV[i] {
+			t.Errorf("bar %d: factors %v/%v, want %v/%v", i, price[i], volume[i], wantP[i], wantV[i])
+		}
+	}
+}
+
 // A 4:1 split ex 2020-08-31 (AAPL's): the day before closes at 400 with a
 // volume of 1M; in post-split terms that is 100 and 4M.
 func TestFactorsFourForOneSplit(t *testing.T) {
 	dates := days("2020-08-27", "2020-08-28", "2020-08-31", "2020-09-01")
 	closes := []float64{500, 400, 129, 134}
 	price, volume := adjust.Factors(dates, closes, []adjust.Event{{Date: day("2020-08-31"), SplitFactor: 4}})
-	wantP := []float64{0.25, 0.25, 1, 1}
-	wantV := []float64{4, 4, 1, 1}
-	for i := range dates {
-		if price[i] != wantP[i] || volume[i] != wantV[i] {
-			t.Errorf("bar %d: factors %v/%v, want %v/%v", i, price[i], volume[i], wantP[i], wantV[i])
-		}
-	}
+	checkFactors(t, price, volume, []float64{0.25, 0.25, 1, 1}, []float64{4, 4, 1, 1})
 	if got := adjust.Price(400, price[1]); got != 100 {
 		t.Errorf("adj_close before the split = %v, want 100", got)
 	}
@@ -77,13 +84,7 @@ func TestFactorsCombined(t *testing.T) {
 	}
 	price, volume := adjust.Factors(dates, closes, events)
 	div := 1 - 1.0/80
-	want := []float64{div * 0.5, div * 0.5, 0.5, 1}
-	wantV := []float64{2, 2, 2, 1}
-	for i := range dates {
-		if price[i] != want[i] || volume[i] != wantV[i] {
-			t.Errorf("bar %d: %v/%v, want %v/%v", i, price[i], volume[i], want[i], wantV[i])
-		}
-	}
+	checkFactors(t, price, volume, []float64{div * 0.5, div * 0.5, 0.5, 1}, []float64{2, 2, 2, 1})
 	if got := adjust.Price(80, price[1]); got != 39.5 {
 		t.Errorf("adj_close of 80 = %v, want 39.5 (80 × 0.9875 / 2)", got)
 	}

@@ -24,22 +24,28 @@ type ctxStore struct {
 	once    sync.Once
 }
 
-func (s *ctxStore) EOD(ctx context.Context, q marketdata.EODQuery) (marketdata.EODPage, error) {
+// wait is a query's start: it says the query started, then waits for
+// the gate or the end of ctx.
+func (s *ctxStore) wait(ctx context.Context) error {
 	s.once.Do(func() { close(s.started) })
 	select {
 	case <-s.gate:
+		return nil
 	case <-ctx.Done():
-		return marketdata.EODPage{}, ctx.Err()
+		return ctx.Err()
+	}
+}
+
+func (s *ctxStore) EOD(ctx context.Context, q marketdata.EODQuery) (marketdata.EODPage, error) {
+	if err := s.wait(ctx); err != nil {
+		return marketdata.EODPage{}, err
 	}
 	return s.countingStore.EOD(ctx, q)
 }
 
 func (s *ctxStore) Tickers(ctx context.Context, q marketdata.TickerQuery) (marketdata.TickerPage, error) {
-	s.once.Do(func() { close(s.started) })
-	select {
-	case <-s.gate:
-	case <-ctx.Done():
-		return marketdata.TickerPage{}, ctx.Err()
+	if err := s.wait(ctx); err != nil {
+		return marketdata.TickerPage{}, err
 	}
 	return s.countingStore.Tickers(ctx, q)
 }

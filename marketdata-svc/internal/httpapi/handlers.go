@@ -339,7 +339,7 @@ func (s *Server) exchangeTickers(v apiVersion) gin.HandlerFunc {
 		}
 		tickers := make([]tickerBriefJSON, len(res.Tickers))
 		for i, t := range res.Tickers {
-			tickers[i] = tickerBriefJSON{Name: t.Name, Symbol: t.Symbol, HasIntraday: t.HasIntraday, HasEOD: t.HasEOD}
+			tickers[i] = newTickerBrief(t)
 		}
 		head, err := json.Marshal(exchangeOf(x, v))
 		if err != nil {
@@ -360,9 +360,15 @@ func (s *Server) exchangeTickers(v apiVersion) gin.HandlerFunc {
 	}
 }
 
-func actionQuery(c *gin.Context) (marketdata.ActionQuery, pagination.Page, error) {
+// actionQuery reads the parameters of /splits and /dividends. The ticker
+// routes' path names the symbol, so only the others read symbols.
+func actionQuery(c *gin.Context, symbols bool) (marketdata.ActionQuery, pagination.Page, error) {
 	p := parseQuery(c.Request.URL.RawQuery)
-	q := marketdata.ActionQuery{Symbols: p.symbols("symbols", true), Sort: p.sort()}
+	var q marketdata.ActionQuery
+	if symbols {
+		q.Symbols = p.symbols("symbols", true)
+	}
+	q.Sort = p.sort()
 	q.DateFrom, q.DateTo = p.dateRange()
 	page := p.page()
 	q.Limit, q.Offset = page.Limit, page.Offset
@@ -371,49 +377,19 @@ func actionQuery(c *gin.Context) (marketdata.ActionQuery, pagination.Page, error
 
 // splitList serves /v1/splits.
 func (s *Server) splitList(c *gin.Context) {
-	q, page, err := actionQuery(c)
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-	res, err := s.store.Splits(c.Request.Context(), q)
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-	sendList(s, c, page, res.Splits, res.Total, newSplit)
+	serveActions(s, c, false, s.splits, encodeSplits(v1))
 }
 
 // dividendList serves /v1/dividends.
 func (s *Server) dividendList(c *gin.Context) {
-	q, page, err := actionQuery(c)
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-	res, err := s.store.Dividends(c.Request.Context(), q)
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-	sendList(s, c, page, res.Dividends, res.Total, newDividend)
+	serveActions(s, c, false, s.dividends, encodeDividends(v1))
 }
 
 // tickerSplits serves /tickers/{symbol}/splits: /splits of one ticker,
 // 404 for an unknown one.
 func (s *Server) tickerSplits(v apiVersion) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		serveTickerActions(s, c, func(ctx context.Context, q marketdata.ActionQuery) ([]marketdata.Split, int64, error) {
-			p, err := s.store.Splits(ctx, q)
-			return p.Splits, p.Total, err
-		}, func(splits []marketdata.Split) any {
-			if v == v1 {
-				return encodeAll(splits, newSplit)
-			}
-			return encodeAll(splits, func(sp marketdata.Split) splitV2JSON {
-				return splitV2JSON{Date: marketdata.FormatDate(sp.Date), SplitFactor: sp.Factor, StockSplit: stockSplit(sp.Factor), Symbol: sp.Symbol}
-			})
-		})
+		serveActions(s, c, true, s.splits, encodeSplits(v))
 	}
 }
 
@@ -421,50 +397,64 @@ func (s *Server) tickerSplits(v apiVersion) gin.HandlerFunc {
 // ticker, 404 for an unknown one.
 func (s *Server) tickerDividends(v apiVersion) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		serveTickerActions(s, c, func(ctx context.Context, q marketdata.ActionQuery) ([]marketdata.Dividend, int64, error) {
-			p, err := s.store.Dividends(ctx, q)
-			return p.Dividends, p.Total, err
-		}, func(divs []marketdata.Dividend) any {
-			if v == v1 {
-				return encodeAll(divs, newDividend)
-			}
-			return encodeAll(divs, func(d marketdata.Dividend) dividendV2JSON {
-				return dividendV2JSON{Date: marketdata.FormatDate(d.Date), Dividend: d.Amount, Symbol: d.Symbol}
-			})
+		serveActions(s, c, true, s.dividends, encodeDividends(v))
+	}
+}
+
+func (s *Server) splits(ctx context.Context, q marketdata.ActionQuery) ([]marketdata.Split, int64, error) {
+	p, err := s.store.Splits(ctx, q)
+	return p.Splits, p.Total, err
+}
+
+func (s *Server) dividends(ctx context.Context, q marketdata.ActionQuery) ([]marketdata.Dividend, int64, error) {
+	p, err := s.store.Dividends(ctx, q)
+	return p.Dividends, p.Total, err
+}
+
+func encodeSplits(v apiVersion) func([]marketdata.Split) any {
+	return func(splits []marketdata.Split) any {
+		if v == v1 {
+			return encodeAll(splits, newSplit)
+		}
+		return encodeAll(splits, func(sp marketdata.Split) splitV2JSON {
+			return splitV2JSON{Date: marketdata.FormatDate(sp.Date), SplitFactor: sp.Factor, StockSplit: stockSplit(sp.Factor), Symbol: sp.Symbol}
 		})
 	}
 }
 
-// serveTickerActions answers a page of one ticker's corporate actions, read
-// by list and encoded by encode.
-func serveTickerActions[T any](s *Server, c *gin.Context, list func(context.Context, marketdata.ActionQuery) ([]T, int64, error), encode func([]T) any) {
-	q, page, err := tickerActionQuery(c)
+func encodeDividends(v apiVersion) func([]marketdata.Dividend) any {
+	return func(divs []marketdata.Dividend) any {
+		if v == v1 {
+			return encodeAll(divs, newDividend)
+		}
+		return encodeAll(divs, func(d marketdata.Dividend) dividendV2JSON {
+			return dividendV2JSON{Date: marketdata.FormatDate(d.Date), Dividend: d.Amount, Symbol: d.Symbol}
+		})
+	}
+}
+
+// serveActions answers a page of corporate actions, read by list and
+// encoded by encode: of the symbols the query names or, ofTicker, of the
+// one the path names.
+func serveActions[T any](s *Server, c *gin.Context, ofTicker bool, list func(context.Context, marketdata.ActionQuery) ([]T, int64, error), encode func([]T) any) {
+	q, page, err := actionQuery(c, !ofTicker)
 	if err != nil {
 		s.writeError(c, err)
 		return
 	}
-	t, ok := s.pathTicker(c)
-	if !ok {
-		return
+	if ofTicker {
+		t, ok := s.pathTicker(c)
+		if !ok {
+			return
+		}
+		q.Symbols = []string{t.Symbol}
 	}
-	q.Symbols = []string{t.Symbol}
 	items, total, err := list(c.Request.Context(), q)
 	if err != nil {
 		s.writeError(c, err)
 		return
 	}
 	s.sendValue(c, envelope[any]{Pagination: pagination.NewEnvelope(page, len(items), total), Data: encode(items)})
-}
-
-// tickerActionQuery reads the parameters of /tickers/{symbol}/splits and
-// /dividends: those of /splits but symbols, which the path names.
-func tickerActionQuery(c *gin.Context) (marketdata.ActionQuery, pagination.Page, error) {
-	p := parseQuery(c.Request.URL.RawQuery)
-	q := marketdata.ActionQuery{Sort: p.sort()}
-	q.DateFrom, q.DateTo = p.dateRange()
-	page := p.page()
-	q.Limit, q.Offset = page.Limit, page.Offset
-	return q, page, p.err()
 }
 
 func newSplit(sp marketdata.Split) splitJSON {

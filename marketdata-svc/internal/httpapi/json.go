@@ -24,13 +24,17 @@ type stockExchangeJSON struct {
 	Website     string `json:"website"`
 }
 
+// tickerJSON is v1's ticker: its head and the exchange it trades on.
 type tickerJSON struct {
-	Name          string             `json:"name"`
-	Symbol        string             `json:"symbol"`
-	HasIntraday   bool               `json:"has_intraday"`
-	HasEOD        bool               `json:"has_eod"`
-	Country       *string            `json:"country"`
+	tickerHeadJSON
 	StockExchange *stockExchangeJSON `json:"stock_exchange"`
+}
+
+// tickerHeadJSON is a ticker without its exchange; v2's
+// /tickers/{symbol}/eod wraps its records in it.
+type tickerHeadJSON struct {
+	tickerBriefJSON
+	Country *string `json:"country"`
 }
 
 type timezoneJSON struct {
@@ -116,8 +120,15 @@ func newExchange(x marketdata.Exchange) exchangeJSON {
 }
 
 func newTicker(t marketdata.Ticker) tickerJSON {
-	return tickerJSON{Name: t.Name, Symbol: t.Symbol, HasIntraday: t.HasIntraday, HasEOD: t.HasEOD,
-		Country: optional(t.Country), StockExchange: newStockExchange(t.Exchange)}
+	return tickerJSON{tickerHeadJSON: newTickerHead(t), StockExchange: newStockExchange(t.Exchange)}
+}
+
+func newTickerHead(t marketdata.Ticker) tickerHeadJSON {
+	return tickerHeadJSON{tickerBriefJSON: newTickerBrief(t), Country: optional(t.Country)}
+}
+
+func newTickerBrief(t marketdata.Ticker) tickerBriefJSON {
+	return tickerBriefJSON{Name: t.Name, Symbol: t.Symbol, HasIntraday: t.HasIntraday, HasEOD: t.HasEOD}
 }
 
 // appendPagination appends {"pagination":{...}, "data": — the start of an

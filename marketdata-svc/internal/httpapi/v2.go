@@ -91,21 +91,12 @@ func newTickerV2(t marketdata.Ticker) tickerV2JSON {
 	return out
 }
 
-// tickerHeadV2JSON is the ticker that v2's /tickers/{symbol}/eod wraps its
-// records in; unlike v1 it names no exchange.
-type tickerHeadV2JSON struct {
-	Name        string  `json:"name"`
-	Symbol      string  `json:"symbol"`
-	HasIntraday bool    `json:"has_intraday"`
-	HasEOD      bool    `json:"has_eod"`
-	Country     *string `json:"country"`
-}
-
 // tickerHeadOf is the ticker object that /tickers/{symbol}/eod of version
 // v wraps its records in.
 func tickerHeadOf(t marketdata.Ticker, v apiVersion) any {
 	if v == v2 {
-		return tickerHeadV2JSON{Name: t.Name, Symbol: t.Symbol, HasIntraday: t.HasIntraday, HasEOD: t.HasEOD, Country: optional(t.Country)}
+		// Unlike v1, v2 names no exchange here.
+		return newTickerHead(t)
 	}
 	return newTicker(t)
 }

@@ -52,7 +52,6 @@ type IntradayFile struct {
 	ts      int // timestamp column, or the date column when timeCol >= 0
 	timeCol int
 	cols    priceColumns
-	symbol  string
 	zone    *time.Location
 	cur     marketdatadb.IntradayRow
 }
@@ -80,7 +79,7 @@ func NewIntraday(name string, r io.Reader, symbol string, zone *time.Location) (
 		return nil, err
 	}
 	c := headerColumns(header)
-	p := &IntradayFile{rowFile: rf, symbol: normalizeSymbol(symbol), zone: zone, timeCol: -1}
+	p := &IntradayFile{rowFile: rf, zone: zone, timeCol: -1}
 	// A timestamp column, or a date and a time column (Stooq, MetaStock).
 	p.ts = c.find("timestamp", "datetime", "time", "t", "date")
 	if d, tm := c.find("date", "day"), c.find("time"); d >= 0 && tm >= 0 && c.find("timestamp", "datetime") < 0 {
@@ -97,8 +96,9 @@ func NewIntraday(name string, r io.Reader, symbol string, zone *time.Location) (
 	for _, i := range []int{p.ts, p.timeCol, p.cols.open, p.cols.high, p.cols.low, p.cols.close, p.cols.volume, p.cols.symbol, p.cols.per} {
 		p.cols.width = max(p.cols.width, i+1)
 	}
-	if p.symbol == "" && p.cols.symbol < 0 {
-		return nil, fmt.Errorf("%s: %w", name, errNoSymbol)
+	if err := p.keyRows(rowKey{symbol: normalizeSymbol(symbol), symbolCol: p.cols.symbol,
+		periodCol: p.cols.per, period: "1", periodName: "1 minute"}); err != nil {
+		return nil, err
 	}
 	p.width = p.cols.width
 	return p, nil
@@ -109,13 +109,9 @@ func (p *IntradayFile) Next() bool { return p.next(p.parse) }
 
 func (p *IntradayFile) parse(rec []string, line int) bool {
 	c := p.cols
-	if c.per >= 0 && strings.TrimSpace(rec[c.per]) != "1" {
-		p.errs.add(p.name, line, "period %q is not 1 minute", rec[c.per])
-		return false
-	}
 	b := marketdatadb.IntradayRow{Line: line}
 	var ok bool
-	if b.Symbol, ok = p.rowSymbol(rec, line, p.symbol, c.symbol); !ok {
+	if b.Symbol, ok = p.rowSymbol(rec, line); !ok {
 		return false
 	}
 	raw := strings.TrimSpace(rec[p.ts])

@@ -73,7 +73,6 @@ type PriceFile struct {
 	rowFile
 	layout  string
 	cols    priceColumns
-	symbol  string
 	dates   dateParser
 	cur     marketdatadb.BarRow
 	skipped int
@@ -104,12 +103,12 @@ func NewPrices(name string, r io.Reader, symbol string) (*PriceFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s:1: %w", name, err)
 	}
-	symbol = normalizeSymbol(symbol)
-	if symbol == "" && cols.symbol < 0 {
-		return nil, fmt.Errorf("%s: %w", name, errNoSymbol)
+	if err := rf.keyRows(rowKey{symbol: normalizeSymbol(symbol), symbolCol: cols.symbol,
+		periodCol: cols.per, period: "D", periodName: "daily (D)"}); err != nil {
+		return nil, err
 	}
 	rf.width = cols.width
-	return &PriceFile{rowFile: rf, layout: layout, cols: cols, symbol: symbol}, nil
+	return &PriceFile{rowFile: rf, layout: layout, cols: cols}, nil
 }
 
 // Layout names the detected layout.
@@ -128,13 +127,9 @@ func (p *PriceFile) parse(rec []string, line int) bool {
 		p.skipped++
 		return false
 	}
-	if c.per >= 0 && strings.TrimSpace(rec[c.per]) != "D" {
-		p.errs.add(p.name, line, "period %q is not daily (D)", rec[c.per])
-		return false
-	}
 	b := marketdatadb.BarRow{Line: line}
 	var ok bool
-	if b.Symbol, ok = p.rowSymbol(rec, line, p.symbol, c.symbol); !ok {
+	if b.Symbol, ok = p.rowSymbol(rec, line); !ok {
 		return false
 	}
 	var err error

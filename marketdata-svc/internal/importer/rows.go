@@ -19,6 +19,7 @@ type rowFile struct {
 	width   int // fields a row needs
 	errs    RowErrors
 	readErr error
+	key     rowKey
 }
 
 // openRowFile starts reading CSV rows from r, named name in error
@@ -78,13 +79,39 @@ func (p *rowFile) next(parse func(rec []string, line int) bool) bool {
 	}
 }
 
-// rowSymbol is a row's symbol: fixed when the file has one, else its column
-// col, which must not be empty.
-func (p *rowFile) rowSymbol(rec []string, line int, fixed string, col int) (string, bool) {
-	if fixed != "" {
-		return fixed, true
+// rowKey says whose a row is and for which period, as price and intraday
+// files both read it.
+type rowKey struct {
+	symbol    string // fixed for the file; "" reads symbolCol
+	symbolCol int
+	// periodCol (-1: none) must say period, described as periodName in
+	// errors.
+	periodCol          int
+	period, periodName string
+}
+
+// keyRows sets how rows name their symbol and period; a file that names
+// no symbol, neither fixed nor in a column, is refused.
+func (p *rowFile) keyRows(k rowKey) error {
+	if k.symbol == "" && k.symbolCol < 0 {
+		return fmt.Errorf("%s: %w", p.name, errNoSymbol)
 	}
-	s := normalizeSymbol(rec[col])
+	p.key = k
+	return nil
+}
+
+// rowSymbol is a row's symbol: the file's fixed one, else its column,
+// which must not be empty. A row of another period has none.
+func (p *rowFile) rowSymbol(rec []string, line int) (string, bool) {
+	k := p.key
+	if k.periodCol >= 0 && strings.TrimSpace(rec[k.periodCol]) != k.period {
+		p.errs.add(p.name, line, "period %q is not %s", rec[k.periodCol], k.periodName)
+		return "", false
+	}
+	if k.symbol != "" {
+		return k.symbol, true
+	}
+	s := normalizeSymbol(rec[k.symbolCol])
 	if s == "" {
 		p.errs.add(p.name, line, "empty symbol")
 	}

@@ -2,8 +2,6 @@ package marketdata
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
@@ -118,10 +116,7 @@ func (q IntradayQuery) AppendCanonicalKey(b []byte) []byte {
 }
 
 // CacheKey is a fixed-size digest of CanonicalKey.
-func (q IntradayQuery) CacheKey() string {
-	sum := sha256.Sum256([]byte(q.CanonicalKey()))
-	return hex.EncodeToString(sum[:16])
-}
+func (q IntradayQuery) CacheKey() string { return keyDigest(q.CanonicalKey()) }
 
 // ParseInstant reads a date_from/date_to value for intraday: a calendar
 // date (day set, instant zero) or an ISO 8601 timestamp (instant set). A

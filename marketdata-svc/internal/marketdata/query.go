@@ -197,8 +197,12 @@ func appendKeyPage(b []byte, latest bool, sort SortOrder, limit, offset int) []b
 // CacheKey is a fixed-size digest of CanonicalKey, fit for a Redis key
 // whatever the number of symbols. 128 bits of SHA-256 make a collision,
 // which would serve one query's records for another, not a practical risk.
-func (q EODQuery) CacheKey() string {
-	sum := sha256.Sum256([]byte(q.CanonicalKey()))
+func (q EODQuery) CacheKey() string { return keyDigest(q.CanonicalKey()) }
+
+// keyDigest is the CacheKey of both query kinds: 128 bits of the SHA-256
+// of a canonical key, in hex.
+func keyDigest(canonical string) string {
+	sum := sha256.Sum256([]byte(canonical))
 	return hex.EncodeToString(sum[:16])
 }
 

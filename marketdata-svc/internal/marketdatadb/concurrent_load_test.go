@@ -63,26 +63,11 @@ func TestConcurrentLoadsOfOneSymbol(t *testing.T) {
 			want := adjCloses(t, ref, "GOOG")
 
 			url := testenv.Postgres(t)
-			s, err := marketdatadb.Open(ctx, testConfig(url))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s := openStoreWith(t, testConfig(url))
 			if _, err := s.Apply(ctx, marketdatadb.Load{Bars: marketdatadb.Bars(base)}); err != nil {
 				t.Fatal(err)
 			}
-			holder, err := sql.Open("pgx", url)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer holder.Close()
-			tx, err := holder.Begin()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := tx.Exec("LOCK TABLE data_version IN SHARE MODE"); err != nil {
-				t.Fatal(err)
-			}
+			holder, tx := holdLocks(t, url, "LOCK TABLE data_version IN SHARE MODE")
 			var wg sync.WaitGroup
 			errs := make([]error, len(loads))
 			for i, l := range loads {
@@ -129,12 +114,7 @@ func TestConcurrentLoadsOfOneSymbol(t *testing.T) {
 // applied again.
 func TestReimportRepairsFactors(t *testing.T) {
 	ctx := context.Background()
-	url := testenv.Postgres(t)
-	s, err := marketdatadb.Open(ctx, testConfig(url))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openStore(t)
 	rows := []marketdatadb.BarRow{
 		{Symbol: "GOOG", Date: day("2009-12-31"), Open: 100, High: 100, Low: 100, Close: 100, Volume: 100},
 		{Symbol: "GOOG", Date: day("2010-01-04"), Open: 50, High: 50, Low: 50, Close: 50, Volume: 100},
@@ -161,4 +141,24 @@ func TestReimportRepairsFactors(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// holdLocks opens another session on url, closed when t ends, and begins
+// a transaction there that runs stmt: it holds stmt's locks until the test
+// ends the transaction, as a concurrent client would.
+func holdLocks(t *testing.T, url, stmt string) (*sql.DB, *sql.Tx) {
+	t.Helper()
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(stmt); err != nil {
+		t.Fatal(err)
+	}
+	return db, tx
 }

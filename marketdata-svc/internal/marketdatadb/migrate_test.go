@@ -2,7 +2,6 @@ package marketdatadb_test
 
 import (
 	"context"
-	"database/sql"
 	"sync"
 	"testing"
 	"time"
@@ -24,12 +23,7 @@ func TestConcurrentMigrations(t *testing.T) {
 		url := testenv.EmptyPostgres(t)
 		stores := make([]*marketdatadb.Store, runners)
 		for i := range stores {
-			s, err := marketdatadb.Open(context.Background(), testConfig(url))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			stores[i] = s
+			stores[i] = openStoreWith(t, testConfig(url))
 		}
 		errs := make([]error, runners)
 		start := make(chan struct{})
@@ -63,24 +57,8 @@ func TestMigrationOutlastsStatementTimeout(t *testing.T) {
 	url := testenv.EmptyPostgres(t)
 	cfg := testConfig(url)
 	cfg.StatementTimeout = 200 * time.Millisecond
-	s, err := marketdatadb.Open(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-
-	blocker, err := sql.Open("pgx", url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer blocker.Close()
-	tx, err := blocker.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Exec("CREATE TABLE exchanges (held int)"); err != nil {
-		t.Fatal(err)
-	}
+	s := openStoreWith(t, cfg)
+	_, tx := holdLocks(t, url, "CREATE TABLE exchanges (held int)")
 	released := make(chan struct{})
 	go func() {
 		time.Sleep(3 * cfg.StatementTimeout)
@@ -104,11 +82,7 @@ func TestMigrationOutlastsStatementTimeout(t *testing.T) {
 func TestMigrationRenamesXetra(t *testing.T) {
 	ctx := context.Background()
 	url := testenv.EmptyPostgres(t)
-	s, err := marketdatadb.Open(ctx, testConfig(url))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openStoreWith(t, testConfig(url))
 	if err := marketdatadb.MigrateUpTo(ctx, s.DB(), 1); err != nil {
 		t.Fatal(err)
 	}

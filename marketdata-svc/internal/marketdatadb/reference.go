@@ -33,11 +33,13 @@ func likePattern(s string) string {
 
 type scanner interface{ Scan(dest ...any) error }
 
-func scanTicker(sc scanner) (marketdata.Ticker, error) {
+// scanTicker reads tickerColumns and then, into extra, any columns a
+// query selects after them.
+func scanTicker(sc scanner, extra ...any) (marketdata.Ticker, error) {
 	var t marketdata.Ticker
 	var mic, name, acronym, cc, country, city, website, tz, cur sql.NullString
-	if err := sc.Scan(&t.Symbol, &t.Name, &t.AssetType, &t.PriceCurrency, &t.HasIntraday, &t.HasEOD, &t.Country,
-		&mic, &name, &acronym, &cc, &country, &city, &website, &tz, &cur); err != nil {
+	if err := sc.Scan(append([]any{&t.Symbol, &t.Name, &t.AssetType, &t.PriceCurrency, &t.HasIntraday, &t.HasEOD, &t.Country,
+		&mic, &name, &acronym, &cc, &country, &city, &website, &tz, &cur}, extra...)...); err != nil {
 		return marketdata.Ticker{}, err
 	}
 	if mic.Valid {
@@ -65,31 +67,13 @@ func (s *Store) Tickers(ctx context.Context, q marketdata.TickerQuery) (marketda
 	where := `WHERE ($1 = '' OR t.exchange_mic = $1)
 	  AND ($2 = '' OR t.symbol ILIKE $3 OR t.name ILIKE $3)`
 	args := []any{q.Exchange, q.Search, likePattern(q.Search)}
-	var page marketdata.TickerPage
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM tickers t `+where, args...).Scan(&page.Total); err != nil {
-		return page, fmt.Errorf("list tickers: %w", translate(err))
-	}
-	if page.Total == 0 || int64(q.Offset) >= page.Total {
-		return page, nil
-	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+tickerColumns+`
+	tickers, total, err := countedPage(ctx, s.db, `SELECT count(*) FROM tickers t `+where, `SELECT `+tickerColumns+`
 FROM tickers t LEFT JOIN exchanges e ON e.mic = t.exchange_mic `+where+`
-ORDER BY t.symbol LIMIT $4 OFFSET $5`, append(args, limitArg(q.Limit), q.Offset)...)
+ORDER BY t.symbol LIMIT $4 OFFSET $5`, args, q.Limit, q.Offset, func(sc scanner) (marketdata.Ticker, error) { return scanTicker(sc) })
 	if err != nil {
-		return page, fmt.Errorf("list tickers: %w", translate(err))
+		return marketdata.TickerPage{}, fmt.Errorf("list tickers: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		t, err := scanTicker(rows)
-		if err != nil {
-			return marketdata.TickerPage{}, fmt.Errorf("list tickers: %w", translate(err))
-		}
-		page.Tickers = append(page.Tickers, t)
-	}
-	if err := rows.Err(); err != nil {
-		return marketdata.TickerPage{}, fmt.Errorf("list tickers: %w", translate(err))
-	}
-	return page, nil
+	return marketdata.TickerPage{Tickers: tickers, Total: total}, nil
 }
 
 func (s *Store) tickersBySymbols(ctx context.Context, q marketdata.TickerQuery) (marketdata.TickerPage, error) {
@@ -105,23 +89,15 @@ ORDER BY s.ord`, q.Symbols, q.Exchange)
 	var all []marketdata.Ticker
 	known := 0
 	for rows.Next() {
-		var t marketdata.Ticker
-		var mic, name, acronym, cc, country, city, website, tz, cur sql.NullString
 		var onExchange bool
-		if err := rows.Scan(&t.Symbol, &t.Name, &t.AssetType, &t.PriceCurrency, &t.HasIntraday, &t.HasEOD, &t.Country,
-			&mic, &name, &acronym, &cc, &country, &city, &website, &tz, &cur, &onExchange); err != nil {
+		t, err := scanTicker(rows, &onExchange)
+		if err != nil {
 			return marketdata.TickerPage{}, fmt.Errorf("list tickers: %w", translate(err))
 		}
 		known++
-		if !onExchange {
-			continue
+		if onExchange {
+			all = append(all, t)
 		}
-		if mic.Valid {
-			t.Exchange = &marketdata.Exchange{MIC: mic.String, Name: name.String, Acronym: acronym.String,
-				CountryCode: cc.String, Country: country.String, City: city.String, Website: website.String,
-				Timezone: tz.String, Currency: cur.String}
-		}
-		all = append(all, t)
 	}
 	if err := rows.Err(); err != nil {
 		return marketdata.TickerPage{}, fmt.Errorf("list tickers: %w", translate(err))
@@ -161,30 +137,12 @@ FROM tickers t LEFT JOIN exchanges e ON e.mic = t.exchange_mic WHERE t.symbol = 
 func (s *Store) Exchanges(ctx context.Context, q marketdata.ExchangeQuery) (marketdata.ExchangePage, error) {
 	where := `WHERE $1 = '' OR mic ILIKE $2 OR name ILIKE $2 OR acronym ILIKE $2 OR country ILIKE $2 OR city ILIKE $2`
 	args := []any{q.Search, likePattern(q.Search)}
-	var page marketdata.ExchangePage
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM exchanges `+where, args...).Scan(&page.Total); err != nil {
-		return page, fmt.Errorf("list exchanges: %w", translate(err))
-	}
-	if page.Total == 0 || int64(q.Offset) >= page.Total {
-		return page, nil
-	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+exchangeColumns+` FROM exchanges `+where+`
-ORDER BY mic LIMIT $3 OFFSET $4`, append(args, limitArg(q.Limit), q.Offset)...)
+	exchanges, total, err := countedPage(ctx, s.db, `SELECT count(*) FROM exchanges `+where, `SELECT `+exchangeColumns+` FROM exchanges `+where+`
+ORDER BY mic LIMIT $3 OFFSET $4`, args, q.Limit, q.Offset, scanExchange)
 	if err != nil {
-		return page, fmt.Errorf("list exchanges: %w", translate(err))
+		return marketdata.ExchangePage{}, fmt.Errorf("list exchanges: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		e, err := scanExchange(rows)
-		if err != nil {
-			return marketdata.ExchangePage{}, fmt.Errorf("list exchanges: %w", translate(err))
-		}
-		page.Exchanges = append(page.Exchanges, e)
-	}
-	if err := rows.Err(); err != nil {
-		return marketdata.ExchangePage{}, fmt.Errorf("list exchanges: %w", translate(err))
-	}
-	return page, nil
+	return marketdata.ExchangePage{Exchanges: exchanges, Total: total}, nil
 }
 
 // Exchange returns one exchange by MIC, or marketdata.ErrNotFound.
@@ -218,73 +176,86 @@ WHERE a.date BETWEEN $2 AND $3`
 		`SELECT a.symbol, a.date, a.` + value + from + ` ORDER BY a.date ` + dir + `, a.symbol LIMIT $4 OFFSET $5`
 }
 
-type action struct {
-	symbol string
-	date   time.Time
-	value  float64
-}
-
 // Splits returns a page of splits by ex-date (q.Sort, newest first by
 // default).
 func (s *Store) Splits(ctx context.Context, q marketdata.ActionQuery) (marketdata.SplitPage, error) {
-	acts, total, err := s.actions(ctx, "splits", "factor", q)
-	if err != nil {
-		return marketdata.SplitPage{}, fmt.Errorf("list splits: %w", err)
-	}
-	page := marketdata.SplitPage{Total: total}
-	for _, a := range acts {
-		page.Splits = append(page.Splits, marketdata.Split{Symbol: a.symbol, Date: a.date, Factor: a.value})
-	}
-	return page, nil
+	splits, total, err := actions(ctx, s, "splits", "factor", q, func(symbol string, date time.Time, factor float64) marketdata.Split {
+		return marketdata.Split{Symbol: symbol, Date: date, Factor: factor}
+	})
+	return marketdata.SplitPage{Splits: splits, Total: total}, err
 }
 
 // Dividends returns a page of cash dividends by ex-date (q.Sort, newest
 // first by default).
 func (s *Store) Dividends(ctx context.Context, q marketdata.ActionQuery) (marketdata.DividendPage, error) {
-	acts, total, err := s.actions(ctx, "dividends", "amount", q)
-	if err != nil {
-		return marketdata.DividendPage{}, fmt.Errorf("list dividends: %w", err)
-	}
-	page := marketdata.DividendPage{Total: total}
-	for _, a := range acts {
-		page.Dividends = append(page.Dividends, marketdata.Dividend{Symbol: a.symbol, Date: a.date, Amount: a.value})
-	}
-	return page, nil
+	dividends, total, err := actions(ctx, s, "dividends", "amount", q, func(symbol string, date time.Time, amount float64) marketdata.Dividend {
+		return marketdata.Dividend{Symbol: symbol, Date: date, Amount: amount}
+	})
+	return marketdata.DividendPage{Dividends: dividends, Total: total}, err
 }
 
-func (s *Store) actions(ctx context.Context, table, value string, q marketdata.ActionQuery) ([]action, int64, error) {
+// actions reads a page of the corporate actions in table, each made by
+// newAction from its symbol, date and value column; errors are labelled
+// with the table.
+func actions[T any](ctx context.Context, s *Store, table, value string, q marketdata.ActionQuery, newAction func(symbol string, date time.Time, value float64) T) ([]T, int64, error) {
 	var symbols any // NULL: all symbols
 	if len(q.Symbols) > 0 {
 		symbols = q.Symbols
-		var known bool
-		if err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM tickers WHERE symbol = ANY($1::text[]))`, q.Symbols).Scan(&known); err != nil {
-			return nil, 0, translate(err)
-		}
-		if !known {
-			return nil, 0, marketdata.ErrNoValidSymbols
+		if err := s.anyKnown(ctx, q.Symbols); err != nil {
+			return nil, 0, fmt.Errorf("list %s: %w", table, err)
 		}
 	}
 	countSQL, pageSQL := actionSQL(table, value, len(q.Symbols) > 0, q.Sort)
-	from, to := dateBound(q.DateFrom, false), dateBound(q.DateTo, true)
+	items, total, err := countedPage(ctx, s.db, countSQL, pageSQL, []any{symbols, dateBound(q.DateFrom, false), dateBound(q.DateTo, true)},
+		q.Limit, q.Offset, func(sc scanner) (T, error) {
+			var symbol string
+			var date time.Time
+			var value float64
+			err := sc.Scan(&symbol, &date, &value)
+			return newAction(symbol, date, value), err
+		})
+	if err != nil {
+		return nil, 0, fmt.Errorf("list %s: %w", table, err)
+	}
+	return items, total, nil
+}
+
+// anyKnown is marketdata.ErrNoValidSymbols when no symbol is a known
+// ticker.
+func (s *Store) anyKnown(ctx context.Context, symbols []string) error {
+	var known bool
+	if err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM tickers WHERE symbol = ANY($1::text[]))`, symbols).Scan(&known); err != nil {
+		return translate(err)
+	}
+	if !known {
+		return marketdata.ErrNoValidSymbols
+	}
+	return nil
+}
+
+// countedPage counts every match with countSQL and, unless the page starts
+// past them, reads it with pageSQL, which takes args then LIMIT and OFFSET;
+// scan reads one row. Errors are translated, not labelled.
+func countedPage[T any](ctx context.Context, db *sql.DB, countSQL, pageSQL string, args []any, limit, offset int, scan func(scanner) (T, error)) ([]T, int64, error) {
 	var total int64
-	if err := s.db.QueryRowContext(ctx, countSQL, symbols, from, to).Scan(&total); err != nil {
+	if err := db.QueryRowContext(ctx, countSQL, args...).Scan(&total); err != nil {
 		return nil, 0, translate(err)
 	}
-	if total == 0 || int64(q.Offset) >= total {
+	if total == 0 || int64(offset) >= total {
 		return nil, total, nil
 	}
-	rows, err := s.db.QueryContext(ctx, pageSQL, symbols, from, to, limitArg(q.Limit), q.Offset)
+	rows, err := db.QueryContext(ctx, pageSQL, append(args, limitArg(limit), offset)...)
 	if err != nil {
 		return nil, 0, translate(err)
 	}
 	defer rows.Close()
-	var out []action
+	var out []T
 	for rows.Next() {
-		var a action
-		if err := rows.Scan(&a.symbol, &a.date, &a.value); err != nil {
+		v, err := scan(rows)
+		if err != nil {
 			return nil, 0, translate(err)
 		}
-		out = append(out, a)
+		out = append(out, v)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, 0, translate(err)

@@ -26,7 +26,13 @@ func testConfig(url string) config.Config {
 
 func openStore(t *testing.T) *marketdatadb.Store {
 	t.Helper()
-	s, err := marketdatadb.Open(context.Background(), testConfig(testenv.Postgres(t)))
+	return openStoreWith(t, testConfig(testenv.Postgres(t)))
+}
+
+// openStoreWith opens a store with cfg, closed when t ends.
+func openStoreWith(t *testing.T, cfg config.Config) *marketdatadb.Store {
+	t.Helper()
+	s, err := marketdatadb.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,25 @@ func leasedLimiter(t testing.TB, url string, now func() time.Time) (*Leased, *re
 	return NewLeased(rdb, LeasedOptions{Timeout: time.Second, Registry: prometheus.NewRegistry(), Now: now}), rdb
 }
 
+// testClock is a clock that a test moves while the limiter's goroutines
+// read it.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *testClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
 // runLeased keeps l's Run going until the returned stop, which waits for
 // its final give-back.
 func runLeased(t testing.TB, l *Leased) (stop func()) {
@@ -189,10 +208,8 @@ func TestLeasedGivesBack(t *testing.T) {
 // unspent tokens are neither spent nor given back to the new month.
 func TestLeasedMonthRollover(t *testing.T) {
 	ctx := context.Background()
-	var mu sync.Mutex
-	now := time.Date(2026, 1, 31, 23, 59, 59, 500_000_000, time.UTC)
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	l, rdb := leasedLimiter(t, testenv.Redis(t), clock)
+	clock := &testClock{t: time.Date(2026, 1, 31, 23, 59, 59, 500_000_000, time.UTC)}
+	l, rdb := leasedLimiter(t, testenv.Redis(t), clock.now)
 	p := auth.Principal{KeyID: "roll", MonthlyQuota: 1000}
 	for i := range 3 {
 		if d := l.Allow(ctx, p); d.Err != nil || d.Used != int64(i+1) {
@@ -202,9 +219,7 @@ func TestLeasedMonthRollover(t *testing.T) {
 	if n, _ := rdb.Get(ctx, usageKey("roll", "2026-01")).Int64(); n != 10 {
 		t.Fatalf("January's counter = %d, want one lease of 10", n)
 	}
-	mu.Lock()
-	now = now.Add(time.Second)
-	mu.Unlock()
+	clock.advance(time.Second)
 	if d := l.Allow(ctx, p); d.Err != nil || d.Used != 1 || d.QuotaResetAfter != 28*24*time.Hour-500*time.Millisecond {
 		t.Fatalf("first request of February: %+v", d)
 	}
@@ -248,17 +263,13 @@ func TestLeasedRoundTrips(t *testing.T) {
 // which then starts afresh.
 func TestLeasedForgetsIdleKeys(t *testing.T) {
 	ctx := context.Background()
-	var mu sync.Mutex
-	now := time.Date(2026, 6, 15, 12, 0, 0, 0, time.UTC)
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	l, rdb := leasedLimiter(t, testenv.Redis(t), clock)
+	clock := &testClock{t: time.Date(2026, 6, 15, 12, 0, 0, 0, time.UTC)}
+	l, rdb := leasedLimiter(t, testenv.Redis(t), clock.now)
 	p := auth.Principal{KeyID: "idle", MonthlyQuota: 1000}
 	if d := l.Allow(ctx, p); d.Err != nil || d.Used != 1 {
 		t.Fatalf("first request: %+v", d)
 	}
-	mu.Lock()
-	now = now.Add(2 * time.Minute)
-	mu.Unlock()
+	clock.advance(2 * time.Minute)
 	l.giveBack(false)
 	l.mu.RLock()
 	n := len(l.keys)
@@ -266,7 +277,7 @@ func TestLeasedForgetsIdleKeys(t *testing.T) {
 	if n != 0 {
 		t.Errorf("%d keys still held after two idle minutes", n)
 	}
-	month, _, _ := monthWindow(clock())
+	month, _, _ := monthWindow(clock.now())
 	if got, _ := rdb.Get(ctx, usageKey("idle", month)).Int64(); got != 1 {
 		t.Errorf("counter = %d after the give-back, want 1", got)
 	}

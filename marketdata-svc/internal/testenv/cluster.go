@@ -32,13 +32,29 @@ type Cluster struct {
 	Addrs []string
 }
 
-var cluster struct {
+var cluster leased[*Cluster]
+
+// leased is a server set the binary starts on first use and leases to one
+// test at a time, so that each test starts on servers it owns alone.
+type leased[T any] struct {
 	once sync.Once
 	err  error
-	c    *Cluster
-	// busy serialises the tests that use the cluster: each starts on an
-	// empty cluster that it owns.
+	v    T
 	busy sync.Mutex
+}
+
+// lease starts the servers with start on first use, failing t with what
+// when they could not be, and holds them for t until it ends.
+func (l *leased[T]) lease(t testing.TB, what string, start func() (T, error)) T {
+	t.Helper()
+	require(t)
+	l.once.Do(func() { l.v, l.err = start() })
+	if l.err != nil {
+		t.Fatalf("testenv: %s: %v", what, l.err)
+	}
+	l.busy.Lock()
+	t.Cleanup(l.busy.Unlock)
+	return l.v
 }
 
 // RedisCluster returns the binary's cluster, started on first use and
@@ -46,16 +62,9 @@ var cluster struct {
 // once: a second call would wait for the first's test to end.
 func RedisCluster(t testing.TB) *Cluster {
 	t.Helper()
-	require(t)
-	cluster.once.Do(func() { cluster.c, cluster.err = startCluster() })
-	if cluster.err != nil {
-		t.Fatalf("testenv: redis cluster: %v", cluster.err)
-	}
-	cluster.busy.Lock()
-	t.Cleanup(cluster.busy.Unlock)
+	c := cluster.lease(t, "redis cluster", startCluster)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c := cluster.c
 	if err := c.WaitHealthy(ctx); err != nil {
 		t.Fatalf("testenv: redis cluster: %v", err)
 	}

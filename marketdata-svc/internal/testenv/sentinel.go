@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,27 +21,16 @@ type Sentinel struct {
 	Addr string
 }
 
-var sentinel struct {
-	once sync.Once
-	err  error
-	s    *Sentinel
-	busy sync.Mutex
-}
+var sentinel leased[*Sentinel]
 
 // RedisSentinel returns the binary's Sentinel setup, started on first use,
 // stopped by Main, with both servers flushed and owned by t until it ends.
 func RedisSentinel(t testing.TB) *Sentinel {
 	t.Helper()
-	require(t)
-	sentinel.once.Do(func() { sentinel.s, sentinel.err = startSentinel() })
-	if sentinel.err != nil {
-		t.Fatalf("testenv: redis sentinel: %v", sentinel.err)
-	}
-	sentinel.busy.Lock()
-	t.Cleanup(sentinel.busy.Unlock)
+	s := sentinel.lease(t, "redis sentinel", startSentinel)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	primary, err := sentinel.s.Primary(ctx)
+	primary, err := s.Primary(ctx)
 	if err == nil {
 		rdb := redis.NewClient(&redis.Options{Addr: primary})
 		err = rdb.FlushAll(ctx).Err()
@@ -51,7 +39,7 @@ func RedisSentinel(t testing.TB) *Sentinel {
 	if err != nil {
 		t.Fatalf("testenv: redis sentinel: %v", err)
 	}
-	return sentinel.s
+	return s
 }
 
 // Primary asks the sentinel for the current primary's address.
