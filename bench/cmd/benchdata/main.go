@@ -12,6 +12,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/csv"
 	"errors"
 	"flag"
@@ -19,16 +20,15 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/tickerdesk/tickerdesk/pkg/cmdmain"
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "benchdata:", err)
-		os.Exit(1)
-	}
+	cmdmain.Run("benchdata", run)
 }
 
-func run(args []string, stdout io.Writer) error {
+func run(_ context.Context, args []string, _ func(string) string, stdout io.Writer) error {
 	if len(args) == 0 {
 		return errors.New("usage: benchdata notes|prices|intraday [flags]")
 	}

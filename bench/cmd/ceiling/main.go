@@ -15,21 +15,16 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/tickerdesk/tickerdesk/pkg/cmdmain"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "ceiling:", err)
-		os.Exit(1)
-	}
+	cmdmain.Run("ceiling", run)
 }
 
 // routeFlags collects repeated -route PATH=FILE flags.
@@ -46,7 +41,7 @@ func (r routeFlags) Set(v string) error {
 	return nil
 }
 
-func run(ctx context.Context, args []string, stdout io.Writer) error {
+func run(ctx context.Context, args []string, _ func(string) string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("ceiling", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:18090", "listen address")
 	contentType := fs.String("content-type", "application/json; charset=utf-8", "Content-Type of every answer")

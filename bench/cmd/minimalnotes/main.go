@@ -21,24 +21,18 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/tickerdesk/tickerdesk/pkg/cmdmain"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "minimalnotes:", err)
-		os.Exit(1)
-	}
+	cmdmain.Run("minimalnotes", run)
 }
 
 // The statements of notes-svc/internal/notesdb, byte for byte.
@@ -51,7 +45,7 @@ const (
 	pageSuffix    = ` ORDER BY created_at, id LIMIT $3`
 )
 
-func run(ctx context.Context, args []string, stdout io.Writer) error {
+func run(ctx context.Context, args []string, _ func(string) string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("minimalnotes", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:18091", "listen address")
 	dsn := fs.String("db", "", "PostgreSQL URL of the notes database")
