@@ -13,6 +13,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/tickerdesk/tickerdesk/pkg/cmdmain"
+	"github.com/tickerdesk/tickerdesk/pkg/httpserve"
 )
 
 func main() {
@@ -57,18 +59,12 @@ func run(ctx context.Context, args []string, _ func(string) string, stdout io.Wr
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Addr: *addr, Handler: engine, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 120 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
-	fmt.Fprintf(stdout, "ceiling: listening on %s with %d routes\n", *addr, len(routes))
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	return srv.Shutdown(shutdownCtx)
+	return httpserve.Run(ctx, httpserve.Options{
+		Addr:            *addr,
+		Server:          &http.Server{Handler: engine, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 120 * time.Second},
+		ShutdownTimeout: 5 * time.Second,
+		Log:             slog.New(slog.NewTextHandler(stdout, nil)).With("cmd", "ceiling", "routes", len(routes)),
+	})
 }
 
 // newEngine is the bare engine: gin.New without any middleware, one handler

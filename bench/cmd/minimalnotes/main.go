@@ -20,6 +20,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -29,6 +30,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/tickerdesk/tickerdesk/pkg/cmdmain"
+	"github.com/tickerdesk/tickerdesk/pkg/httpserve"
 )
 
 func main() {
@@ -70,18 +72,12 @@ func run(ctx context.Context, args []string, _ func(string) string, stdout io.Wr
 	if err := pool.Ping(ctx); err != nil {
 		return fmt.Errorf("ping: %w", err)
 	}
-	srv := &http.Server{Addr: *addr, Handler: &server{pool: pool}, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 120 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
-	fmt.Fprintf(stdout, "minimalnotes: listening on %s\n", *addr)
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	return srv.Shutdown(shutdownCtx)
+	return httpserve.Run(ctx, httpserve.Options{
+		Addr:            *addr,
+		Server:          &http.Server{Handler: &server{pool: pool}, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 120 * time.Second},
+		ShutdownTimeout: 5 * time.Second,
+		Log:             slog.New(slog.NewTextHandler(stdout, nil)).With("cmd", "minimalnotes"),
+	})
 }
 
 type server struct{ pool *pgxpool.Pool }
