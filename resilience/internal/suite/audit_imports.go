@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -45,16 +44,10 @@ func AuditConcurrentImports(ctx context.Context, e *Env) {
 			s.Check("setup", false, "%v", err)
 			return
 		}
-		env := e.marketEnvOn(db)
+		market := e.onDatabase(e.Market, db)
 		run := func(args ...string) error {
-			cctx, cancel := context.WithTimeout(ctx, time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(cctx, e.Market.Bin, args...)
-			cmd.Env = env
-			if out, err := cmd.CombinedOutput(); err != nil {
-				return fmt.Errorf("%s: %v: %s", strings.Join(args, " "), err, lastLine(string(out)))
-			}
-			return nil
+			_, err := market.CLI(ctx, args...)
+			return err
 		}
 		if err := run("import", "--symbol", "TDAUD", filepath.Join(dir, "base.csv")); err != nil {
 			s.Check("setup", false, "%v", err)

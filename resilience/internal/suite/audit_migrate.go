@@ -1,11 +1,8 @@
 package suite
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"time"
@@ -28,31 +25,21 @@ func AuditConcurrentMigrate(ctx context.Context, e *Env) {
 			s.Check("setup", false, "%v", err)
 			return
 		}
-		env := e.marketEnvOn(db)
+		market := e.onDatabase(e.Market, db)
 		var wg sync.WaitGroup
-		errs := make([]string, len(commands))
+		errs := make([]error, len(commands))
 		start := time.Now()
 		for i, args := range commands {
-			wg.Go(func() {
-				cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-				defer cancel()
-				cmd := exec.CommandContext(cctx, e.Market.Bin, args...)
-				cmd.Env = env
-				var stderr bytes.Buffer
-				cmd.Stderr = &stderr
-				if err := cmd.Run(); err != nil {
-					errs[i] = fmt.Sprintf("%s: %v: %s", strings.Join(args[:1], " "), err, lastLine(stderr.String()))
-				}
-			})
+			wg.Go(func() { _, errs[i] = market.CLI(ctx, args...) })
 		}
 		wg.Wait()
 		s.Sent += len(commands)
 		slowest = max(slowest, time.Since(start))
 		bad := 0
-		for _, msg := range errs {
-			if msg != "" {
+		for _, err := range errs {
+			if err != nil {
 				bad++
-				failures = append(failures, fmt.Sprintf("round %d: %s", round+1, msg))
+				failures = append(failures, fmt.Sprintf("round %d: %v", round+1, err))
 			}
 		}
 		if bad == 0 {
@@ -63,19 +50,4 @@ func AuditConcurrentMigrate(ctx context.Context, e *Env) {
 	}
 	s.Check("every concurrent run succeeds", okRounds == rounds, "%d of %d rounds of 5 concurrent runs succeeded; slowest round %.1f s; %s",
 		okRounds, rounds, slowest.Seconds(), strings.Join(failures, "; "))
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return truncate(lines[len(lines)-1], 200)
-}
-
-// marketEnvOn is the environment of a marketdata-svc subcommand run by hand
-// against database db of the suite's stack.
-func (e *Env) marketEnvOn(db string) []string {
-	env := os.Environ()
-	for k, v := range e.Market.Env {
-		env = append(env, k+"="+v)
-	}
-	return append(env, "MARKETDATA_DATABASE_URL="+e.Stack.DatabaseURL(db))
 }

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -392,4 +393,16 @@ func (e *Env) Ready(svc *harness.Service) int {
 	}
 	resp.Body.Close()
 	return resp.StatusCode
+}
+
+// onDatabase is svc for running subcommands by hand against database db of
+// the suite's stack instead of its own.
+func (e *Env) onDatabase(svc *harness.Service, db string) *harness.Service {
+	env := maps.Clone(svc.Env)
+	for k := range env {
+		if strings.HasSuffix(k, "_DATABASE_URL") {
+			env[k] = e.Stack.DatabaseURL(db)
+		}
+	}
+	return &harness.Service{Name: svc.Name + " on " + db, Bin: svc.Bin, Addr: svc.Addr, LogPath: svc.LogPath, Env: env}
 }
