@@ -61,23 +61,13 @@ func (b *bench) runImport(ctx context.Context) error {
 		return err
 	}
 
-	cmd := b.r.command(ctx, cmdSpec{name: b.bin("marketdata-svc"), args: []string{"import", file}, env: env})
-	res.ImportCommand = b.r.commands[len(b.r.commands)-1]
-	t0 = time.Now()
-	out, err := cmd.CombinedOutput()
-	res.ImportSeconds = time.Since(t0).Seconds()
+	out, err := b.timeImport(ctx, &res, env, "import", file)
 	if err != nil {
-		return fmt.Errorf("marketdata-svc import: %w: %s", err, lastLines(string(out), 6))
+		return err
 	}
-	for _, line := range strings.Split(string(out), "\n") {
+	for _, line := range strings.Split(out, "\n") {
 		if strings.Contains(line, "rows/s") {
 			res.ImportOutput = strings.TrimSpace(line)
-		}
-	}
-	if ps := cmd.ProcessState; ps != nil {
-		res.ImportCPUSeconds = (ps.UserTime() + ps.SystemTime()).Seconds()
-		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-			res.ImportMaxRSSMB = float64(ru.Maxrss) / 1024
 		}
 	}
 	n, err = b.db.value(ctx, importDB, "SELECT count(*) FROM eod_bars")
@@ -87,6 +77,36 @@ func (b *bench) runImport(ctx context.Context) error {
 	if n != fmt.Sprint(b.cfg.ImportRows) {
 		return fmt.Errorf("import loaded %s rows, want %d", n, b.cfg.ImportRows)
 	}
+	b.score(&res)
+	b.res.Import = &res
+	return nil
+}
+
+// timeImport runs `marketdata-svc args...` as the measured import of res,
+// recording its command line, wall time, CPU time and peak memory, and
+// returns what it printed.
+func (b *bench) timeImport(ctx context.Context, res *ImportResult, env map[string]string, args ...string) (string, error) {
+	cmd := b.r.command(ctx, cmdSpec{name: b.bin("marketdata-svc"), args: args, env: env})
+	res.ImportCommand = b.r.commands[len(b.r.commands)-1]
+	t0 := time.Now()
+	out, err := cmd.CombinedOutput()
+	res.ImportSeconds = time.Since(t0).Seconds()
+	if err != nil {
+		// The last argument is the file.
+		return "", fmt.Errorf("marketdata-svc %s: %w: %s", strings.Join(args[:len(args)-1], " "), err, lastLines(string(out), 6))
+	}
+	if ps := cmd.ProcessState; ps != nil {
+		res.ImportCPUSeconds = (ps.UserTime() + ps.SystemTime()).Seconds()
+		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+			res.ImportMaxRSSMB = float64(ru.Maxrss) / 1024
+		}
+	}
+	return string(out), nil
+}
+
+// score derives an import's rates from its timings and its verdict from
+// the ratio to COPY, and logs them.
+func (b *bench) score(res *ImportResult) {
 	res.CopyRowsPerSec = float64(res.Rows) / res.CopySeconds
 	res.ImportRowsPerSec = float64(res.Rows) / res.ImportSeconds
 	res.Ratio = res.ImportRowsPerSec / res.CopyRowsPerSec
@@ -94,7 +114,5 @@ func (b *bench) runImport(ctx context.Context) error {
 	if res.Ratio < res.Target {
 		res.Status = "miss"
 	}
-	b.logf("import: %.0f rows/s vs COPY %.0f rows/s: ratio %.2f (%s)", res.ImportRowsPerSec, res.CopyRowsPerSec, res.Ratio, res.Status)
-	b.res.Import = &res
-	return nil
+	b.logf("%s: %.0f rows/s vs COPY %.0f rows/s: ratio %.2f (%s)", res.ID, res.ImportRowsPerSec, res.CopyRowsPerSec, res.Ratio, res.Status)
 }

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/tickerdesk/tickerdesk/bench/internal/sqlcapture"
@@ -574,37 +573,20 @@ func (b *bench) runIntradayImport(ctx context.Context) error {
 			return err
 		}
 	}
-	cmd := b.r.command(ctx, cmdSpec{name: b.bin("marketdata-svc"), args: []string{"import", "--kind", "intraday", file}, env: env})
-	res.ImportCommand = b.r.commands[len(b.r.commands)-1]
-	t0 = time.Now()
-	out, err := cmd.CombinedOutput()
-	res.ImportSeconds = time.Since(t0).Seconds()
+	out, err := b.timeImport(ctx, &res, env, "import", "--kind", "intraday", file)
 	if err != nil {
-		return fmt.Errorf("marketdata-svc import --kind intraday: %w: %s", err, lastLines(string(out), 6))
+		return err
 	}
-	res.ImportOutput = strings.TrimSpace(lastLines(string(out), 1))
-	for _, line := range strings.Split(string(out), "\n") {
+	res.ImportOutput = strings.TrimSpace(lastLines(out, 1))
+	for _, line := range strings.Split(out, "\n") {
 		if strings.Contains(line, "rows/s") || strings.Contains(line, "bars") {
 			res.ImportOutput = strings.TrimSpace(line)
-		}
-	}
-	if ps := cmd.ProcessState; ps != nil {
-		res.ImportCPUSeconds = (ps.UserTime() + ps.SystemTime()).Seconds()
-		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-			res.ImportMaxRSSMB = float64(ru.Maxrss) / 1024
 		}
 	}
 	if got, err := b.db.value(ctx, intradayImportDB, "SELECT count(*) FROM intraday_bars"); err != nil || got != fmt.Sprint(rows) {
 		return fmt.Errorf("import loaded %s rows, want %d (%v)", got, rows, err)
 	}
-	res.CopyRowsPerSec = float64(rows) / res.CopySeconds
-	res.ImportRowsPerSec = float64(rows) / res.ImportSeconds
-	res.Ratio = res.ImportRowsPerSec / res.CopyRowsPerSec
-	res.Status = "pass"
-	if res.Ratio < res.Target {
-		res.Status = "miss"
-	}
-	b.logf("intraday_import: %.0f rows/s vs COPY %.0f rows/s: ratio %.2f (%s)", res.ImportRowsPerSec, res.CopyRowsPerSec, res.Ratio, res.Status)
+	b.score(&res)
 	b.res.IntradayImport = &res
 	return nil
 }
