@@ -16,29 +16,14 @@ import (
 func (b *bench) runImport(ctx context.Context) error {
 	b.logf("workload import")
 	file := filepath.Join(b.cfg.Out, fmt.Sprintf("prices-%d.csv", b.cfg.ImportRows))
-	if _, err := b.r.output(ctx, cmdSpec{name: b.benchTool("benchdata"),
-		args: []string{"prices", "-rows", fmt.Sprint(b.cfg.ImportRows), "-out", file}}); err != nil {
-		return err
-	}
-	st, err := os.Stat(file)
+	res := ImportResult{ID: "import", Rows: b.cfg.ImportRows, Target: 0.5,
+		Ceiling: ImportCeiling{What: "COPY of the same file into the same empty eod_bars table"},
+		Layout:  "Symbol,Date,Open,High,Low,Close,Volume (one row per symbol and day)"}
+	env, drop, err := b.prepareImport(ctx, &res, importDB, file, "prices", "-rows", fmt.Sprint(b.cfg.ImportRows))
 	if err != nil {
 		return err
 	}
-	res := ImportResult{ID: "import", Rows: b.cfg.ImportRows, FileMB: mb(st.Size()), Target: 0.5,
-		Ceiling: ImportCeiling{What: "COPY of the same file into the same empty eod_bars table"},
-		Layout:  "Symbol,Date,Open,High,Low,Close,Volume (one row per symbol and day)"}
-	if err := b.db.recreate(ctx, importDB); err != nil {
-		return err
-	}
-	defer b.db.exec(context.WithoutCancel(ctx), "postgres", "DROP DATABASE IF EXISTS "+importDB+" WITH (FORCE)")
-	env := b.marketdataEnv(importDB)
-	if _, err := b.r.output(ctx, cmdSpec{name: b.bin("marketdata-svc"), args: []string{"migrate"}, env: env}); err != nil {
-		return err
-	}
-	// Read the file once so both sides start from the page cache.
-	if _, err := os.ReadFile(file); err != nil {
-		return err
-	}
+	defer drop()
 
 	copySQL := fmt.Sprintf(`\copy eod_bars (symbol, date, open, high, low, close, volume) FROM %s WITH (FORMAT csv, HEADER true)`, lit(file))
 	t0 := time.Now()
@@ -80,6 +65,38 @@ func (b *bench) runImport(ctx context.Context) error {
 	b.score(&res)
 	b.res.Import = &res
 	return nil
+}
+
+// prepareImport writes file with `benchdata args... -out file`, notes its
+// size in res, and creates and migrates database db for both sides of the
+// import to load into; drop removes db again. env is marketdata-svc's
+// environment on db.
+func (b *bench) prepareImport(ctx context.Context, res *ImportResult, db, file string, args ...string) (env map[string]string, drop func(), err error) {
+	if _, err := b.r.output(ctx, cmdSpec{name: b.benchTool("benchdata"), args: append(args, "-out", file)}); err != nil {
+		return nil, nil, err
+	}
+	st, err := os.Stat(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	res.FileMB = mb(st.Size())
+	if err := b.db.recreate(ctx, db); err != nil {
+		return nil, nil, err
+	}
+	drop = func() {
+		_ = b.db.exec(context.WithoutCancel(ctx), "postgres", "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)")
+	}
+	env = b.marketdataEnv(db)
+	if _, err := b.r.output(ctx, cmdSpec{name: b.bin("marketdata-svc"), args: []string{"migrate"}, env: env}); err != nil {
+		drop()
+		return nil, nil, err
+	}
+	// Read the file once so both sides start from the page cache.
+	if _, err := os.ReadFile(file); err != nil {
+		drop()
+		return nil, nil, err
+	}
+	return env, drop, nil
 }
 
 // timeImport runs `marketdata-svc args...` as the measured import of res,

@@ -534,28 +534,15 @@ func (b *bench) runIntradayImport(ctx context.Context) error {
 	n := b.cfg.IntradayImportSymbols
 	rows := n * b.cfg.IntradayDays * intradayMinutes
 	file := filepath.Join(b.cfg.Out, fmt.Sprintf("intraday-%dx%d.csv", n, b.cfg.IntradayDays))
-	if _, err := b.r.output(ctx, cmdSpec{name: b.benchTool("benchdata"),
-		args: []string{"intraday", "-symbols", fmt.Sprint(n), "-days", fmt.Sprint(b.cfg.IntradayDays), "-prefix", "IMPI", "-out", file}}); err != nil {
-		return err
-	}
-	st, err := os.Stat(file)
+	res := ImportResult{ID: "intraday_import", Rows: rows, Target: 0.5,
+		Layout:  "Symbol,Timestamp,Open,High,Low,Close,Volume (one row per symbol and minute, RFC 3339 UTC timestamps)",
+		Ceiling: ImportCeiling{What: "COPY of the same file into a plain table of intraday_bars' shape (LIKE intraday_bars INCLUDING ALL: same columns and primary key, not partitioned)"}}
+	env, drop, err := b.prepareImport(ctx, &res, intradayImportDB, file,
+		"intraday", "-symbols", fmt.Sprint(n), "-days", fmt.Sprint(b.cfg.IntradayDays), "-prefix", "IMPI")
 	if err != nil {
 		return err
 	}
-	res := ImportResult{ID: "intraday_import", Rows: rows, FileMB: mb(st.Size()), Target: 0.5,
-		Layout:  "Symbol,Timestamp,Open,High,Low,Close,Volume (one row per symbol and minute, RFC 3339 UTC timestamps)",
-		Ceiling: ImportCeiling{What: "COPY of the same file into a plain table of intraday_bars' shape (LIKE intraday_bars INCLUDING ALL: same columns and primary key, not partitioned)"}}
-	if err := b.db.recreate(ctx, intradayImportDB); err != nil {
-		return err
-	}
-	defer b.db.exec(context.WithoutCancel(ctx), "postgres", "DROP DATABASE IF EXISTS "+intradayImportDB+" WITH (FORCE)")
-	env := b.marketdataEnv(intradayImportDB)
-	if _, err := b.r.output(ctx, cmdSpec{name: b.bin("marketdata-svc"), args: []string{"migrate"}, env: env}); err != nil {
-		return err
-	}
-	if _, err := os.ReadFile(file); err != nil { // both sides start from the page cache
-		return err
-	}
+	defer drop()
 	if err := b.db.exec(ctx, intradayImportDB, "CREATE TABLE intraday_copy (LIKE intraday_bars INCLUDING ALL)"); err != nil {
 		return err
 	}
