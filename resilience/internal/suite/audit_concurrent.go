@@ -8,6 +8,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/tickerdesk/tickerdesk/resilience/internal/harness"
+	"github.com/tickerdesk/tickerdesk/resilience/internal/report"
 )
 
 // AuditConcurrentImports is issue 12, item 4: import A adds a split while
@@ -40,11 +43,10 @@ func AuditConcurrentImports(ctx context.Context, e *Env) {
 	right, figures := 0, []string{}
 	for round := range rounds {
 		db := fmt.Sprintf("faults_imports_%d", round)
-		if err := e.Stack.RecreateDatabase(ctx, db); err != nil {
-			s.Check("setup", false, "%v", err)
+		market, ok := e.freshMarket(ctx, s, db)
+		if !ok {
 			return
 		}
-		market := e.onDatabase(e.Market, db)
 		run := func(args ...string) error {
 			_, err := market.CLI(ctx, args...)
 			return err
@@ -104,11 +106,10 @@ func AuditConcurrentMigrate(ctx context.Context, e *Env) {
 	var slowest time.Duration
 	for round := range rounds {
 		db := fmt.Sprintf("faults_migrate_%d", round)
-		if err := e.Stack.RecreateDatabase(ctx, db); err != nil {
-			s.Check("setup", false, "%v", err)
+		market, ok := e.freshMarket(ctx, s, db)
+		if !ok {
 			return
 		}
-		market := e.onDatabase(e.Market, db)
 		var wg sync.WaitGroup
 		errs := make([]error, len(commands))
 		start := time.Now()
@@ -133,4 +134,14 @@ func AuditConcurrentMigrate(ctx context.Context, e *Env) {
 	}
 	s.Check("every concurrent run succeeds", okRounds == rounds, "%d of %d rounds of 5 concurrent runs succeeded; slowest round %.1f s; %s",
 		okRounds, rounds, slowest.Seconds(), strings.Join(failures, "; "))
+}
+
+// freshMarket empties database db for one round and returns marketdata-svc
+// pointed at it; when db cannot be made, it fails the scenario's setup.
+func (e *Env) freshMarket(ctx context.Context, s *report.Scenario, db string) (*harness.Service, bool) {
+	if err := e.Stack.RecreateDatabase(ctx, db); err != nil {
+		s.Check("setup", false, "%v", err)
+		return nil, false
+	}
+	return e.onDatabase(e.Market, db), true
 }
