@@ -72,14 +72,19 @@ wait_ready() { # name url pid
 
 have() { [ -x "bin/$1" ] && [ -d "$1/cmd/$1" ]; }
 
+serve() { # name port port-variable env-prefix: starts `name serve` in the background, its pid in $served
+  port_free "$1" "$2" "$3"
+  env "${4}_HTTP_ADDR=127.0.0.1:$2" "bin/$1" serve >"$logs/$1.log" 2>&1 &
+  served=$!
+  pids+=("$served")
+}
+
 notes_key="" market_key=""
 if have notes-svc; then
   bin/notes-svc migrate >"$logs/notes-migrate.log"
   notes_key=$(bin/notes-svc keys create --account demo | tail -n 1)
-  port_free notes-svc "$notes_port" NOTES_PORT
-  NOTES_HTTP_ADDR=127.0.0.1:$notes_port bin/notes-svc serve >"$logs/notes-svc.log" 2>&1 &
-  notes_pid=$!
-  pids+=("$notes_pid")
+  serve notes-svc "$notes_port" NOTES_PORT NOTES
+  notes_pid=$served
 else
   echo "notes-svc does not exist yet: nothing to start for it."
 fi
@@ -87,10 +92,8 @@ if have marketdata-svc; then
   bin/marketdata-svc migrate >"$logs/marketdata-migrate.log"
   bin/marketdata-svc demo >"$logs/marketdata-demo.log"
   market_key=$(bin/marketdata-svc keys create --account demo --rate-per-second 10 --monthly-quota 100000 | tail -n 1)
-  port_free marketdata-svc "$market_port" MARKETDATA_PORT
-  MARKETDATA_HTTP_ADDR=127.0.0.1:$market_port bin/marketdata-svc serve >"$logs/marketdata-svc.log" 2>&1 &
-  market_pid=$!
-  pids+=("$market_pid")
+  serve marketdata-svc "$market_port" MARKETDATA_PORT MARKETDATA
+  market_pid=$served
 else
   echo "marketdata-svc does not exist yet: nothing to start for it."
 fi

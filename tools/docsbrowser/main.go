@@ -7,20 +7,8 @@
 // starts the services and runs it.
 package main
 
-import (
-	"context"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
-)
+import "github.com/tickerdesk/tickerdesk/pkg/cmdmain"
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout)
-	stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "docsbrowser:", err)
-		os.Exit(1)
-	}
+	cmdmain.Run("docsbrowser", run)
 }

@@ -23,24 +23,18 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
+
+	"github.com/tickerdesk/tickerdesk/pkg/cmdmain"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "fuzzrun:", err)
-		os.Exit(1)
-	}
+	cmdmain.Run("fuzzrun", run)
 }
 
-func run(ctx context.Context, args []string, stdout io.Writer) error {
+func run(ctx context.Context, args []string, _ func(string) string, stdout io.Writer) error {
 	flags := flag.NewFlagSet("fuzzrun", flag.ContinueOnError)
 	target := flags.String("target", "", "fuzz target name (FuzzX)")
 	pkg := flags.String("pkg", "", "package holding the target, as go test takes it")

@@ -42,7 +42,7 @@ func runIn(t *testing.T, dir string, args ...string) (string, error) {
 	t.Setenv("GOWORK", "off")
 	t.Setenv("GOFLAGS", "")
 	var out bytes.Buffer
-	err := run(context.Background(), args, &out)
+	err := run(context.Background(), args, os.Getenv, &out)
 	return out.String(), err
 }
 

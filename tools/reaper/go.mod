@@ -1,3 +1,7 @@
 module github.com/tickerdesk/tickerdesk/tools/reaper
 
 go 1.26.0
+
+require github.com/tickerdesk/tickerdesk/pkg v0.0.0
+
+replace github.com/tickerdesk/tickerdesk/pkg => ../../pkg

@@ -12,20 +12,8 @@
 // that match any filter, through the Docker socket, and exits.
 package main
 
-import (
-	"context"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
-)
+import "github.com/tickerdesk/tickerdesk/pkg/cmdmain"
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout)
-	stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "reaper:", err)
-		os.Exit(1)
-	}
+	cmdmain.Run("reaper", run)
 }

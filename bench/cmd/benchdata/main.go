@@ -12,6 +12,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/csv"
 	"errors"
 	"flag"
@@ -19,16 +20,15 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/tickerdesk/tickerdesk/pkg/cmdmain"
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "benchdata:", err)
-		os.Exit(1)
-	}
+	cmdmain.Run("benchdata", run)
 }
 
-func run(args []string, stdout io.Writer) error {
+func run(_ context.Context, args []string, _ func(string) string, stdout io.Writer) error {
 	if len(args) == 0 {
 		return errors.New("usage: benchdata notes|prices|intraday [flags]")
 	}
@@ -93,36 +93,25 @@ func intradayCmd(args []string, stdout io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *out == "" {
-		return errors.New("-out is required")
-	}
-	f := os.Stdout
-	if *out == "-" {
-		stdout = os.Stderr
-	} else {
-		var err error
-		if f, err = os.Create(*out); err != nil {
-			return err
-		}
-	}
 	// Written by hand, not by encoding/csv: no field needs quoting, and
 	// the 50-million-row dataset streams through here into COPY.
-	bw := bufio.NewWriterSize(f, 1<<20)
-	n, err := writeIntraday(bw, s)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", *out, err)
-	}
-	fmt.Fprintf(stdout, "benchdata: wrote %d rows to %s\n", n, *out)
-	return nil
+	return writeFile(*out, func(w *bufio.Writer) (int, error) { return writeIntraday(w, s) }, stdout)
 }
 
 func writeCSV(path string, write func(*csv.Writer) (int, error), stdout io.Writer) error {
+	return writeFile(path, func(bw *bufio.Writer) (int, error) {
+		w := csv.NewWriter(bw)
+		n, err := write(w)
+		if err == nil {
+			w.Flush()
+			err = w.Error()
+		}
+		return n, err
+	}, stdout)
+}
+
+// writeFile writes the rows of write to path, buffered, and says how many.
+func writeFile(path string, write func(*bufio.Writer) (int, error), stdout io.Writer) error {
 	if path == "" {
 		return errors.New("-out is required")
 	}
@@ -138,12 +127,7 @@ func writeCSV(path string, write func(*csv.Writer) (int, error), stdout io.Write
 		}
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
-	w := csv.NewWriter(bw)
-	n, err := write(w)
-	if err == nil {
-		w.Flush()
-		err = w.Error()
-	}
+	n, err := write(bw)
 	if err == nil {
 		err = bw.Flush()
 	}

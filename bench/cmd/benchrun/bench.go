@@ -309,31 +309,31 @@ var postBody = `{"title":"` + postTitle + `","content":"` + strings.Repeat("Quar
 
 func (b *bench) startServices(ctx context.Context, phase string) error {
 	var err error
-	notesEnv := b.notesEnv()
-	notesEnv["NOTES_HTTP_ADDR"] = fmt.Sprintf("127.0.0.1:%d", b.cfg.Ports.Notes)
-	notesEnv["NOTES_PPROF_ADDR"] = fmt.Sprintf("127.0.0.1:%d", b.cfg.Ports.NotesPprof)
-	notesEnv["NOTES_SHUTDOWN_DRAIN"] = "0s"
-	b.notesSvc, err = b.r.start(ctx, cmdSpec{name: b.bin("notes-svc"), args: []string{"serve"}, env: notesEnv, quiet: phase != "run"},
-		filepath.Join(b.cfg.Out, "logs", "notes-svc."+phase+".log"))
-	if err != nil {
+	if b.notesSvc, err = b.serve(ctx, "notes-svc", "NOTES_", b.notesEnv(), b.cfg.Ports.Notes, b.cfg.Ports.NotesPprof, phase); err != nil {
 		return err
 	}
 	if !b.needMarketdata() {
 		return b.notesSvc.waitHTTP(ctx, b.notesURL("/readyz"), 30*time.Second)
 	}
-	mdEnv := b.marketdataEnv(marketdataDB)
-	mdEnv["MARKETDATA_HTTP_ADDR"] = fmt.Sprintf("127.0.0.1:%d", b.cfg.Ports.Marketdata)
-	mdEnv["MARKETDATA_PPROF_ADDR"] = fmt.Sprintf("127.0.0.1:%d", b.cfg.Ports.MarketdataPprof)
-	mdEnv["MARKETDATA_SHUTDOWN_DRAIN"] = "0s"
-	b.mdSvc, err = b.r.start(ctx, cmdSpec{name: b.bin("marketdata-svc"), args: []string{"serve"}, env: mdEnv, quiet: phase != "run"},
-		filepath.Join(b.cfg.Out, "logs", "marketdata-svc."+phase+".log"))
-	if err != nil {
+	if b.mdSvc, err = b.serve(ctx, "marketdata-svc", "MARKETDATA_", b.marketdataEnv(marketdataDB), b.cfg.Ports.Marketdata, b.cfg.Ports.MarketdataPprof, phase); err != nil {
 		return err
 	}
 	if err := b.notesSvc.waitHTTP(ctx, b.notesURL("/readyz"), 30*time.Second); err != nil {
 		return err
 	}
 	return b.mdSvc.waitHTTP(ctx, b.mdURL("/readyz"), 30*time.Second)
+}
+
+// serve starts service name (whose variables start with prefix) on its
+// benchmark ports, with no shutdown drain: the benchmark stops it between
+// phases and nothing is load-balanced. Its log is per phase; only the run
+// phase's command line is recorded.
+func (b *bench) serve(ctx context.Context, name, prefix string, env map[string]string, port, pprofPort int, phase string) (*process, error) {
+	env[prefix+"HTTP_ADDR"] = fmt.Sprintf("127.0.0.1:%d", port)
+	env[prefix+"PPROF_ADDR"] = fmt.Sprintf("127.0.0.1:%d", pprofPort)
+	env[prefix+"SHUTDOWN_DRAIN"] = "0s"
+	return b.r.start(ctx, cmdSpec{name: b.bin(name), args: []string{"serve"}, env: env, quiet: phase != "run"},
+		filepath.Join(b.cfg.Out, "logs", name+"."+phase+".log"))
 }
 
 func (b *bench) stopServices() {

@@ -16,29 +16,14 @@ import (
 func (b *bench) runImport(ctx context.Context) error {
 	b.logf("workload import")
 	file := filepath.Join(b.cfg.Out, fmt.Sprintf("prices-%d.csv", b.cfg.ImportRows))
-	if _, err := b.r.output(ctx, cmdSpec{name: b.benchTool("benchdata"),
-		args: []string{"prices", "-rows", fmt.Sprint(b.cfg.ImportRows), "-out", file}}); err != nil {
-		return err
-	}
-	st, err := os.Stat(file)
+	res := ImportResult{ID: "import", Rows: b.cfg.ImportRows, Target: 0.5,
+		Ceiling: ImportCeiling{What: "COPY of the same file into the same empty eod_bars table"},
+		Layout:  "Symbol,Date,Open,High,Low,Close,Volume (one row per symbol and day)"}
+	env, drop, err := b.prepareImport(ctx, &res, importDB, file, "prices", "-rows", fmt.Sprint(b.cfg.ImportRows))
 	if err != nil {
 		return err
 	}
-	res := ImportResult{ID: "import", Rows: b.cfg.ImportRows, FileMB: mb(st.Size()), Target: 0.5,
-		Ceiling: ImportCeiling{What: "COPY of the same file into the same empty eod_bars table"},
-		Layout:  "Symbol,Date,Open,High,Low,Close,Volume (one row per symbol and day)"}
-	if err := b.db.recreate(ctx, importDB); err != nil {
-		return err
-	}
-	defer b.db.exec(context.WithoutCancel(ctx), "postgres", "DROP DATABASE IF EXISTS "+importDB+" WITH (FORCE)")
-	env := b.marketdataEnv(importDB)
-	if _, err := b.r.output(ctx, cmdSpec{name: b.bin("marketdata-svc"), args: []string{"migrate"}, env: env}); err != nil {
-		return err
-	}
-	// Read the file once so both sides start from the page cache.
-	if _, err := os.ReadFile(file); err != nil {
-		return err
-	}
+	defer drop()
 
 	copySQL := fmt.Sprintf(`\copy eod_bars (symbol, date, open, high, low, close, volume) FROM %s WITH (FORMAT csv, HEADER true)`, lit(file))
 	t0 := time.Now()
@@ -61,23 +46,13 @@ func (b *bench) runImport(ctx context.Context) error {
 		return err
 	}
 
-	cmd := b.r.command(ctx, cmdSpec{name: b.bin("marketdata-svc"), args: []string{"import", file}, env: env})
-	res.ImportCommand = b.r.commands[len(b.r.commands)-1]
-	t0 = time.Now()
-	out, err := cmd.CombinedOutput()
-	res.ImportSeconds = time.Since(t0).Seconds()
+	out, err := b.timeImport(ctx, &res, env, "import", file)
 	if err != nil {
-		return fmt.Errorf("marketdata-svc import: %w: %s", err, lastLines(string(out), 6))
+		return err
 	}
-	for _, line := range strings.Split(string(out), "\n") {
+	for _, line := range strings.Split(out, "\n") {
 		if strings.Contains(line, "rows/s") {
 			res.ImportOutput = strings.TrimSpace(line)
-		}
-	}
-	if ps := cmd.ProcessState; ps != nil {
-		res.ImportCPUSeconds = (ps.UserTime() + ps.SystemTime()).Seconds()
-		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-			res.ImportMaxRSSMB = float64(ru.Maxrss) / 1024
 		}
 	}
 	n, err = b.db.value(ctx, importDB, "SELECT count(*) FROM eod_bars")
@@ -87,6 +62,68 @@ func (b *bench) runImport(ctx context.Context) error {
 	if n != fmt.Sprint(b.cfg.ImportRows) {
 		return fmt.Errorf("import loaded %s rows, want %d", n, b.cfg.ImportRows)
 	}
+	b.score(&res)
+	b.res.Import = &res
+	return nil
+}
+
+// prepareImport writes file with `benchdata args... -out file`, notes its
+// size in res, and creates and migrates database db for both sides of the
+// import to load into; drop removes db again. env is marketdata-svc's
+// environment on db.
+func (b *bench) prepareImport(ctx context.Context, res *ImportResult, db, file string, args ...string) (env map[string]string, drop func(), err error) {
+	if _, err := b.r.output(ctx, cmdSpec{name: b.benchTool("benchdata"), args: append(args, "-out", file)}); err != nil {
+		return nil, nil, err
+	}
+	st, err := os.Stat(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	res.FileMB = mb(st.Size())
+	if err := b.db.recreate(ctx, db); err != nil {
+		return nil, nil, err
+	}
+	drop = func() {
+		_ = b.db.exec(context.WithoutCancel(ctx), "postgres", "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)")
+	}
+	env = b.marketdataEnv(db)
+	if _, err := b.r.output(ctx, cmdSpec{name: b.bin("marketdata-svc"), args: []string{"migrate"}, env: env}); err != nil {
+		drop()
+		return nil, nil, err
+	}
+	// Read the file once so both sides start from the page cache.
+	if _, err := os.ReadFile(file); err != nil {
+		drop()
+		return nil, nil, err
+	}
+	return env, drop, nil
+}
+
+// timeImport runs `marketdata-svc args...` as the measured import of res,
+// recording its command line, wall time, CPU time and peak memory, and
+// returns what it printed.
+func (b *bench) timeImport(ctx context.Context, res *ImportResult, env map[string]string, args ...string) (string, error) {
+	cmd := b.r.command(ctx, cmdSpec{name: b.bin("marketdata-svc"), args: args, env: env})
+	res.ImportCommand = b.r.commands[len(b.r.commands)-1]
+	t0 := time.Now()
+	out, err := cmd.CombinedOutput()
+	res.ImportSeconds = time.Since(t0).Seconds()
+	if err != nil {
+		// The last argument is the file.
+		return "", fmt.Errorf("marketdata-svc %s: %w: %s", strings.Join(args[:len(args)-1], " "), err, lastLines(string(out), 6))
+	}
+	if ps := cmd.ProcessState; ps != nil {
+		res.ImportCPUSeconds = (ps.UserTime() + ps.SystemTime()).Seconds()
+		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+			res.ImportMaxRSSMB = float64(ru.Maxrss) / 1024
+		}
+	}
+	return string(out), nil
+}
+
+// score derives an import's rates from its timings and its verdict from
+// the ratio to COPY, and logs them.
+func (b *bench) score(res *ImportResult) {
 	res.CopyRowsPerSec = float64(res.Rows) / res.CopySeconds
 	res.ImportRowsPerSec = float64(res.Rows) / res.ImportSeconds
 	res.Ratio = res.ImportRowsPerSec / res.CopyRowsPerSec
@@ -94,7 +131,5 @@ func (b *bench) runImport(ctx context.Context) error {
 	if res.Ratio < res.Target {
 		res.Status = "miss"
 	}
-	b.logf("import: %.0f rows/s vs COPY %.0f rows/s: ratio %.2f (%s)", res.ImportRowsPerSec, res.CopyRowsPerSec, res.Ratio, res.Status)
-	b.res.Import = &res
-	return nil
+	b.logf("%s: %.0f rows/s vs COPY %.0f rows/s: ratio %.2f (%s)", res.ID, res.ImportRowsPerSec, res.CopyRowsPerSec, res.Ratio, res.Status)
 }

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/tickerdesk/tickerdesk/bench/internal/sqlcapture"
@@ -535,28 +534,15 @@ func (b *bench) runIntradayImport(ctx context.Context) error {
 	n := b.cfg.IntradayImportSymbols
 	rows := n * b.cfg.IntradayDays * intradayMinutes
 	file := filepath.Join(b.cfg.Out, fmt.Sprintf("intraday-%dx%d.csv", n, b.cfg.IntradayDays))
-	if _, err := b.r.output(ctx, cmdSpec{name: b.benchTool("benchdata"),
-		args: []string{"intraday", "-symbols", fmt.Sprint(n), "-days", fmt.Sprint(b.cfg.IntradayDays), "-prefix", "IMPI", "-out", file}}); err != nil {
-		return err
-	}
-	st, err := os.Stat(file)
+	res := ImportResult{ID: "intraday_import", Rows: rows, Target: 0.5,
+		Layout:  "Symbol,Timestamp,Open,High,Low,Close,Volume (one row per symbol and minute, RFC 3339 UTC timestamps)",
+		Ceiling: ImportCeiling{What: "COPY of the same file into a plain table of intraday_bars' shape (LIKE intraday_bars INCLUDING ALL: same columns and primary key, not partitioned)"}}
+	env, drop, err := b.prepareImport(ctx, &res, intradayImportDB, file,
+		"intraday", "-symbols", fmt.Sprint(n), "-days", fmt.Sprint(b.cfg.IntradayDays), "-prefix", "IMPI")
 	if err != nil {
 		return err
 	}
-	res := ImportResult{ID: "intraday_import", Rows: rows, FileMB: mb(st.Size()), Target: 0.5,
-		Layout:  "Symbol,Timestamp,Open,High,Low,Close,Volume (one row per symbol and minute, RFC 3339 UTC timestamps)",
-		Ceiling: ImportCeiling{What: "COPY of the same file into a plain table of intraday_bars' shape (LIKE intraday_bars INCLUDING ALL: same columns and primary key, not partitioned)"}}
-	if err := b.db.recreate(ctx, intradayImportDB); err != nil {
-		return err
-	}
-	defer b.db.exec(context.WithoutCancel(ctx), "postgres", "DROP DATABASE IF EXISTS "+intradayImportDB+" WITH (FORCE)")
-	env := b.marketdataEnv(intradayImportDB)
-	if _, err := b.r.output(ctx, cmdSpec{name: b.bin("marketdata-svc"), args: []string{"migrate"}, env: env}); err != nil {
-		return err
-	}
-	if _, err := os.ReadFile(file); err != nil { // both sides start from the page cache
-		return err
-	}
+	defer drop()
 	if err := b.db.exec(ctx, intradayImportDB, "CREATE TABLE intraday_copy (LIKE intraday_bars INCLUDING ALL)"); err != nil {
 		return err
 	}
@@ -574,37 +560,20 @@ func (b *bench) runIntradayImport(ctx context.Context) error {
 			return err
 		}
 	}
-	cmd := b.r.command(ctx, cmdSpec{name: b.bin("marketdata-svc"), args: []string{"import", "--kind", "intraday", file}, env: env})
-	res.ImportCommand = b.r.commands[len(b.r.commands)-1]
-	t0 = time.Now()
-	out, err := cmd.CombinedOutput()
-	res.ImportSeconds = time.Since(t0).Seconds()
+	out, err := b.timeImport(ctx, &res, env, "import", "--kind", "intraday", file)
 	if err != nil {
-		return fmt.Errorf("marketdata-svc import --kind intraday: %w: %s", err, lastLines(string(out), 6))
+		return err
 	}
-	res.ImportOutput = strings.TrimSpace(lastLines(string(out), 1))
-	for _, line := range strings.Split(string(out), "\n") {
+	res.ImportOutput = strings.TrimSpace(lastLines(out, 1))
+	for _, line := range strings.Split(out, "\n") {
 		if strings.Contains(line, "rows/s") || strings.Contains(line, "bars") {
 			res.ImportOutput = strings.TrimSpace(line)
-		}
-	}
-	if ps := cmd.ProcessState; ps != nil {
-		res.ImportCPUSeconds = (ps.UserTime() + ps.SystemTime()).Seconds()
-		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-			res.ImportMaxRSSMB = float64(ru.Maxrss) / 1024
 		}
 	}
 	if got, err := b.db.value(ctx, intradayImportDB, "SELECT count(*) FROM intraday_bars"); err != nil || got != fmt.Sprint(rows) {
 		return fmt.Errorf("import loaded %s rows, want %d (%v)", got, rows, err)
 	}
-	res.CopyRowsPerSec = float64(rows) / res.CopySeconds
-	res.ImportRowsPerSec = float64(rows) / res.ImportSeconds
-	res.Ratio = res.ImportRowsPerSec / res.CopyRowsPerSec
-	res.Status = "pass"
-	if res.Ratio < res.Target {
-		res.Status = "miss"
-	}
-	b.logf("intraday_import: %.0f rows/s vs COPY %.0f rows/s: ratio %.2f (%s)", res.ImportRowsPerSec, res.CopyRowsPerSec, res.Ratio, res.Status)
+	b.score(&res)
 	b.res.IntradayImport = &res
 	return nil
 }

@@ -13,23 +13,20 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/tickerdesk/tickerdesk/pkg/cmdmain"
+	"github.com/tickerdesk/tickerdesk/pkg/httpserve"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "ceiling:", err)
-		os.Exit(1)
-	}
+	cmdmain.Run("ceiling", run)
 }
 
 // routeFlags collects repeated -route PATH=FILE flags.
@@ -46,7 +43,7 @@ func (r routeFlags) Set(v string) error {
 	return nil
 }
 
-func run(ctx context.Context, args []string, stdout io.Writer) error {
+func run(ctx context.Context, args []string, _ func(string) string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("ceiling", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:18090", "listen address")
 	contentType := fs.String("content-type", "application/json; charset=utf-8", "Content-Type of every answer")
@@ -64,18 +61,12 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Addr: *addr, Handler: engine, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 120 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
-	fmt.Fprintf(stdout, "ceiling: listening on %s with %d routes\n", *addr, len(routes))
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	return srv.Shutdown(shutdownCtx)
+	return httpserve.Run(ctx, httpserve.Options{
+		Addr:            *addr,
+		Server:          &http.Server{Handler: engine, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 120 * time.Second},
+		ShutdownTimeout: 5 * time.Second,
+		Log:             slog.New(slog.NewTextHandler(stdout, nil)).With("cmd", "ceiling", "routes", len(routes)),
+	})
 }
 
 // newEngine is the bare engine: gin.New without any middleware, one handler

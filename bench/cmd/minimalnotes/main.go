@@ -20,25 +20,21 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/tickerdesk/tickerdesk/pkg/cmdmain"
+	"github.com/tickerdesk/tickerdesk/pkg/httpserve"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "minimalnotes:", err)
-		os.Exit(1)
-	}
+	cmdmain.Run("minimalnotes", run)
 }
 
 // The statements of notes-svc/internal/notesdb, byte for byte.
@@ -51,7 +47,7 @@ const (
 	pageSuffix    = ` ORDER BY created_at, id LIMIT $3`
 )
 
-func run(ctx context.Context, args []string, stdout io.Writer) error {
+func run(ctx context.Context, args []string, _ func(string) string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("minimalnotes", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:18091", "listen address")
 	dsn := fs.String("db", "", "PostgreSQL URL of the notes database")
@@ -76,18 +72,12 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := pool.Ping(ctx); err != nil {
 		return fmt.Errorf("ping: %w", err)
 	}
-	srv := &http.Server{Addr: *addr, Handler: &server{pool: pool}, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 120 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
-	fmt.Fprintf(stdout, "minimalnotes: listening on %s\n", *addr)
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	return srv.Shutdown(shutdownCtx)
+	return httpserve.Run(ctx, httpserve.Options{
+		Addr:            *addr,
+		Server:          &http.Server{Handler: &server{pool: pool}, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 120 * time.Second},
+		ShutdownTimeout: 5 * time.Second,
+		Log:             slog.New(slog.NewTextHandler(stdout, nil)).With("cmd", "minimalnotes"),
+	})
 }
 
 type server struct{ pool *pgxpool.Pool }

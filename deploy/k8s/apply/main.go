@@ -6,20 +6,8 @@
 // scripts/k8s-apply.sh (make k8s-apply) starts the API server and runs it.
 package main
 
-import (
-	"context"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
-)
+import "github.com/tickerdesk/tickerdesk/pkg/cmdmain"
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout)
-	stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "k8sapplycheck:", err)
-		os.Exit(1)
-	}
+	cmdmain.Run("k8sapplycheck", run)
 }

@@ -8,8 +8,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -85,7 +86,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		}
 	}
 	var checked []string
-	for _, ns := range sortedKeys(namespaces) {
+	for _, ns := range slices.Sorted(maps.Keys(namespaces)) {
 		snap, err := snapshot(ctx, typed, ns)
 		if err != nil {
 			return err
@@ -95,7 +96,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			ns, len(snap.HPAs), len(snap.PDBs), len(snap.NetworkPolicies), len(snap.Services), len(snap.Deployments), len(snap.Jobs)))
 	}
 	var counts []string
-	for _, k := range sortedKeys(kinds) {
+	for _, k := range slices.Sorted(maps.Keys(kinds)) {
 		counts = append(counts, fmt.Sprintf("%d %s", kinds[k], k))
 	}
 	fmt.Fprintf(stdout, "%d of %d objects in the API server (%s); references checked in %s\n",
@@ -181,14 +182,4 @@ func decodeAll(data []byte) ([]unstructured.Unstructured, error) {
 		}
 		out = append(out, o)
 	}
-}
-
-// sortedKeys returns m's keys in order, for stable output.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -3,6 +3,7 @@ package validate
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/netip"
 	"slices"
@@ -293,7 +294,7 @@ func (c *checker) podSpec(where string, spec *corev1.PodSpec, src ServiceSource,
 func (c *checker) env(where string, ctr corev1.Container, src ServiceSource, r *Rendered) {
 	known := func(name, from string) {
 		if !src.Env[name] && !RuntimeEnv[name] {
-			c.failf("%s: %s sets %s, which %s does not read (its config reads %v)", where, from, name, src.Name, sortedKeys(src.Env))
+			c.failf("%s: %s sets %s, which %s does not read (its config reads %v)", where, from, name, src.Name, slices.Sorted(maps.Keys(src.Env)))
 		}
 	}
 	for _, ef := range ctr.EnvFrom {

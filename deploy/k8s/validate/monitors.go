@@ -23,9 +23,8 @@ func (c *checker) monitors(r *Rendered, sources map[string]ServiceSource) {
 	scraped := map[string]int{}
 	for _, m := range r.ServiceMonitors {
 		where := "ServiceMonitor " + m.Name
-		sel, err := metav1.LabelSelectorAsSelector(&m.Spec.Selector)
-		if err != nil || sel.Empty() {
-			c.failf("%s: selector %v is empty or invalid (%v)", where, m.Spec.Selector, err)
+		sel, ok := c.monitorSelector(where, &m.Spec.Selector)
+		if !ok {
 			continue
 		}
 		var matched int
@@ -53,9 +52,8 @@ func (c *checker) monitors(r *Rendered, sources map[string]ServiceSource) {
 	}
 	for _, m := range r.PodMonitors {
 		where := "PodMonitor " + m.Name
-		sel, err := metav1.LabelSelectorAsSelector(&m.Spec.Selector)
-		if err != nil || sel.Empty() {
-			c.failf("%s: selector %v is empty or invalid (%v)", where, m.Spec.Selector, err)
+		sel, ok := c.monitorSelector(where, &m.Spec.Selector)
+		if !ok {
 			continue
 		}
 		ds := selects(r, sel)
@@ -77,6 +75,17 @@ func (c *checker) monitors(r *Rendered, sources map[string]ServiceSource) {
 			c.failf("Deployment %s: scraped by %d monitor endpoints, want 1", d.Name, scraped[d.Name])
 		}
 	}
+}
+
+// monitorSelector parses a monitor's selector; an empty one would scrape
+// every Service or pod of the namespace.
+func (c *checker) monitorSelector(where string, s *metav1.LabelSelector) (labels.Selector, bool) {
+	sel, err := metav1.LabelSelectorAsSelector(s)
+	if err != nil || sel.Empty() {
+		c.failf("%s: selector %v is empty or invalid (%v)", where, *s, err)
+		return nil, false
+	}
+	return sel, true
 }
 
 // scrape checks one monitor endpoint against the Deployment it reaches.

@@ -10,10 +10,11 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -59,7 +60,7 @@ func LoadServiceSource(root, name string) (ServiceSource, error) {
 	}
 	for _, must := range []string{"DATABASE_URL", "HTTP_ADDR"} {
 		if !src.Env[prefix+must] {
-			return src, fmt.Errorf("load %s config: found no %s%s among %v: the source layout changed, update source.go", name, prefix, must, sortedKeys(src.Env))
+			return src, fmt.Errorf("load %s config: found no %s%s among %v: the source layout changed, update source.go", name, prefix, must, slices.Sorted(maps.Keys(src.Env)))
 		}
 	}
 
@@ -276,13 +277,4 @@ func (s ServiceSource) Serves(path string) bool {
 		}
 	}
 	return false
-}
-
-func sortedKeys(m map[string]bool) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

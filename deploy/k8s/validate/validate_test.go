@@ -1,9 +1,11 @@
 package validate
 
 import (
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -154,7 +156,7 @@ func TestServiceSource(t *testing.T) {
 	for name, src := range loadSources(t) {
 		for _, route := range []string{"/healthz", "/readyz", "/metrics"} {
 			if !src.GETRoutes[route] {
-				t.Errorf("%s: GET %s not found among %v", name, route, sortedKeys(src.GETRoutes))
+				t.Errorf("%s: GET %s not found among %v", name, route, slices.Sorted(maps.Keys(src.GETRoutes)))
 			}
 		}
 		// Routes registered on groups made inside a function from a group
@@ -163,14 +165,14 @@ func TestServiceSource(t *testing.T) {
 		if name == "marketdata-svc" {
 			for _, route := range []string{"/v1/eod", "/v2/eod", "/v2/tickerslist", "/v1/tickers/:symbol/splits", "/v2/exchanges/:mic/intraday/:date"} {
 				if !src.GETRoutes[route] {
-					t.Errorf("%s: GET %s not found among %v", name, route, sortedKeys(src.GETRoutes))
+					t.Errorf("%s: GET %s not found among %v", name, route, slices.Sorted(maps.Keys(src.GETRoutes)))
 				}
 			}
 		}
 		if src.Env[src.Prefix+"TEST_DATABASE_URL"] {
 			t.Errorf("%s: test-only variable read as service config", name)
 		}
-		t.Logf("%s: %d variables, GET routes %v", name, len(src.Env), sortedKeys(src.GETRoutes))
+		t.Logf("%s: %d variables, GET routes %v", name, len(src.Env), slices.Sorted(maps.Keys(src.GETRoutes)))
 	}
 }
 

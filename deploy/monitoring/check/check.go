@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -190,9 +191,9 @@ func Names(exprs []Expr, recorded map[string]bool) (perService map[string][]stri
 	}
 	perService = map[string][]string{}
 	for svc, set := range sets {
-		perService[svc] = sortedKeys(set)
+		perService[svc] = slices.Sorted(maps.Keys(set))
 	}
-	return perService, sortedKeys(ext), nil
+	return perService, slices.Sorted(maps.Keys(ext)), nil
 }
 
 func matchesAll(ms []*labels.Matcher, v string) bool {
@@ -202,15 +203,6 @@ func matchesAll(ms []*labels.Matcher, v string) bool {
 		}
 	}
 	return true
-}
-
-func sortedKeys(m map[string]bool) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // MetricsList is the checked-in list of names: a comment line saying where

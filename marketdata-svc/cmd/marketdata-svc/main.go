@@ -4,26 +4,16 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
-
 	// Exchanges' time zones are described from the time zone database,
 	// which a FROM scratch image does not have: it is built in.
 	_ "time/tzdata"
+
+	"github.com/tickerdesk/tickerdesk/pkg/cmdmain"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout)
-	stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "marketdata-svc:", err)
-		os.Exit(1)
-	}
+	cmdmain.Run("marketdata-svc", run)
 }

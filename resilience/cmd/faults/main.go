@@ -12,32 +12,26 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/tickerdesk/tickerdesk/pkg/cmdmain"
 	"github.com/tickerdesk/tickerdesk/resilience/internal/harness"
 	"github.com/tickerdesk/tickerdesk/resilience/internal/report"
 	"github.com/tickerdesk/tickerdesk/resilience/internal/suite"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "faults:", err)
-		os.Exit(1)
-	}
+	cmdmain.Run("faults", run)
 }
 
 // steps in the order they run; -only selects some by name.
 var steps = []string{"hostile", "isolation", "writers", "redis", "slowdb", "postgres", "sigterm", "audit", "throttle"}
 
-func run(ctx context.Context, args []string, stdout io.Writer) error {
+func run(ctx context.Context, args []string, _ func(string) string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("faults", flag.ContinueOnError)
 	binDir := fs.String("bin", "bin", "directory holding notes-svc and marketdata-svc")
 	stackDir := fs.String("stack-dir", ".stack/faults", "the suite's stack directory (scripts/stack.sh STACK_DIR)")

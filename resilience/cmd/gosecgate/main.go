@@ -5,6 +5,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -14,13 +15,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/tickerdesk/tickerdesk/pkg/cmdmain"
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "gosecgate:", err)
-		os.Exit(1)
-	}
+	cmdmain.Run("gosecgate", run)
 }
 
 type justification struct {
@@ -37,7 +37,7 @@ type finding struct {
 	Line       string `json:"line"`
 }
 
-func run(args []string, stdout io.Writer) error {
+func run(_ context.Context, args []string, _ func(string) string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("gosecgate", flag.ContinueOnError)
 	root := fs.String("root", ".", "repository root; finding paths are shown relative to it")
 	justified := fs.String("justified", "resilience/gosec-justified.txt", "accepted findings")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -73,8 +74,9 @@ func (s *Service) logWriter() (*os.File, error) {
 	return os.OpenFile(s.LogPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 }
 
-// CLI runs a one-shot subcommand (migrate, demo, keys create) and returns
-// its stdout; stderr goes to the log.
+// CLI runs a one-shot subcommand (migrate, demo, keys create, import) and
+// returns its stdout; stderr goes to the log. A failure carries the last
+// line of stderr, where the command says why it failed.
 func (s *Service) CLI(ctx context.Context, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -85,12 +87,18 @@ func (s *Service) CLI(ctx context.Context, args ...string) (string, error) {
 	defer logf.Close()
 	cmd := exec.CommandContext(ctx, s.Bin, args...)
 	cmd.Env = s.environ(nil)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, logf
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, io.MultiWriter(logf, &stderr)
 	if err := cmd.Run(); err != nil {
-		return out.String(), fmt.Errorf("%s %s: %w", s.Name, strings.Join(args, " "), err)
+		return out.String(), fmt.Errorf("%s %s: %w: %s", s.Name, strings.Join(args, " "), err, lastLine(stderr.String()))
 	}
 	return out.String(), nil
+}
+
+// lastLine is the last line of s without surrounding space.
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	return strings.TrimSpace(s[strings.LastIndexByte(s, '\n')+1:])
 }
 
 // CreateKey runs `keys create` and returns the plaintext key, the last line

@@ -5,6 +5,7 @@ package report
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -82,19 +83,16 @@ func New() *Report {
 }
 
 // Scenario adds a scenario.
-func (r *Report) Scenario(name string) *Scenario {
-	s := &Scenario{Name: name}
-	r.mu.Lock()
-	r.Scenarios = append(r.Scenarios, s)
-	r.mu.Unlock()
-	return s
-}
+func (r *Report) Scenario(name string) *Scenario { return r.add(&r.Scenarios, name) }
 
 // SecurityCheck adds a security check.
-func (r *Report) SecurityCheck(name string) *Scenario {
+func (r *Report) SecurityCheck(name string) *Scenario { return r.add(&r.Security, name) }
+
+// add appends a new scenario to list; scenarios run concurrently.
+func (r *Report) add(list *[]*Scenario, name string) *Scenario {
 	s := &Scenario{Name: name}
 	r.mu.Lock()
-	r.Security = append(r.Security, s)
+	*list = append(*list, s)
 	r.mu.Unlock()
 	return s
 }
@@ -133,7 +131,7 @@ func (r *Report) OK() bool {
 	if len(r.Errors) > 0 {
 		return false
 	}
-	for _, s := range append(append([]*Scenario{}, r.Scenarios...), r.Security...) {
+	for _, s := range slices.Concat(r.Scenarios, r.Security) {
 		if !s.OK() {
 			return false
 		}
@@ -152,7 +150,7 @@ func (r *Report) Failures() []string {
 	for _, e := range r.Errors {
 		out = append(out, Redact(e))
 	}
-	for _, s := range append(append([]*Scenario{}, r.Scenarios...), r.Security...) {
+	for _, s := range slices.Concat(r.Scenarios, r.Security) {
 		for _, c := range s.Checks {
 			if !c.OK {
 				out = append(out, Redact(fmt.Sprintf("%s: %s: %s", s.Name, c.Name, c.Detail)))
@@ -226,19 +224,14 @@ func (r *Report) markdown() string {
 		}
 		w("\n")
 	}
-	w("## Fault scenarios\n\n")
-	w("| scenario | result | requests sent | failed | recovery time | outcomes |\n|---|---|---:|---:|---|---|\n")
-	for _, s := range r.Scenarios {
-		rec := s.Recovery
-		if rec == "" {
-			rec = "n/a"
-		}
-		w("| %s | %s | %d | %d | %s | %s |\n", cell(s.Name), mark(s.OK()), s.Sent, s.Failed, cell(rec), cell(s.Outcomes))
-	}
-	w("\n")
-	for _, s := range r.Scenarios {
-		writeChecks(&b, s)
-	}
+	writeScenarios(&b, "Fault scenarios", "| scenario | result | requests sent | failed | recovery time | outcomes |\n|---|---|---:|---:|---|---|", r.Scenarios,
+		func(s *Scenario) string {
+			rec := s.Recovery
+			if rec == "" {
+				rec = "n/a"
+			}
+			return fmt.Sprintf("| %s | %s | %d | %d | %s | %s |", cell(s.Name), mark(s.OK()), s.Sent, s.Failed, cell(rec), cell(s.Outcomes))
+		})
 	w("## Hostile input\n\n")
 	w("Every input must get a documented 4xx (or the normal answer where the input is harmless), never a 5xx, and stored data must stay byte-exact.\n\n")
 	w("| class | tried | 5xx | other unexpected |\n|---|---:|---:|---:|\n")
@@ -259,19 +252,27 @@ func (r *Report) markdown() string {
 		}
 		w("\n")
 	}
-	w("## Security checks\n\n")
-	w("| check | result | requests | failed |\n|---|---|---:|---:|\n")
-	for _, s := range r.Security {
-		w("| %s | %s | %d | %d |\n", cell(s.Name), mark(s.OK()), s.Sent, s.Failed)
-	}
-	w("\n")
-	for _, s := range r.Security {
-		writeChecks(&b, s)
-	}
+	writeScenarios(&b, "Security checks", "| check | result | requests | failed |\n|---|---|---:|---:|", r.Security,
+		func(s *Scenario) string {
+			return fmt.Sprintf("| %s | %s | %d | %d |", cell(s.Name), mark(s.OK()), s.Sent, s.Failed)
+		})
 	if r.Static != "" {
 		w("## Static checks\n\n%s\n", r.Static)
 	}
 	return b.String()
+}
+
+// writeScenarios writes a section of scenarios: a table under columns
+// with one row each, then each scenario's checks.
+func writeScenarios(b *strings.Builder, title, columns string, ss []*Scenario, row func(*Scenario) string) {
+	fmt.Fprintf(b, "## %s\n\n%s\n", title, columns)
+	for _, s := range ss {
+		fmt.Fprintf(b, "%s\n", row(s))
+	}
+	b.WriteString("\n")
+	for _, s := range ss {
+		writeChecks(b, s)
+	}
 }
 
 func writeChecks(b *strings.Builder, s *Scenario) {

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -72,38 +73,18 @@ func Setup(ctx context.Context, stack *harness.Stack, rep *report.Report, cfg Co
 	if out, err := stack.RedisCLI(ctx, "flushall"); err != nil {
 		return nil, fmt.Errorf("redis flushall: %v: %s", err, out)
 	}
+	notesEnv := tunedEnv("NOTES_", "NOTES_DB_STATEMENT_TIMEOUT")
+	notesEnv["NOTES_DATABASE_URL"] = stack.DatabaseURL(e.NotesDB)
+	marketEnv := tunedEnv("MARKETDATA_", "MARKETDATA_STATEMENT_TIMEOUT")
+	marketEnv["MARKETDATA_DATABASE_URL"] = stack.DatabaseURL(e.MarketDB)
+	marketEnv["MARKETDATA_REDIS_URL"] = stack.RedisURL(0)
 	var err error
-	e.Notes, err = harness.NewService("notes-svc", filepath.Join(cfg.BinDir, "notes-svc"), filepath.Join(cfg.LogDir, "notes-svc.log"), map[string]string{
-		"NOTES_DATABASE_URL":         stack.DatabaseURL(e.NotesDB),
-		"NOTES_LOG_LEVEL":            "debug",
-		"NOTES_SHUTDOWN_DRAIN":       ShutdownDrain.String(),
-		"NOTES_SHUTDOWN_TIMEOUT":     ShutdownTimeout.String(),
-		"NOTES_REQUEST_TIMEOUT":      RequestTimeout.String(),
-		"NOTES_DB_STATEMENT_TIMEOUT": StatementTimeout.String(),
-		"NOTES_HTTP_READ_TIMEOUT":    HTTPReadTimeout.String(),
-		"NOTES_DB_MAX_OPEN_CONNS":    fmt.Sprint(DBMaxOpenConns),
-		"NOTES_DB_MAX_IDLE_CONNS":    fmt.Sprint(DBMaxOpenConns),
-	})
-	if err != nil {
+	if e.Notes, err = newService(cfg, "notes-svc", "NOTES_", notesEnv); err != nil {
 		return nil, err
 	}
-	e.Notes.Env["NOTES_HTTP_ADDR"] = e.Notes.Addr
-	e.Market, err = harness.NewService("marketdata-svc", filepath.Join(cfg.BinDir, "marketdata-svc"), filepath.Join(cfg.LogDir, "marketdata-svc.log"), map[string]string{
-		"MARKETDATA_DATABASE_URL":      stack.DatabaseURL(e.MarketDB),
-		"MARKETDATA_REDIS_URL":         stack.RedisURL(0),
-		"MARKETDATA_LOG_LEVEL":         "debug",
-		"MARKETDATA_SHUTDOWN_DRAIN":    ShutdownDrain.String(),
-		"MARKETDATA_SHUTDOWN_TIMEOUT":  ShutdownTimeout.String(),
-		"MARKETDATA_REQUEST_TIMEOUT":   RequestTimeout.String(),
-		"MARKETDATA_STATEMENT_TIMEOUT": StatementTimeout.String(),
-		"MARKETDATA_HTTP_READ_TIMEOUT": HTTPReadTimeout.String(),
-		"MARKETDATA_DB_MAX_OPEN_CONNS": fmt.Sprint(DBMaxOpenConns),
-		"MARKETDATA_DB_MAX_IDLE_CONNS": fmt.Sprint(DBMaxOpenConns),
-	})
-	if err != nil {
+	if e.Market, err = newService(cfg, "marketdata-svc", "MARKETDATA_", marketEnv); err != nil {
 		return nil, err
 	}
-	e.Market.Env["MARKETDATA_HTTP_ADDR"] = e.Market.Addr
 
 	if _, err := e.Notes.CLI(ctx, "migrate"); err != nil {
 		return nil, err
@@ -236,6 +217,33 @@ func (e *Env) NotesRequest(method, path, key string, body []byte, hdr map[string
 }
 
 // setRawPath sets path (with an optional query) on req exactly as given.
+// tunedEnv is the configuration both services run with in the suite, under
+// their variable prefix: the same timeouts and pool size, which the
+// scenarios assert against. Only the statement timeout's name differs.
+func tunedEnv(prefix, statementTimeoutVar string) map[string]string {
+	return map[string]string{
+		prefix + "LOG_LEVEL":         "debug",
+		prefix + "SHUTDOWN_DRAIN":    ShutdownDrain.String(),
+		prefix + "SHUTDOWN_TIMEOUT":  ShutdownTimeout.String(),
+		prefix + "REQUEST_TIMEOUT":   RequestTimeout.String(),
+		statementTimeoutVar:          StatementTimeout.String(),
+		prefix + "HTTP_READ_TIMEOUT": HTTPReadTimeout.String(),
+		prefix + "DB_MAX_OPEN_CONNS": fmt.Sprint(DBMaxOpenConns),
+		prefix + "DB_MAX_IDLE_CONNS": fmt.Sprint(DBMaxOpenConns),
+	}
+}
+
+// newService prepares binary name of cfg.BinDir with env, listening on the
+// free address it was given.
+func newService(cfg Config, name, prefix string, env map[string]string) (*harness.Service, error) {
+	svc, err := harness.NewService(name, filepath.Join(cfg.BinDir, name), filepath.Join(cfg.LogDir, name+".log"), env)
+	if err != nil {
+		return nil, err
+	}
+	svc.Env[prefix+"HTTP_ADDR"] = svc.Addr
+	return svc, nil
+}
+
 func setRawPath(req *http.Request, pathAndQuery string) {
 	p, q, _ := strings.Cut(pathAndQuery, "?")
 	req.URL.Path = ""
@@ -392,4 +400,16 @@ func (e *Env) Ready(svc *harness.Service) int {
 	}
 	resp.Body.Close()
 	return resp.StatusCode
+}
+
+// onDatabase is svc for running subcommands by hand against database db of
+// the suite's stack instead of its own.
+func (e *Env) onDatabase(svc *harness.Service, db string) *harness.Service {
+	env := maps.Clone(svc.Env)
+	for k := range env {
+		if strings.HasSuffix(k, "_DATABASE_URL") {
+			env[k] = e.Stack.DatabaseURL(db)
+		}
+	}
+	return &harness.Service{Name: svc.Name + " on " + db, Bin: svc.Bin, Addr: svc.Addr, LogPath: svc.LogPath, Env: env}
 }

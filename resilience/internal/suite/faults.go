@@ -13,6 +13,7 @@ import (
 
 	"github.com/tickerdesk/tickerdesk/resilience/internal/harness"
 	"github.com/tickerdesk/tickerdesk/resilience/internal/load"
+	"github.com/tickerdesk/tickerdesk/resilience/internal/report"
 )
 
 // marketQueries are the EOD and ticker reads the load cycles through, so
@@ -58,31 +59,21 @@ func RedisOutage(ctx context.Context, e *Env) {
 	}
 	errorsBefore, _ := e.Metric(e.Market, "marketdata_cache_errors_total")
 	fallbacksBefore, _ := e.Metric(e.Market, "marketdata_cache_fallbacks_total")
-	var stopErr, startErr error
-	var down, up time.Time
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		time.Sleep(2 * time.Second)
-		down = time.Now()
-		stopErr = e.Stack.StopRedis(ctx)
-		time.Sleep(3 * time.Second)
-		startErr = e.Stack.StartRedis(ctx)
-		up = time.Now()
-	})
+	redis := startOutage(ctx, e.Stack.StopRedis, e.Stack.StartRedis, 3*time.Second)
 	results := load.Run(ctx, load.Plan{Rate: rate, Duration: dur, Client: client, Build: func(i int) (*http.Request, error) {
 		return e.MarketRequest(http.MethodGet, marketQueries[i%len(marketQueries)], e.MarketKey), nil
 	}})
-	wg.Wait()
+	redis.wait()
 	sum := load.Summarize(results)
 	s.Sent, s.Outcomes = sum.Sent, sum.StatusString()
 	s.Failed = sum.Sent - sum.ByStatus[200]
 	duringOutage := 0
 	for _, r := range results {
-		if r.Start.After(down) && r.Start.Before(up) {
+		if r.Start.After(redis.down) && r.Start.Before(redis.up) {
 			duringOutage++
 		}
 	}
-	s.Check("Redis stopped and restarted", stopErr == nil && startErr == nil, "stop: %v, start: %v, down for %s", stopErr, startErr, up.Sub(down).Round(10*time.Millisecond))
+	redis.check(s, "Redis")
 	s.Check("every request answered 200", s.Failed == 0, "%d of %d failed (%d sent while Redis was down); %s", s.Failed, s.Sent, duringOutage, s.Outcomes)
 	s.Check("latency stays within the request timeout", sum.MaxLatency < RequestTimeout, "p99 %s, max %s", sum.P99Latency.Round(time.Millisecond), sum.MaxLatency.Round(time.Millisecond))
 	errorsAfter, err1 := e.Metric(e.Market, "marketdata_cache_errors_total")
@@ -98,7 +89,7 @@ func RedisOutage(ctx context.Context, e *Env) {
 	// misses and fills it.
 	recovered := time.Duration(-1)
 	var hitsGained float64
-	for time.Since(up) < 10*time.Second {
+	for time.Since(redis.up) < 10*time.Second {
 		h0, err := e.Metric(e.Market, "marketdata_cache_hits_total")
 		if err != nil {
 			break
@@ -108,7 +99,7 @@ func RedisOutage(ctx context.Context, e *Env) {
 		}
 		h1, _ := e.Metric(e.Market, "marketdata_cache_hits_total")
 		if h1 > h0 {
-			recovered, hitsGained = time.Since(up), h1-h0
+			recovered, hitsGained = time.Since(redis.up), h1-h0
 			break
 		}
 		time.Sleep(200 * time.Millisecond)
@@ -168,17 +159,7 @@ func PostgresRestart(ctx context.Context, e *Env, noteID string) {
 			}
 		})
 	}
-	var down, back time.Time
-	var stopErr, startErr error
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		time.Sleep(2 * time.Second)
-		down = time.Now()
-		stopErr = e.Stack.StopPostgres(ctx)
-		time.Sleep(4 * time.Second)
-		startErr = e.Stack.StartPostgres(ctx)
-		back = time.Now()
-	})
+	pg := startOutage(ctx, e.Stack.StopPostgres, e.Stack.StartPostgres, 4*time.Second)
 	var notesRes, marketRes []load.Result
 	var lwg sync.WaitGroup
 	lwg.Go(func() {
@@ -188,11 +169,11 @@ func PostgresRestart(ctx context.Context, e *Env, noteID string) {
 		marketRes = load.Run(ctx, load.Plan{Rate: rate, Duration: dur, Client: client, Build: marketReq})
 	})
 	lwg.Wait()
-	wg.Wait()
+	pg.wait()
 	time.Sleep(500 * time.Millisecond)
 	stopProbe()
 	pwg.Wait()
-	s.Check("PostgreSQL stopped and restarted", stopErr == nil && startErr == nil, "stop: %v, start: %v, down for %s", stopErr, startErr, back.Sub(down).Round(10*time.Millisecond))
+	pg.check(s, "PostgreSQL")
 
 	var recoveries []string
 	for _, part := range []struct {
@@ -235,15 +216,15 @@ func PostgresRestart(ctx context.Context, e *Env, noteID string) {
 		list := *probes[part.svc]
 		sawNotReady := false
 		for _, p := range list {
-			if p.at.After(down) && p.at.Before(back) && p.ready == 503 {
+			if p.at.After(pg.down) && p.at.Before(pg.up) && p.ready == 503 {
 				sawNotReady = true
 			}
 		}
 		s.Check(part.svc+": /readyz reports 503 while the database is down", sawNotReady, "probed %d times", len(list))
 		recovered := time.Duration(-1)
 		for _, p := range list {
-			if !p.at.Before(back) && p.ready == 200 && p.status == 200 {
-				recovered = p.at.Sub(back)
+			if !p.at.Before(pg.up) && p.ready == 200 && p.status == 200 {
+				recovered = p.at.Sub(pg.up)
 				break
 			}
 		}
@@ -253,6 +234,38 @@ func PostgresRestart(ctx context.Context, e *Env, noteID string) {
 		s.Check(part.svc+": still running (no crash)", svcByName(e, part.svc).Alive(), "process alive after the outage")
 	}
 	s.Recovery = strings.Join(recoveries, ", ")
+}
+
+// outage takes a dependency away 2 s into a scenario's load and brings it
+// back a while later, recording when, so that the scenario can tell the
+// requests sent while it was gone.
+type outage struct {
+	down, up          time.Time
+	stopErr, startErr error
+	wg                sync.WaitGroup
+}
+
+// startOutage starts an outage of downFor in the background.
+func startOutage(ctx context.Context, stop, start func(context.Context) error, downFor time.Duration) *outage {
+	o := &outage{}
+	o.wg.Go(func() {
+		time.Sleep(2 * time.Second)
+		o.down = time.Now()
+		o.stopErr = stop(ctx)
+		time.Sleep(downFor)
+		o.startErr = start(ctx)
+		o.up = time.Now()
+	})
+	return o
+}
+
+// wait returns once the dependency is back.
+func (o *outage) wait() { o.wg.Wait() }
+
+// check records, after wait, whether what was stopped and started again.
+func (o *outage) check(s *report.Scenario, what string) {
+	s.Check(what+" stopped and restarted", o.stopErr == nil && o.startErr == nil, "stop: %v, start: %v, down for %s",
+		o.stopErr, o.startErr, o.up.Sub(o.down).Round(10*time.Millisecond))
 }
 
 func svcByName(e *Env, name string) *harness.Service {

@@ -396,13 +396,9 @@ func rawEscape(s string) string {
 // patchedField checks a merge patch stored field as sent.
 func patchedField(field, value string) func(e *Env, r Response) string {
 	return func(e *Env, r Response) string {
-		var n Note
-		if err := json.Unmarshal(r.Body, &n); err != nil {
-			return "patch answer: " + err.Error()
-		}
-		_, got, err := e.GetNote(e.NotesKeyA, n.ID)
-		if err != nil {
-			return err.Error()
+		got, problem := storedNote(e, r, "patch")
+		if problem != "" {
+			return problem
 		}
 		stored, want := got.Content, value
 		if field == "title" {
@@ -413,6 +409,20 @@ func patchedField(field, value string) func(e *Env, r Response) string {
 		}
 		return ""
 	}
+}
+
+// storedNote reads back, as stored, the note that the answer r to a create
+// or patch (what) returned; problem says why it could not.
+func storedNote(e *Env, r Response, what string) (stored Note, problem string) {
+	var n Note
+	if err := json.Unmarshal(r.Body, &n); err != nil {
+		return Note{}, what + " answer: " + err.Error()
+	}
+	_, stored, err := e.GetNote(e.NotesKeyA, n.ID)
+	if err != nil {
+		return Note{}, err.Error()
+	}
+	return stored, ""
 }
 
 // requestIDHandled checks an X-Request-ID is echoed only when it is the
@@ -448,13 +458,9 @@ func fast(_ *Env, r Response) string {
 // (tags are trimmed and case-folded by contract).
 func roundTrip(sent map[string]any) func(e *Env, r Response) string {
 	return func(e *Env, r Response) string {
-		var created Note
-		if err := json.Unmarshal(r.Body, &created); err != nil {
-			return "create answer: " + err.Error()
-		}
-		_, got, err := e.GetNote(e.NotesKeyA, created.ID)
-		if err != nil {
-			return err.Error()
+		got, problem := storedNote(e, r, "create")
+		if problem != "" {
+			return problem
 		}
 		if t := sent["title"].(string); got.Title != strings.TrimSpace(t) {
 			return fmt.Sprintf("title stored as %q, sent %q", got.Title, t)

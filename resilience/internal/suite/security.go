@@ -141,13 +141,7 @@ func unknownKeys(ctx context.Context, e *Env, svc *harness.Service, db string, n
 	if err := e.Stack.RecreateDatabase(ctx, db); err != nil {
 		return nil, err
 	}
-	env := maps.Clone(svc.Env)
-	for k := range env {
-		if strings.HasSuffix(k, "_DATABASE_URL") {
-			env[k] = e.Stack.DatabaseURL(db)
-		}
-	}
-	scratch := &harness.Service{Name: svc.Name + "-scratch", Bin: svc.Bin, Addr: svc.Addr, LogPath: svc.LogPath, Env: env}
+	scratch := e.onDatabase(svc, db)
 	if _, err := scratch.CLI(ctx, "migrate"); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,35 @@
+// Package cmdmain is the main function of every Tickerdesk command: the
+// services, the benchmark and the tools. A command's main only calls Run, so
+// that each of them stops the same way: SIGINT or SIGTERM cancels the
+// context run is given (Kubernetes' graceful shutdown relies on it), and an
+// error is one "name: err" line on stderr and exit status 1.
+package cmdmain
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// RunFunc is a command's run: its arguments without the program name, its
+// environment and its standard output are parameters, so tests call it
+// directly with their own.
+type RunFunc func(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error
+
+// Run runs run with a context cancelled by SIGINT or SIGTERM, os.Args[1:],
+// os.Getenv and os.Stdout, and exits with status 1 after printing
+// "name: err" to stderr when run fails. It returns when run succeeds.
+func Run(name string, run RunFunc) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout)
+	// A second signal from here on ends the process at once, as Go's
+	// default handling does.
+	stop()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		os.Exit(1)
+	}
+}

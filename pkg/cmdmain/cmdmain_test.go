@@ -1,0 +1,119 @@
+package cmdmain
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tickerdesk/tickerdesk/pkg/logbuf"
+)
+
+// childEnv makes the test binary, started again by a test, act as a
+// command whose main is Run.
+const childEnv = "CMDMAIN_TEST_CHILD"
+
+// TestMain is the child's main when childEnv is set: its value picks what
+// run does.
+func TestMain(m *testing.M) {
+	mode := os.Getenv(childEnv)
+	if mode == "" {
+		os.Exit(m.Run())
+	}
+	Run("child", func(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+		switch mode {
+		case "ok":
+			fmt.Fprintf(stdout, "args=%s env=%s\n", strings.Join(args, ","), getenv(childEnv))
+			return nil
+		case "fail":
+			return errors.New("it broke")
+		case "wait":
+			fmt.Fprintln(stdout, "ready")
+			<-ctx.Done()
+			return fmt.Errorf("stopped: %w", context.Cause(ctx))
+		}
+		return fmt.Errorf("unknown mode %q", mode)
+	})
+	os.Exit(0)
+}
+
+// child starts the test binary as a command in mode, with args after the
+// test flags.
+func child(t *testing.T, mode string, args ...string) (*exec.Cmd, *logbuf.Buffer, *bytes.Buffer) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), childEnv+"="+mode)
+	// stdout is read while the child runs.
+	var stdout logbuf.Buffer
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	return cmd, &stdout, &stderr
+}
+
+func TestRunPassesArgsEnvAndStdout(t *testing.T) {
+	cmd, stdout, stderr := child(t, "ok", "a", "b")
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("run: %v (stderr %q)", err, stderr)
+	}
+	if got, want := stdout.String(), "args=a,b env=ok\n"; got != want {
+		t.Errorf("stdout = %q, want %q", got, want)
+	}
+	if stderr.Len() != 0 {
+		t.Errorf("stderr = %q, want nothing", stderr)
+	}
+}
+
+func TestRunExitsOneWithNamedError(t *testing.T) {
+	cmd, _, stderr := child(t, "fail")
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("run: %v, want exit status 1", err)
+	}
+	if got, want := stderr.String(), "child: it broke\n"; got != want {
+		t.Errorf("stderr = %q, want %q", got, want)
+	}
+}
+
+func TestRunCancelsOnSignal(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			cmd, stdout, stderr := child(t, "wait")
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// The handler is installed before run starts, so a signal
+			// sent once "ready" is out reaches the context.
+			deadline := time.Now().Add(10 * time.Second)
+			for !strings.Contains(stdout.String(), "ready") {
+				if time.Now().After(deadline) {
+					_ = cmd.Process.Kill()
+					t.Fatal("child never got ready")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			err := cmd.Wait()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+				t.Fatalf("wait: %v, want exit status 1 from run's error", err)
+			}
+			if got, want := stderr.String(), "child: stopped: "+sig.String()+" signal received\n"; got != want {
+				t.Errorf("stderr = %q, want %q", got, want)
+			}
+		})
+	}
+}
