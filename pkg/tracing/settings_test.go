@@ -1,15 +1,18 @@
-package config
+package tracing_test
 
 import (
 	"bytes"
 	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/tickerdesk/tickerdesk/pkg/tracing"
 )
 
-// The config log line says whether tracing is on and with which exporter,
-// and nothing of the OTLP endpoint or headers, which can carry credentials.
-func TestTracingLogged(t *testing.T) {
+// TestSettingsLogValue: the configuration line of both services logs
+// Settings, and it says whether tracing is on and with which exporter, and
+// nothing of the OTLP endpoint or headers, which can carry credentials.
+func TestSettingsLogValue(t *testing.T) {
 	for _, tc := range []struct {
 		env  map[string]string
 		want string
@@ -19,18 +22,15 @@ func TestTracingLogged(t *testing.T) {
 			"OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer hdr-secret"}, `"tracing":{"enabled":true,"exporter":"otlp"}`},
 		{map[string]string{"OTEL_TRACES_EXPORTER": "console", "OTEL_SDK_DISABLED": "true"}, `"tracing":{"enabled":false,"exporter":"none"}`},
 	} {
-		c, err := Load(env(tc.env))
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := tracing.FromEnv(func(k string) string { return tc.env[k] })
 		var buf bytes.Buffer
-		slog.New(slog.NewJSONHandler(&buf, nil)).Info("starting", "config", c)
+		slog.New(slog.NewJSONHandler(&buf, nil)).Info("starting", "tracing", s)
 		line := buf.String()
 		if !strings.Contains(line, tc.want) {
-			t.Errorf("env %v: config line %s lacks %s", tc.env, line, tc.want)
+			t.Errorf("env %v: log line %s lacks %s", tc.env, line, tc.want)
 		}
 		if strings.Contains(line, "secret") {
-			t.Errorf("config line quotes an OTLP credential: %s", line)
+			t.Errorf("log line quotes an OTLP credential: %s", line)
 		}
 	}
 }
