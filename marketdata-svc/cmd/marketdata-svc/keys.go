@@ -29,15 +29,16 @@ func keys(ctx context.Context, cfg config.Config, args []string, stdout io.Write
 	if err := fs.Parse(rest); err != nil {
 		return err
 	}
+	line := keysLine{keysFlags: flags, args: fs.Args(), stdout: stdout}
 	var action keysAction
 	var err error
 	switch sub {
 	case "create":
-		action, err = keysCreate(fs, flags, stdout)
+		action, err = keysCreate(line)
 	case "list":
-		action, err = keysList(fs, stdout)
+		action, err = keysList(line)
 	case "revoke":
-		action, err = keysRevoke(fs, stdout)
+		action, err = keysRevoke(line)
 	default:
 		return fmt.Errorf("unknown keys command %q\n%s", sub, keysUsage)
 	}
@@ -55,6 +56,14 @@ func keys(ctx context.Context, cfg config.Config, args []string, stdout io.Write
 // keysAction is a keys subcommand whose arguments have been checked: a
 // usage error never needs the database.
 type keysAction func(context.Context, *marketdatadb.Store) error
+
+// keysLine is one parsed keys command line, all a subcommand checks and
+// prints with: the options, the arguments left after them, and stdout.
+type keysLine struct {
+	keysFlags
+	args   []string
+	stdout io.Writer
+}
 
 // keysFlags are the options of keys create.
 type keysFlags struct {

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notesdb"
+)
+
+// keysCreate is `notes-svc keys create`. The plaintext key is the last
+// line of output, so that scripts can take it with tail -n 1.
+func keysCreate(ctx context.Context, store *notesdb.Store, args []string, stdout io.Writer) error {
+	fs := newKeysFlagSet("create")
+	account := fs.String("account", "", "account name (created if new)")
+	scopes := fs.String("scopes", strings.Join(notesdb.DefaultScopes, ","), "comma-separated scopes")
+	expiresIn := fs.Duration("expires-in", 0, "lifetime of the key; 0 never expires")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("keys create: %w\n%s", err, usage)
+	}
+	if *account == "" || fs.NArg() > 0 {
+		return fmt.Errorf("keys create: --account NAME is required and nothing else\n%s", usage)
+	}
+	var scopeList []string
+	for s := range strings.SplitSeq(*scopes, ",") {
+		s = strings.TrimSpace(s)
+		if s != notesdb.ScopeRead && s != notesdb.ScopeWrite {
+			return fmt.Errorf("keys create: unknown scope %q (want %s or %s)", s, notesdb.ScopeRead, notesdb.ScopeWrite)
+		}
+		scopeList = append(scopeList, s)
+	}
+	var expiresAt time.Time
+	if *expiresIn < 0 {
+		return errors.New("keys create: --expires-in must not be negative")
+	}
+	if *expiresIn > 0 {
+		expiresAt = time.Now().Add(*expiresIn)
+	}
+	k, plain, err := store.CreateKey(ctx, *account, scopeList, expiresAt)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "account: %s (%s)\nkey id: %s\nscopes: %s\n", *account, k.AccountID, k.ID, strings.Join(k.Scopes, ","))
+	if k.ExpiresAt != nil {
+		fmt.Fprintf(stdout, "expires: %s\n", k.ExpiresAt.Format(time.RFC3339))
+	}
+	fmt.Fprintln(stdout, "The key is shown once, on the next line. Store it now.")
+	fmt.Fprintln(stdout, plain)
+	return nil
+}
