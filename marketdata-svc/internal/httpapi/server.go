@@ -19,9 +19,8 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/ratelimit"
 	"github.com/tickerdesk/tickerdesk/pkg/apidocs"
+	"github.com/tickerdesk/tickerdesk/pkg/apiengine"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
-	"github.com/tickerdesk/tickerdesk/pkg/httpedge"
-	"github.com/tickerdesk/tickerdesk/pkg/httpmetrics"
 )
 
 // Limiter checks and counts a request against its key's limits.
@@ -58,28 +57,25 @@ type Options struct {
 
 // Server is the HTTP API.
 type Server struct {
-	store          marketdata.Store
-	eodPages       EODPages
-	auth           *auth.Authenticator
-	limiter        Limiter
-	ping           func(ctx context.Context) error
-	cacheStatus    func(ctx context.Context) string
-	log            *slog.Logger
-	registry       *prometheus.Registry
-	requestTimeout time.Duration
-	metrics        *httpmetrics.Metrics
-	engine         *gin.Engine
-	shuttingDown   atomic.Bool
-	openapi        []byte
-	openapiV2      []byte
-	docs           *apidocs.Pages
-	cors           *corsPolicy
+	store        marketdata.Store
+	eodPages     EODPages
+	auth         *auth.Authenticator
+	limiter      Limiter
+	ping         func(ctx context.Context) error
+	cacheStatus  func(ctx context.Context) string
+	log          *slog.Logger
+	registry     *prometheus.Registry
+	engine       *gin.Engine
+	shuttingDown atomic.Bool
+	openapi      []byte
+	openapiV2    []byte
+	docs         *apidocs.Pages
+	cors         *corsPolicy
 	// bodies holds EOD response buffers (*[]byte): a cache hit then
 	// allocates no buffer of the page's size per request.
 	bodies sync.Pool
 	// limitHeaders keeps the last limits' header values (see rateLimit).
 	limitHeaders atomic.Pointer[limitHeaders]
-	trace        []gin.HandlerFunc
 }
 
 // NewServer builds the server and its router.
@@ -97,8 +93,8 @@ func NewServer(o Options) (*Server, error) {
 	}
 	s := &Server{
 		store: o.Store, auth: o.Auth, limiter: o.Limiter, ping: o.Ping, cacheStatus: o.CacheStatus,
-		log: o.Logger, registry: o.Registry, requestTimeout: o.RequestTimeout, openapi: doc, openapiV2: docV2,
-		cors: newCORSPolicy(o.CORSOrigins), trace: o.Trace,
+		log: o.Logger, registry: o.Registry, openapi: doc, openapiV2: docV2,
+		cors: newCORSPolicy(o.CORSOrigins),
 	}
 	s.eodPages = o.EODPages
 	if s.eodPages == nil {
@@ -110,13 +106,14 @@ func NewServer(o Options) (*Server, error) {
 	if s.cacheStatus == nil {
 		s.cacheStatus = func(context.Context) string { return "disabled" }
 	}
-	if s.metrics, err = httpmetrics.NewMetrics(o.Registry); err != nil {
-		return nil, fmt.Errorf("new server: %w", err)
-	}
 	if s.docs, err = newDocs(s); err != nil {
 		return nil, fmt.Errorf("new server: %w", err)
 	}
-	if s.engine, err = httpedge.NewEngine(o.TrustedProxies); err != nil {
+	// The access log and the spans redact access_key (pkg/auth's
+	// credential parameters) from the URL.
+	s.engine, err = apiengine.New(apiengine.Options{TrustedProxies: o.TrustedProxies, Log: o.Logger, Registry: o.Registry,
+		RequestTimeout: o.RequestTimeout, Trace: o.Trace, Fail: s.writeError})
+	if err != nil {
 		return nil, fmt.Errorf("new server: %w", err)
 	}
 	s.routes()

@@ -4,11 +4,8 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/tickerdesk/tickerdesk/pkg/accesslog"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
 	"github.com/tickerdesk/tickerdesk/pkg/ginauth"
-	"github.com/tickerdesk/tickerdesk/pkg/httpedge"
-	"github.com/tickerdesk/tickerdesk/pkg/recovery"
 )
 
 // Scopes an API key needs.
@@ -23,13 +20,8 @@ func PrivateParams() []string { return []string{"q", "tag"} }
 
 // routes lists the whole API surface.
 func (s *Server) routes() {
+	// The engine has the edge both services share already (pkg/apiengine).
 	e := s.engine
-	// The edge both services share, in the same order, after the tracing
-	// handlers when tracing is on. q and tag quote note content, which
-	// never goes into logs or spans.
-	e.Use(s.trace...)
-	e.Use(httpedge.RequestID(), accesslog.Middleware(s.log, PrivateParams()...), s.metrics.Middleware(),
-		httpedge.Timeout(s.requestTimeout), httpedge.DrainBody, recovery.Middleware(s.log, httpedge.RequestIDOf, s.fail))
 	e.NoRoute(func(c *gin.Context) { s.fail(c, errRouteNotFound) })
 	e.NoMethod(func(c *gin.Context) { s.fail(c, errMethodNotAllowed) })
 

@@ -18,9 +18,8 @@ import (
 
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
 	"github.com/tickerdesk/tickerdesk/pkg/apidocs"
+	"github.com/tickerdesk/tickerdesk/pkg/apiengine"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
-	"github.com/tickerdesk/tickerdesk/pkg/httpedge"
-	"github.com/tickerdesk/tickerdesk/pkg/httpmetrics"
 )
 
 // Options wire a Server.
@@ -46,18 +45,15 @@ type Options struct {
 
 // Server handles the notes API.
 type Server struct {
-	notes          *notes.Service
-	auth           *auth.Authenticator
-	ping           func(context.Context) error
-	log            *slog.Logger
-	requestTimeout time.Duration
-	engine         *gin.Engine
-	registry       *prometheus.Registry
-	metrics        *httpmetrics.Metrics
-	openapi        []byte
-	docs           *apidocs.Pages
-	shuttingDown   atomic.Bool
-	trace          []gin.HandlerFunc
+	notes        *notes.Service
+	auth         *auth.Authenticator
+	ping         func(context.Context) error
+	log          *slog.Logger
+	engine       *gin.Engine
+	registry     *prometheus.Registry
+	openapi      []byte
+	docs         *apidocs.Pages
+	shuttingDown atomic.Bool
 }
 
 // NewServer returns a Server for o.
@@ -69,11 +65,7 @@ func NewServer(o Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new server: %w", err)
 	}
-	s := &Server{notes: o.Notes, auth: o.Auth, ping: o.Ping, log: o.Log, requestTimeout: o.RequestTimeout,
-		registry: prometheus.NewRegistry(), openapi: doc, trace: o.Trace}
-	if s.metrics, err = httpmetrics.NewMetrics(s.registry); err != nil {
-		return nil, fmt.Errorf("new server: %w", err)
-	}
+	s := &Server{notes: o.Notes, auth: o.Auth, ping: o.Ping, log: o.Log, registry: prometheus.NewRegistry(), openapi: doc}
 	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if o.DB != nil {
 		s.registry.MustRegister(collectors.NewDBStatsCollector(o.DB, "notes"))
@@ -86,7 +78,10 @@ func NewServer(o Options) (*Server, error) {
 	if s.docs, err = newDocs(s); err != nil {
 		return nil, fmt.Errorf("new server: %w", err)
 	}
-	if s.engine, err = httpedge.NewEngine(o.TrustedProxies); err != nil {
+	// q and tag quote note content, which never goes into logs or spans.
+	s.engine, err = apiengine.New(apiengine.Options{TrustedProxies: o.TrustedProxies, Log: o.Log, Registry: s.registry,
+		RequestTimeout: o.RequestTimeout, Private: PrivateParams(), Trace: o.Trace, Fail: s.fail})
+	if err != nil {
 		return nil, fmt.Errorf("new server: %w", err)
 	}
 	s.routes()
