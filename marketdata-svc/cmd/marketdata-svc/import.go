@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,8 +18,7 @@ const importUsage = `usage: marketdata-svc import [--kind prices|tickers|exchang
 // importData imports CSV files, one transaction per file, stopping at the
 // first file that fails (it applies nothing).
 func importData(ctx context.Context, cfg config.Config, log *slog.Logger, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("import", flag.ContinueOnError)
-	fs.SetOutput(stdout)
+	fs := newFlagSet("import", stdout)
 	kind := fs.String("kind", "", "kind of file (default: detected from the header): "+strings.Join(importer.Kinds, ", ")+"; intraday (1-minute bars) is never detected")
 	tz := fs.String("tz", "", "intraday: time zone of timestamps written without a UTC offset, e.g. America/New_York")
 	symbol := fs.String("symbol", "", "symbol of every row (overrides a symbol column)")

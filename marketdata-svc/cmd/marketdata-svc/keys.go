@@ -78,8 +78,7 @@ type keysFlags struct {
 // set always did: list and revoke accept and ignore create's flags, and
 // their -h lists them.
 func newKeysFlagSet(sub string, stdout io.Writer) (*flag.FlagSet, keysFlags) {
-	fs := flag.NewFlagSet("keys "+sub, flag.ContinueOnError)
-	fs.SetOutput(stdout)
+	fs := newFlagSet("keys "+sub, stdout)
 	return fs, keysFlags{
 		account:   fs.String("account", "", "account name (created on first use)"),
 		rate:      fs.Int("rate-per-second", 0, "requests per second allowed (0: no limit)"),
