@@ -8,6 +8,8 @@ package apiengine
 import (
 	"fmt"
 	"log/slog"
+	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -39,12 +41,31 @@ type Options struct {
 	// Fail answers a request with the service's error for err; recovery
 	// uses it for a panic.
 	Fail func(c *gin.Context, err error)
+	// Routes adds the service's routes behind the edge.
+	Routes func(e *gin.Engine)
 }
 
-// New returns an engine with the edge installed: the tracing handlers,
-// then request id, access log, metrics, deadline, body drain and panic
-// recovery.
-func New(o Options) (*gin.Engine, error) {
+// Handler is a service's API as an http.Handler, with the shutting-down
+// state its readiness endpoint reports. A service's Server embeds it.
+type Handler struct {
+	engine       *gin.Engine
+	shuttingDown atomic.Bool
+}
+
+// ServeHTTP serves the API.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.engine.ServeHTTP(w, r) }
+
+// SetShuttingDown makes ShuttingDown true for good, so that readiness fails
+// and load balancers stop sending traffic before the listener closes.
+func (h *Handler) SetShuttingDown() { h.shuttingDown.Store(true) }
+
+// ShuttingDown reports whether SetShuttingDown was called.
+func (h *Handler) ShuttingDown() bool { return h.shuttingDown.Load() }
+
+// New returns the API: an engine with the edge installed (the tracing
+// handlers, then request id, access log, metrics, deadline, body drain and
+// panic recovery), then the routes.
+func New(o Options) (*Handler, error) {
 	metrics, err := httpmetrics.NewMetrics(o.Registry)
 	if err != nil {
 		return nil, fmt.Errorf("api engine: %w", err)
@@ -56,5 +77,6 @@ func New(o Options) (*gin.Engine, error) {
 	e.Use(o.Trace...)
 	e.Use(httpedge.RequestID(), accesslog.Middleware(o.Log, o.Private...), metrics.Middleware(),
 		httpedge.Timeout(o.RequestTimeout), httpedge.DrainBody, recovery.Middleware(o.Log, httpedge.RequestIDOf, o.Fail))
-	return e, nil
+	o.Routes(e)
+	return &Handler{engine: e}, nil
 }

@@ -26,7 +26,17 @@ func TestEdgeOrder(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	var order []string
 	var failed error
-	e, err := apiengine.New(apiengine.Options{
+	routes := func(e *gin.Engine) {
+		e.GET("/ok", func(c *gin.Context) {
+			order = append(order, "handler")
+			if _, ok := c.Request.Context().Deadline(); !ok {
+				t.Error("handler ran without the request deadline")
+			}
+			c.Status(http.StatusNoContent)
+		})
+		e.GET("/panic", func(*gin.Context) { panic("boom") })
+	}
+	h, err := apiengine.New(apiengine.Options{
 		Log: slog.New(slog.NewJSONHandler(&logged, nil)), Registry: reg, RequestTimeout: time.Second,
 		Private: []string{"q"},
 		Trace:   []gin.HandlerFunc{func(c *gin.Context) { order = append(order, "trace"); c.Next() }},
@@ -34,26 +44,18 @@ func TestEdgeOrder(t *testing.T) {
 			failed = err
 			c.AbortWithStatus(http.StatusTeapot)
 		},
+		Routes: routes,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.GET("/ok", func(c *gin.Context) {
-		order = append(order, "handler")
-		if _, ok := c.Request.Context().Deadline(); !ok {
-			t.Error("handler ran without the request deadline")
-		}
-		c.Status(http.StatusNoContent)
-	})
-	e.GET("/panic", func(*gin.Context) { panic("boom") })
-
 	w := httptest.NewRecorder()
-	e.ServeHTTP(w, httptest.NewRequest("GET", "/ok?q=private-words", nil))
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/ok?q=private-words", nil))
 	if w.Code != http.StatusNoContent || w.Header().Get("X-Request-ID") == "" || strings.Join(order, ",") != "trace,handler" {
 		t.Errorf("GET /ok: status %d, request id %q, order %v", w.Code, w.Header().Get("X-Request-ID"), order)
 	}
 	w = httptest.NewRecorder()
-	e.ServeHTTP(w, httptest.NewRequest("GET", "/panic", nil))
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/panic", nil))
 	if w.Code != http.StatusTeapot || !errors.Is(failed, recovery.ErrPanic) {
 		t.Errorf("GET /panic: status %d, Fail saw %v", w.Code, failed)
 	}
@@ -77,9 +79,24 @@ func TestEdgeOrder(t *testing.T) {
 
 func TestBadTrustedProxy(t *testing.T) {
 	_, err := apiengine.New(apiengine.Options{TrustedProxies: []string{"not-an-address"}, Registry: prometheus.NewRegistry(),
-		Log: slog.Default(), Fail: func(*gin.Context, error) {}})
+		Log: slog.Default(), Fail: func(*gin.Context, error) {}, Routes: func(*gin.Engine) {}})
 	if err == nil {
 		t.Fatal("a malformed trusted proxy was accepted")
 	}
 
+}
+
+func TestShuttingDown(t *testing.T) {
+	h, err := apiengine.New(apiengine.Options{Registry: prometheus.NewRegistry(), Log: slog.Default(),
+		Fail: func(*gin.Context, error) {}, Routes: func(*gin.Engine) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.ShuttingDown() {
+		t.Fatal("a new handler is shutting down")
+	}
+	h.SetShuttingDown()
+	if !h.ShuttingDown() {
+		t.Fatal("SetShuttingDown did not stick")
+	}
 }

@@ -8,13 +8,12 @@ import (
 	"github.com/tickerdesk/tickerdesk/pkg/ginauth"
 )
 
-// routes lists the whole API surface. Every /v1 and /v2 data endpoint takes
+// routes lists the whole API surface on e, behind the edge both services
+// share (pkg/apiengine). Every /v1 and /v2 data endpoint takes
 // the key as marketstack does (access_key query parameter) or, as a
 // convenience that keeps keys out of URLs and logs, as "Authorization:
 // Bearer <key>"; when both are sent the query parameter wins.
-func (s *Server) routes() {
-	// The engine has the edge both services share already (pkg/apiengine).
-	e := s.engine
+func (s *Server) routes(e *gin.Engine) {
 	if s.cors != nil {
 		e.Use(s.cors.handle)
 	}

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,22 +54,22 @@ type Options struct {
 	Trace []gin.HandlerFunc
 }
 
-// Server is the HTTP API.
+// Server is the HTTP API. Its Handler serves it and makes /readyz fail
+// once SetShuttingDown is called.
 type Server struct {
-	store        marketdata.Store
-	eodPages     EODPages
-	auth         *auth.Authenticator
-	limiter      Limiter
-	ping         func(ctx context.Context) error
-	cacheStatus  func(ctx context.Context) string
-	log          *slog.Logger
-	registry     *prometheus.Registry
-	engine       *gin.Engine
-	shuttingDown atomic.Bool
-	openapi      []byte
-	openapiV2    []byte
-	docs         *apidocs.Pages
-	cors         *corsPolicy
+	*apiengine.Handler
+	store       marketdata.Store
+	eodPages    EODPages
+	auth        *auth.Authenticator
+	limiter     Limiter
+	ping        func(ctx context.Context) error
+	cacheStatus func(ctx context.Context) string
+	log         *slog.Logger
+	registry    *prometheus.Registry
+	openapi     []byte
+	openapiV2   []byte
+	docs        *apidocs.Pages
+	cors        *corsPolicy
 	// bodies holds EOD response buffers (*[]byte): a cache hit then
 	// allocates no buffer of the page's size per request.
 	bodies sync.Pool
@@ -111,21 +110,13 @@ func NewServer(o Options) (*Server, error) {
 	}
 	// The access log and the spans redact access_key (pkg/auth's
 	// credential parameters) from the URL.
-	s.engine, err = apiengine.New(apiengine.Options{TrustedProxies: o.TrustedProxies, Log: o.Logger, Registry: o.Registry,
-		RequestTimeout: o.RequestTimeout, Trace: o.Trace, Fail: s.writeError})
+	s.Handler, err = apiengine.New(apiengine.Options{TrustedProxies: o.TrustedProxies, Log: o.Logger, Registry: o.Registry,
+		RequestTimeout: o.RequestTimeout, Trace: o.Trace, Fail: s.writeError, Routes: s.routes})
 	if err != nil {
 		return nil, fmt.Errorf("new server: %w", err)
 	}
-	s.routes()
 	return s, nil
 }
-
-// ServeHTTP serves the API.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.engine.ServeHTTP(w, r) }
-
-// SetShuttingDown makes /readyz fail, so load balancers stop sending
-// traffic before the server stops accepting it.
-func (s *Server) SetShuttingDown() { s.shuttingDown.Store(true) }
 
 // requireScope refuses a key without scope.
 func (s *Server) requireScope(scope string) gin.HandlerFunc {

@@ -18,10 +18,9 @@ const (
 // redacted from access logs and spans like keys.
 func PrivateParams() []string { return []string{"q", "tag"} }
 
-// routes lists the whole API surface.
-func (s *Server) routes() {
-	// The engine has the edge both services share already (pkg/apiengine).
-	e := s.engine
+// routes lists the whole API surface on e, behind the edge both services
+// share (pkg/apiengine).
+func (s *Server) routes(e *gin.Engine) {
 	e.NoRoute(func(c *gin.Context) { s.fail(c, errRouteNotFound) })
 	e.NoMethod(func(c *gin.Context) { s.fail(c, errMethodNotAllowed) })
 

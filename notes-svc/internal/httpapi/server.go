@@ -8,8 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
-	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -43,17 +41,17 @@ type Options struct {
 	Trace []gin.HandlerFunc
 }
 
-// Server handles the notes API.
+// Server handles the notes API. Its Handler serves it and makes /readyz
+// fail once SetShuttingDown is called.
 type Server struct {
-	notes        *notes.Service
-	auth         *auth.Authenticator
-	ping         func(context.Context) error
-	log          *slog.Logger
-	engine       *gin.Engine
-	registry     *prometheus.Registry
-	openapi      []byte
-	docs         *apidocs.Pages
-	shuttingDown atomic.Bool
+	*apiengine.Handler
+	notes    *notes.Service
+	auth     *auth.Authenticator
+	ping     func(context.Context) error
+	log      *slog.Logger
+	registry *prometheus.Registry
+	openapi  []byte
+	docs     *apidocs.Pages
 }
 
 // NewServer returns a Server for o.
@@ -79,21 +77,13 @@ func NewServer(o Options) (*Server, error) {
 		return nil, fmt.Errorf("new server: %w", err)
 	}
 	// q and tag quote note content, which never goes into logs or spans.
-	s.engine, err = apiengine.New(apiengine.Options{TrustedProxies: o.TrustedProxies, Log: o.Log, Registry: s.registry,
-		RequestTimeout: o.RequestTimeout, Private: PrivateParams(), Trace: o.Trace, Fail: s.fail})
+	s.Handler, err = apiengine.New(apiengine.Options{TrustedProxies: o.TrustedProxies, Log: o.Log, Registry: s.registry,
+		RequestTimeout: o.RequestTimeout, Private: PrivateParams(), Trace: o.Trace, Fail: s.fail, Routes: s.routes})
 	if err != nil {
 		return nil, fmt.Errorf("new server: %w", err)
 	}
-	s.routes()
 	return s, nil
 }
-
-// ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.engine.ServeHTTP(w, r) }
-
-// SetShuttingDown makes /readyz fail, so that load balancers stop sending
-// traffic before the listener closes.
-func (s *Server) SetShuttingDown() { s.shuttingDown.Store(true) }
 
 // Registry is the Prometheus registry behind /metrics, for extra
 // collectors.
