@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -13,12 +12,12 @@ import (
 
 // keysCreate is `notes-svc keys create`. The plaintext key is the last
 // line of output, so that scripts can take it with tail -n 1.
-func keysCreate(ctx context.Context, store *notesdb.Store, args []string, stdout io.Writer) error {
+func keysCreate(ctx context.Context, k keysCall) error {
 	fs := newKeysFlagSet("create")
 	account := fs.String("account", "", "account name (created if new)")
 	scopes := fs.String("scopes", strings.Join(notesdb.DefaultScopes, ","), "comma-separated scopes")
 	expiresIn := fs.Duration("expires-in", 0, "lifetime of the key; 0 never expires")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(k.args); err != nil {
 		return fmt.Errorf("keys create: %w\n%s", err, usage)
 	}
 	if *account == "" || fs.NArg() > 0 {
@@ -39,15 +38,15 @@ func keysCreate(ctx context.Context, store *notesdb.Store, args []string, stdout
 	if *expiresIn > 0 {
 		expiresAt = time.Now().Add(*expiresIn)
 	}
-	k, plain, err := store.CreateKey(ctx, *account, scopeList, expiresAt)
+	key, plain, err := k.store.CreateKey(ctx, *account, scopeList, expiresAt)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "account: %s (%s)\nkey id: %s\nscopes: %s\n", *account, k.AccountID, k.ID, strings.Join(k.Scopes, ","))
-	if k.ExpiresAt != nil {
-		fmt.Fprintf(stdout, "expires: %s\n", k.ExpiresAt.Format(time.RFC3339))
+	fmt.Fprintf(k.stdout, "account: %s (%s)\nkey id: %s\nscopes: %s\n", *account, key.AccountID, key.ID, strings.Join(key.Scopes, ","))
+	if key.ExpiresAt != nil {
+		fmt.Fprintf(k.stdout, "expires: %s\n", key.ExpiresAt.Format(time.RFC3339))
 	}
-	fmt.Fprintln(stdout, "The key is shown once, on the next line. Store it now.")
-	fmt.Fprintln(stdout, plain)
+	fmt.Fprintln(k.stdout, "The key is shown once, on the next line. Store it now.")
+	fmt.Fprintln(k.stdout, plain)
 	return nil
 }
