@@ -1,7 +1,6 @@
 package apiengine_test
 
 import (
-	"bytes"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -22,7 +21,7 @@ import (
 // access log and the metrics see the status Fail wrote.
 func TestEdgeOrder(t *testing.T) {
 	gin.SetMode(gin.ReleaseMode)
-	var logged bytes.Buffer
+	var logged strings.Builder
 	reg := prometheus.NewRegistry()
 	var order []string
 	var failed error

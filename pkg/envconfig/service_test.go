@@ -18,6 +18,11 @@ func TestServiceDefaults(t *testing.T) {
 		s.AuthFailureLimit != 20 || s.AuthFailureWindow != time.Minute || s.PprofAddr != "" || s.Tracing.Enabled() {
 		t.Errorf("defaults = %+v", s)
 	}
+	var b strings.Builder
+	slog.New(slog.NewJSONHandler(&b, nil)).Info("config", "config", slog.GroupValue(s.LogAttrs()...))
+	if !strings.Contains(b.String(), `"tracing":{"enabled":false,"exporter":"none"}`) {
+		t.Errorf("log line lacks tracing switched off: %s", b.String())
+	}
 }
 
 // TestServiceChecks: every bad shared setting is reported under the
@@ -46,9 +51,12 @@ func TestServiceChecks(t *testing.T) {
 	}
 }
 
+// TestServiceLogAttrs: the log line says whether tracing is on and with
+// which exporter (tracing.Settings.LogValue), and nothing of the OTLP
+// endpoint or headers, which can carry credentials.
 func TestServiceLogAttrs(t *testing.T) {
 	r := reader(map[string]string{"APP_PPROF_ADDR": "127.0.0.1:6060", "OTEL_TRACES_EXPORTER": "otlp",
-		"OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer hdr-secret"})
+		"OTEL_EXPORTER_OTLP_ENDPOINT": "https://user:pw-secret@collector:4318", "OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer hdr-secret"})
 	s := r.Service(":8000")
 	var b strings.Builder
 	slog.New(slog.NewJSONHandler(&b, nil)).Info("config", "config", slog.GroupValue(s.LogAttrs()...))

@@ -75,7 +75,7 @@ func TestLogValueMasksSecrets(t *testing.T) {
 	if strings.Contains(out, "s3cret") {
 		t.Fatalf("logged configuration holds a password: %s", out)
 	}
-	// The tracing settings are logged as pkg/tracing words them (tested
+	// The tracing settings are logged as envconfig.Service words them (tested
 	// there), never with the OTLP headers.
 	if !strings.Contains(out, "db:5432/marketdata") || !strings.Contains(out, `"shutdown_drain":"5s"`) ||
 		!strings.Contains(out, `"tracing":{"enabled":true,"exporter":"otlp"}`) {

@@ -39,7 +39,7 @@ func TestOverridesAndErrors(t *testing.T) {
 	}
 	var b strings.Builder
 	slog.New(slog.NewJSONHandler(&b, nil)).Info("config", "config", c)
-	// The tracing settings are logged as pkg/tracing words them (tested
+	// The tracing settings are logged as envconfig.Service words them (tested
 	// there), never with the OTLP headers.
 	if strings.Contains(b.String(), "secret") || !strings.Contains(b.String(), "xxxxx") ||
 		!strings.Contains(b.String(), `"tracing":{"enabled":true,"exporter":"otlp"}`) {
