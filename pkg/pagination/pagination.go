@@ -59,36 +59,41 @@ func (e *ValidationError) Error() string {
 func Parse(q url.Values, b Bounds) (Page, error) {
 	page := Page{Limit: b.DefaultLimit}
 	var errs []ParamError
-	if v, ok, err := single(q, "limit"); err != nil {
-		errs = append(errs, *err)
-	} else if ok {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		switch {
-		case err != nil:
-			errs = append(errs, ParamError{"limit", "must be a whole number"})
-		case n < 1 || (b.MaxLimit > 0 && n > b.MaxLimit):
-			errs = append(errs, ParamError{"limit", fmt.Sprintf("must be between 1 and %d", b.MaxLimit)})
-		default:
-			page.Limit = n
-		}
+	maxLimit := b.MaxLimit
+	if maxLimit <= 0 {
+		maxLimit = math.MaxInt // no maximum
 	}
-	if v, ok, err := single(q, "offset"); err != nil {
+	if n, ok, err := number(q, "limit", 1, maxLimit); err != nil {
 		errs = append(errs, *err)
 	} else if ok {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		switch {
-		case err != nil:
-			errs = append(errs, ParamError{"offset", "must be a whole number"})
-		case n < 0 || n > MaxOffset:
-			errs = append(errs, ParamError{"offset", fmt.Sprintf("must be between 0 and %d", MaxOffset)})
-		default:
-			page.Offset = n
-		}
+		page.Limit = n
+	}
+	if n, ok, err := number(q, "offset", 0, MaxOffset); err != nil {
+		errs = append(errs, *err)
+	} else if ok {
+		page.Offset = n
 	}
 	if len(errs) > 0 {
 		return Page{}, &ValidationError{Params: errs}
 	}
 	return page, nil
+}
+
+// number reads the parameter name, if given, as a whole number from lo to
+// hi.
+func number(q url.Values, name string, lo, hi int) (int, bool, *ParamError) {
+	v, ok, err := single(q, name)
+	if err != nil || !ok {
+		return 0, false, err
+	}
+	n, convErr := strconv.Atoi(strings.TrimSpace(v))
+	switch {
+	case convErr != nil:
+		return 0, false, &ParamError{name, "must be a whole number"}
+	case n < lo || n > hi:
+		return 0, false, &ParamError{name, fmt.Sprintf("must be between %d and %d", lo, hi)}
+	}
+	return n, true, nil
 }
 
 func single(q url.Values, name string) (string, bool, *ParamError) {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,8 +14,7 @@ import (
 // demo loads the bundled demo dataset in one transaction; running it again
 // changes nothing.
 func demo(ctx context.Context, cfg config.Config, log *slog.Logger, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stdout)
+	fs := newFlagSet("demo", stdout)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

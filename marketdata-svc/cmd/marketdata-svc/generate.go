@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -24,8 +23,7 @@ func generate(ctx context.Context, cfg config.Config, log *slog.Logger, args []s
 	if isIntradayGenerate(args) {
 		return generateIntraday(ctx, cfg, log, args, stdout)
 	}
-	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
-	fs.SetOutput(stdout)
+	fs := newFlagSet("generate", stdout)
 	symbols := fs.Int("symbols", 0, "number of synthetic symbols (SYN000001...)")
 	years := fs.Int("years", 10, "years of trading days per symbol")
 	seed := fs.Uint64("seed", 1, "random seed; the same seed gives the same data")

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -23,8 +22,7 @@ const generateIntradayUsage = `usage: marketdata-svc generate --intraday (--tick
 // synthetic ones), over its exchange's regular session in the exchange's
 // zone, agreeing with each daily bar; loading them again changes nothing.
 func generateIntraday(ctx context.Context, cfg config.Config, log *slog.Logger, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
-	fs.SetOutput(stdout)
+	fs := newFlagSet("generate", stdout)
 	fs.Bool("intraday", true, "generate 1-minute bars from the stored daily bars")
 	tickers := fs.String("tickers", "", "comma-separated symbols whose daily bars get minutes")
 	symbols := fs.Int("symbols", 0, "the first N synthetic symbols (SYN000001...) instead of --tickers")

@@ -3,12 +3,12 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/importer"
@@ -19,8 +19,7 @@ const importUsage = `usage: marketdata-svc import [--kind prices|tickers|exchang
 // importData imports CSV files, one transaction per file, stopping at the
 // first file that fails (it applies nothing).
 func importData(ctx context.Context, cfg config.Config, log *slog.Logger, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("import", flag.ContinueOnError)
-	fs.SetOutput(stdout)
+	fs := newFlagSet("import", stdout)
 	kind := fs.String("kind", "", "kind of file (default: detected from the header): "+strings.Join(importer.Kinds, ", ")+"; intraday (1-minute bars) is never detected")
 	tz := fs.String("tz", "", "intraday: time zone of timestamps written without a UTC offset, e.g. America/New_York")
 	symbol := fs.String("symbol", "", "symbol of every row (overrides a symbol column)")
@@ -69,4 +68,35 @@ func layoutText(r importer.FileResult) string {
 		s += fmt.Sprintf(", %d empty rows skipped", r.Skipped)
 	}
 	return s
+}
+
+// importIntraday imports 1-minute bar files, one transaction per file,
+// stopping at the first that fails, and publishes each new data version as
+// the other imports do.
+func importIntraday(ctx context.Context, cfg config.Config, log *slog.Logger, paths []string, tz string, opts importer.Options, stdout io.Writer) error {
+	iopts := importer.IntradayOptions{Symbol: opts.Symbol, Exchange: opts.Exchange}
+	if tz != "" {
+		zone, err := time.LoadLocation(tz)
+		if err != nil {
+			return fmt.Errorf("import: --tz: unknown time zone %q", tz)
+		}
+		iopts.Zone = zone
+	}
+	store, err := openMigrated(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	for _, path := range paths {
+		res, err := importer.ImportIntradayFile(ctx, store, path, iopts)
+		if err != nil {
+			return fmt.Errorf("import %s: nothing applied:\n%w", path, err)
+		}
+		fmt.Fprintf(stdout, "%s: %d intraday rows in %s (%.0f rows/s); %d minutes changed, version %d\n", path, res.Rows,
+			res.Elapsed.Round(time.Millisecond), res.RowsPerSecond(), res.Load.BarsChanged, res.Load.Version)
+		if err := publish(ctx, cfg, log, res.Load.Version); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -29,15 +29,16 @@ func keys(ctx context.Context, cfg config.Config, args []string, stdout io.Write
 	if err := fs.Parse(rest); err != nil {
 		return err
 	}
+	line := keysLine{keysFlags: flags, args: fs.Args(), stdout: stdout}
 	var action keysAction
 	var err error
 	switch sub {
 	case "create":
-		action, err = keysCreate(fs, flags, stdout)
+		action, err = keysCreate(line)
 	case "list":
-		action, err = keysList(fs, stdout)
+		action, err = keysList(line)
 	case "revoke":
-		action, err = keysRevoke(fs, stdout)
+		action, err = keysRevoke(line)
 	default:
 		return fmt.Errorf("unknown keys command %q\n%s", sub, keysUsage)
 	}
@@ -56,6 +57,14 @@ func keys(ctx context.Context, cfg config.Config, args []string, stdout io.Write
 // usage error never needs the database.
 type keysAction func(context.Context, *marketdatadb.Store) error
 
+// keysLine is one parsed keys command line, all a subcommand checks and
+// prints with: the options, the arguments left after them, and stdout.
+type keysLine struct {
+	keysFlags
+	args   []string
+	stdout io.Writer
+}
+
 // keysFlags are the options of keys create.
 type keysFlags struct {
 	account   *string
@@ -69,8 +78,7 @@ type keysFlags struct {
 // set always did: list and revoke accept and ignore create's flags, and
 // their -h lists them.
 func newKeysFlagSet(sub string, stdout io.Writer) (*flag.FlagSet, keysFlags) {
-	fs := flag.NewFlagSet("keys "+sub, flag.ContinueOnError)
-	fs.SetOutput(stdout)
+	fs := newFlagSet("keys "+sub, stdout)
 	return fs, keysFlags{
 		account:   fs.String("account", "", "account name (created on first use)"),
 		rate:      fs.Int("rate-per-second", 0, "requests per second allowed (0: no limit)"),

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -13,8 +12,8 @@ import (
 )
 
 // keysList prints every key as a table, by account and creation time.
-func keysList(fs *flag.FlagSet, stdout io.Writer) (keysAction, error) {
-	if fs.NArg() > 0 {
+func keysList(l keysLine) (keysAction, error) {
+	if len(l.args) > 0 {
 		return nil, errors.New(keysUsage)
 	}
 	return func(ctx context.Context, store *marketdatadb.Store) error {
@@ -22,7 +21,7 @@ func keysList(fs *flag.FlagSet, stdout io.Writer) (keysAction, error) {
 		if err != nil {
 			return err
 		}
-		return printKeys(stdout, list)
+		return printKeys(l.stdout, list)
 	}, nil
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -81,4 +82,13 @@ func openMigrated(ctx context.Context, cfg config.Config) (*marketdatadb.Store, 
 		return nil, err
 	}
 	return store, nil
+}
+
+// newFlagSet returns the flag set of the subcommand name: a bad flag is an
+// error run returns, never an exit, and -h prints the flags to stdout with
+// the rest of the command's output.
+func newFlagSet(name string, stdout io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	return fs
 }

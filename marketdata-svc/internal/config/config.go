@@ -9,14 +9,15 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/tickerdesk/tickerdesk/pkg/auth"
 	"github.com/tickerdesk/tickerdesk/pkg/dsn"
 	"github.com/tickerdesk/tickerdesk/pkg/envconfig"
-	"github.com/tickerdesk/tickerdesk/pkg/tracing"
 )
 
 // Config is the whole configuration of marketdata-svc.
 type Config struct {
+	// Service holds the settings notes-svc reads alike.
+	envconfig.Service
+
 	// DatabaseURL is the PostgreSQL store of record (required).
 	DatabaseURL string
 	// DatabaseReplicaURLs are PostgreSQL streaming replicas of DatabaseURL
@@ -37,20 +38,10 @@ type Config struct {
 	RedisSentinelPassword string
 	RedisClusterAddrs     []string
 	RedisPassword         string
-	HTTPAddr              string
-	// TrustedProxies are the CIDRs or IPs whose X-Forwarded-For is believed;
-	// none by default, so a client cannot spoof its address.
-	TrustedProxies []string
 	// CORSOrigins are the browser origins (scheme://host[:port], or "*" for
 	// any) allowed to call the API; none by default, and then no CORS
 	// header is sent.
 	CORSOrigins []string
-	LogLevel    slog.Level
-	// ShutdownDrain is how long readiness reports failure before the server
-	// stops accepting, so load balancers stop routing first.
-	ShutdownDrain   time.Duration
-	ShutdownTimeout time.Duration
-	RequestTimeout  time.Duration
 	// StatementTimeout bounds every SQL statement on the server side.
 	StatementTimeout  time.Duration
 	DBMaxOpenConns    int
@@ -71,18 +62,10 @@ type Config struct {
 	// leased in batches and spent in process memory, no round trip per
 	// request) or "exact" (one Redis script per request).
 	RateLimitMode string
-	// KeyCacheTTL bounds how long a revoked key may still be accepted.
-	KeyCacheTTL time.Duration
-	// AuthFailureLimit invalid keys from one client address within
-	// AuthFailureWindow block that address until the window ends.
-	AuthFailureLimit  int
-	AuthFailureWindow time.Duration
-	// PprofAddr serves net/http/pprof when set; never the public address.
-	PprofAddr string
-	// Tracing is what the standard OTEL_* variables say: off unless
-	// OTEL_TRACES_EXPORTER names an exporter (pkg/tracing).
-	Tracing tracing.Settings
 }
+
+// Prefix starts the name of every variable.
+const Prefix = "MARKETDATA_"
 
 // Rate-limit modes (MARKETDATA_RATELIMIT_MODE).
 const (
@@ -95,69 +78,50 @@ const (
 
 // Load reads the configuration through getenv.
 func Load(getenv func(string) string) (Config, error) {
-	r := envconfig.New(getenv, "")
+	r := envconfig.New(getenv, Prefix)
 	c := Config{
-		DatabaseURL:           r.String("MARKETDATA_DATABASE_URL", ""),
-		RedisURL:              r.String("MARKETDATA_REDIS_URL", ""),
-		RedisSentinelAddrs:    r.List("MARKETDATA_REDIS_SENTINEL_ADDRS"),
-		RedisSentinelMaster:   r.String("MARKETDATA_REDIS_SENTINEL_MASTER", ""),
-		RedisSentinelPassword: r.String("MARKETDATA_REDIS_SENTINEL_PASSWORD", ""),
-		RedisClusterAddrs:     r.List("MARKETDATA_REDIS_CLUSTER_ADDRS"),
-		RedisPassword:         r.String("MARKETDATA_REDIS_PASSWORD", ""),
-		HTTPAddr:              r.String("MARKETDATA_HTTP_ADDR", ":8081"),
-		TrustedProxies:        r.List("MARKETDATA_TRUSTED_PROXIES"),
-		CORSOrigins:           r.List("MARKETDATA_CORS_ORIGINS"),
-		LogLevel:              r.Level("MARKETDATA_LOG_LEVEL", slog.LevelInfo),
-		ShutdownDrain:         r.Duration("MARKETDATA_SHUTDOWN_DRAIN", 5*time.Second),
-		ShutdownTimeout:       r.Duration("MARKETDATA_SHUTDOWN_TIMEOUT", 20*time.Second),
-		RequestTimeout:        r.Duration("MARKETDATA_REQUEST_TIMEOUT", 10*time.Second),
-		StatementTimeout:      r.Duration("MARKETDATA_STATEMENT_TIMEOUT", 5*time.Second),
-		DBMaxOpenConns:        r.Int("MARKETDATA_DB_MAX_OPEN_CONNS", 20),
-		DBMaxIdleConns:        r.Int("MARKETDATA_DB_MAX_IDLE_CONNS", 20),
-		DBConnMaxLifetime:     r.Duration("MARKETDATA_DB_CONN_MAX_LIFETIME", 30*time.Minute),
-		DBConnMaxIdleTime:     r.Duration("MARKETDATA_DB_CONN_MAX_IDLE_TIME", 5*time.Minute),
-		CacheTTL:              r.Duration("MARKETDATA_CACHE_TTL", 5*time.Minute),
-		CacheTimeout:          r.Duration("MARKETDATA_CACHE_TIMEOUT", 50*time.Millisecond),
-		LocalCacheSize:        r.Int("MARKETDATA_LOCAL_CACHE_SIZE", 10_000),
-		DataVersionPoll:       r.Duration("MARKETDATA_DATA_VERSION_POLL", 250*time.Millisecond),
-		RateLimitMode:         r.String("MARKETDATA_RATELIMIT_MODE", RateLimitLease),
-		KeyCacheTTL:           r.Duration("MARKETDATA_KEY_CACHE_TTL", 30*time.Second),
-		AuthFailureLimit:      r.Int("MARKETDATA_AUTH_FAILURE_LIMIT", 20),
-		AuthFailureWindow:     r.Duration("MARKETDATA_AUTH_FAILURE_WINDOW", time.Minute),
-		PprofAddr:             r.String("MARKETDATA_PPROF_ADDR", ""),
+		Service:               r.Service(":8081"),
+		DatabaseURL:           r.String("DATABASE_URL", ""),
+		RedisURL:              r.String("REDIS_URL", ""),
+		RedisSentinelAddrs:    r.List("REDIS_SENTINEL_ADDRS"),
+		RedisSentinelMaster:   r.String("REDIS_SENTINEL_MASTER", ""),
+		RedisSentinelPassword: r.String("REDIS_SENTINEL_PASSWORD", ""),
+		RedisClusterAddrs:     r.List("REDIS_CLUSTER_ADDRS"),
+		RedisPassword:         r.String("REDIS_PASSWORD", ""),
+		CORSOrigins:           r.List("CORS_ORIGINS"),
+		StatementTimeout:      r.Duration("STATEMENT_TIMEOUT", 5*time.Second),
+		DBMaxOpenConns:        r.Int("DB_MAX_OPEN_CONNS", 20),
+		DBMaxIdleConns:        r.Int("DB_MAX_IDLE_CONNS", 20),
+		DBConnMaxLifetime:     r.Duration("DB_CONN_MAX_LIFETIME", 30*time.Minute),
+		DBConnMaxIdleTime:     r.Duration("DB_CONN_MAX_IDLE_TIME", 5*time.Minute),
+		CacheTTL:              r.Duration("CACHE_TTL", 5*time.Minute),
+		CacheTimeout:          r.Duration("CACHE_TIMEOUT", 50*time.Millisecond),
+		LocalCacheSize:        r.Int("LOCAL_CACHE_SIZE", 10_000),
+		DataVersionPoll:       r.Duration("DATA_VERSION_POLL", 250*time.Millisecond),
+		RateLimitMode:         r.String("RATELIMIT_MODE", RateLimitLease),
 	}
-	c.Tracing = tracing.FromEnv(getenv)
-	c.DatabaseReplicaURLs = r.List("MARKETDATA_DATABASE_REPLICA_URLS")
-	c.ReplicaWait = r.Duration("MARKETDATA_DATABASE_REPLICA_WAIT", 10*time.Second)
+	c.DatabaseReplicaURLs = r.List("DATABASE_REPLICA_URLS")
+	c.ReplicaWait = r.Duration("DATABASE_REPLICA_WAIT", 10*time.Second)
 	if c.DatabaseURL == "" {
-		r.Fail("MARKETDATA_DATABASE_URL", "is required")
+		r.Fail("DATABASE_URL", "is required")
 	}
 	c.checkRedis(r)
-	if err := auth.CheckCacheTTLSetting(c.KeyCacheTTL); err != nil {
-		r.Fail("MARKETDATA_KEY_CACHE_TTL", err.Error())
-	}
 	if c.DBMaxOpenConns < 1 || c.DBMaxIdleConns < 0 || c.LocalCacheSize < 1 {
-		r.Fail("MARKETDATA_DB_MAX_OPEN_CONNS", "pool and cache sizes must be positive")
+		r.Fail("DB_MAX_OPEN_CONNS", "pool and cache sizes must be positive")
 	}
 	if c.ReplicaWait <= 0 {
-		r.Fail("MARKETDATA_DATABASE_REPLICA_WAIT", "must be positive")
+		r.Fail("DATABASE_REPLICA_WAIT", "must be positive")
 	}
 	if c.DataVersionPoll <= 0 {
-		r.Fail("MARKETDATA_DATA_VERSION_POLL", "must be positive")
+		r.Fail("DATA_VERSION_POLL", "must be positive")
 	}
 	if c.RateLimitMode != RateLimitLease && c.RateLimitMode != RateLimitExact {
-		r.Fail("MARKETDATA_RATELIMIT_MODE", "must be lease or exact")
-	}
-	if c.AuthFailureLimit < 1 || c.AuthFailureWindow <= 0 {
-		r.Fail("MARKETDATA_AUTH_FAILURE_LIMIT", "and MARKETDATA_AUTH_FAILURE_WINDOW must be positive")
+		r.Fail("RATELIMIT_MODE", "must be lease or exact")
 	}
 	for _, o := range c.CORSOrigins {
 		if !validOrigin(o) {
-			r.Fail("MARKETDATA_CORS_ORIGINS", fmt.Sprintf("has %q: each entry must be * or an origin such as https://app.example.com", o))
+			r.Fail("CORS_ORIGINS", fmt.Sprintf("has %q: each entry must be * or an origin such as https://app.example.com", o))
 		}
-	}
-	if c.PprofAddr != "" && c.PprofAddr == c.HTTPAddr {
-		r.Fail("MARKETDATA_PPROF_ADDR", "must differ from MARKETDATA_HTTP_ADDR")
 	}
 	if err := r.Err(); err != nil {
 		return Config{}, fmt.Errorf("load config: %w", err)
@@ -168,7 +132,7 @@ func Load(getenv func(string) string) (Config, error) {
 // LogValue masks the passwords in the connection URLs, so the configuration
 // can be logged once at start-up.
 func (c Config) LogValue() slog.Value {
-	return slog.GroupValue(
+	return slog.GroupValue(append(c.Service.LogAttrs(),
 		slog.String("database_url", dsn.Mask(c.DatabaseURL)),
 		slog.Any("database_replica_urls", maskAll(c.DatabaseReplicaURLs)),
 		slog.String("database_replica_wait", c.ReplicaWait.String()),
@@ -178,13 +142,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("redis_sentinel_password", mask(c.RedisSentinelPassword)),
 		slog.Any("redis_cluster_addrs", c.RedisClusterAddrs),
 		slog.String("redis_password", mask(c.RedisPassword)),
-		slog.String("http_addr", c.HTTPAddr),
-		slog.Any("trusted_proxies", c.TrustedProxies),
 		slog.Any("cors_origins", c.CORSOrigins),
-		slog.String("log_level", c.LogLevel.String()),
-		slog.String("shutdown_drain", c.ShutdownDrain.String()),
-		slog.String("shutdown_timeout", c.ShutdownTimeout.String()),
-		slog.String("request_timeout", c.RequestTimeout.String()),
 		slog.String("statement_timeout", c.StatementTimeout.String()),
 		slog.Int("db_max_open_conns", c.DBMaxOpenConns),
 		slog.Int("db_max_idle_conns", c.DBMaxIdleConns),
@@ -193,12 +151,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("local_cache_size", c.LocalCacheSize),
 		slog.String("data_version_poll", c.DataVersionPoll.String()),
 		slog.String("ratelimit_mode", c.RateLimitMode),
-		slog.String("key_cache_ttl", c.KeyCacheTTL.String()),
-		slog.Int("auth_failure_limit", c.AuthFailureLimit),
-		slog.String("auth_failure_window", c.AuthFailureWindow.String()),
-		slog.Bool("pprof", c.PprofAddr != ""),
-		slog.Any("tracing", c.Tracing),
-	)
+	)...)
 }
 
 func maskAll(urls []string) []string {
@@ -224,17 +177,17 @@ func (c Config) checkRedis(r *envconfig.Reader) {
 		}
 	}
 	if modes > 1 {
-		r.Fail("MARKETDATA_REDIS_URL", "MARKETDATA_REDIS_SENTINEL_ADDRS and MARKETDATA_REDIS_CLUSTER_ADDRS are exclusive: set one Redis mode")
+		r.Fail("REDIS_URL", "MARKETDATA_REDIS_SENTINEL_ADDRS and MARKETDATA_REDIS_CLUSTER_ADDRS are exclusive: set one Redis mode")
 	}
 	if (len(c.RedisSentinelAddrs) > 0) != (c.RedisSentinelMaster != "") {
-		r.Fail("MARKETDATA_REDIS_SENTINEL_MASTER", "and MARKETDATA_REDIS_SENTINEL_ADDRS go together: the master's name and the sentinels' host:port list")
+		r.Fail("REDIS_SENTINEL_MASTER", "and MARKETDATA_REDIS_SENTINEL_ADDRS go together: the master's name and the sentinels' host:port list")
 	}
 	if c.RedisURL != "" && (c.RedisPassword != "" || c.RedisSentinelPassword != "") {
-		r.Fail("MARKETDATA_REDIS_PASSWORD", "applies to Sentinel and Cluster modes only; put the password in MARKETDATA_REDIS_URL")
+		r.Fail("REDIS_PASSWORD", "applies to Sentinel and Cluster modes only; put the password in MARKETDATA_REDIS_URL")
 	}
 	for _, a := range append(append([]string(nil), c.RedisSentinelAddrs...), c.RedisClusterAddrs...) {
 		if _, _, err := net.SplitHostPort(a); err != nil {
-			r.Fail("MARKETDATA_REDIS_SENTINEL_ADDRS", fmt.Sprintf("or MARKETDATA_REDIS_CLUSTER_ADDRS has %q: each entry must be host:port", a))
+			r.Fail("REDIS_SENTINEL_ADDRS", fmt.Sprintf("or MARKETDATA_REDIS_CLUSTER_ADDRS has %q: each entry must be host:port", a))
 		}
 	}
 }

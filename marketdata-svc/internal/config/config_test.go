@@ -61,8 +61,10 @@ func TestLoadTrustedProxies(t *testing.T) {
 
 func TestLogValueMasksSecrets(t *testing.T) {
 	c, err := Load(env(map[string]string{
-		"MARKETDATA_DATABASE_URL": "postgres://app:db-s3cret@db:5432/marketdata?sslmode=require",
-		"MARKETDATA_REDIS_URL":    "redis://:redis-s3cret@cache:6379/0",
+		"MARKETDATA_DATABASE_URL":    "postgres://app:db-s3cret@db:5432/marketdata?sslmode=require",
+		"MARKETDATA_REDIS_URL":       "redis://:redis-s3cret@cache:6379/0",
+		"OTEL_TRACES_EXPORTER":       "otlp",
+		"OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer hdr-s3cret",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +75,10 @@ func TestLogValueMasksSecrets(t *testing.T) {
 	if strings.Contains(out, "s3cret") {
 		t.Fatalf("logged configuration holds a password: %s", out)
 	}
-	if !strings.Contains(out, "db:5432/marketdata") || !strings.Contains(out, `"shutdown_drain":"5s"`) {
+	// The tracing settings are logged as envconfig.Service words them (tested
+	// there), never with the OTLP headers.
+	if !strings.Contains(out, "db:5432/marketdata") || !strings.Contains(out, `"shutdown_drain":"5s"`) ||
+		!strings.Contains(out, `"tracing":{"enabled":true,"exporter":"otlp"}`) {
 		t.Fatalf("logged configuration lost its content: %s", out)
 	}
 }

@@ -552,7 +552,7 @@ func (s *Server) readyz(c *gin.Context) {
 	body := gin.H{"status": "ready", "database": db, "cache": s.cacheStatus(ctx)}
 	status := http.StatusOK
 	switch {
-	case s.shuttingDown.Load():
+	case s.ShuttingDown():
 		body["status"], status = "shutting_down", http.StatusServiceUnavailable
 	case db != "ok":
 		body["status"], status = "unavailable", http.StatusServiceUnavailable

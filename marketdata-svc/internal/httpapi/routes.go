@@ -4,25 +4,16 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/tickerdesk/tickerdesk/pkg/accesslog"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
 	"github.com/tickerdesk/tickerdesk/pkg/ginauth"
-	"github.com/tickerdesk/tickerdesk/pkg/httpedge"
-	"github.com/tickerdesk/tickerdesk/pkg/recovery"
 )
 
-// routes lists the whole API surface. Every /v1 and /v2 data endpoint takes
+// routes lists the whole API surface on e, behind the edge both services
+// share (pkg/apiengine). Every /v1 and /v2 data endpoint takes
 // the key as marketstack does (access_key query parameter) or, as a
 // convenience that keeps keys out of URLs and logs, as "Authorization:
 // Bearer <key>"; when both are sent the query parameter wins.
-func (s *Server) routes() {
-	e := s.engine
-	// The edge both services share, in the same order, after the tracing
-	// handlers when tracing is on; the access log and the spans redact
-	// access_key (pkg/auth's credential parameters) from the URL.
-	e.Use(s.trace...)
-	e.Use(httpedge.RequestID(), accesslog.Middleware(s.log), s.metrics.Middleware(),
-		httpedge.Timeout(s.requestTimeout), httpedge.DrainBody, recovery.Middleware(s.log, httpedge.RequestIDOf, s.writeError))
+func (s *Server) routes(e *gin.Engine) {
 	if s.cors != nil {
 		e.Use(s.cors.handle)
 	}

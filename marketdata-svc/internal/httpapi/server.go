@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,9 +18,8 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/ratelimit"
 	"github.com/tickerdesk/tickerdesk/pkg/apidocs"
+	"github.com/tickerdesk/tickerdesk/pkg/apiengine"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
-	"github.com/tickerdesk/tickerdesk/pkg/httpedge"
-	"github.com/tickerdesk/tickerdesk/pkg/httpmetrics"
 )
 
 // Limiter checks and counts a request against its key's limits.
@@ -56,30 +54,27 @@ type Options struct {
 	Trace []gin.HandlerFunc
 }
 
-// Server is the HTTP API.
+// Server is the HTTP API. Its Handler serves it and makes /readyz fail
+// once SetShuttingDown is called.
 type Server struct {
-	store          marketdata.Store
-	eodPages       EODPages
-	auth           *auth.Authenticator
-	limiter        Limiter
-	ping           func(ctx context.Context) error
-	cacheStatus    func(ctx context.Context) string
-	log            *slog.Logger
-	registry       *prometheus.Registry
-	requestTimeout time.Duration
-	metrics        *httpmetrics.Metrics
-	engine         *gin.Engine
-	shuttingDown   atomic.Bool
-	openapi        []byte
-	openapiV2      []byte
-	docs           *apidocs.Pages
-	cors           *corsPolicy
+	*apiengine.Handler
+	store       marketdata.Store
+	eodPages    EODPages
+	auth        *auth.Authenticator
+	limiter     Limiter
+	ping        func(ctx context.Context) error
+	cacheStatus func(ctx context.Context) string
+	log         *slog.Logger
+	registry    *prometheus.Registry
+	openapi     []byte
+	openapiV2   []byte
+	docs        *apidocs.Pages
+	cors        *corsPolicy
 	// bodies holds EOD response buffers (*[]byte): a cache hit then
 	// allocates no buffer of the page's size per request.
 	bodies sync.Pool
 	// limitHeaders keeps the last limits' header values (see rateLimit).
 	limitHeaders atomic.Pointer[limitHeaders]
-	trace        []gin.HandlerFunc
 }
 
 // NewServer builds the server and its router.
@@ -97,8 +92,8 @@ func NewServer(o Options) (*Server, error) {
 	}
 	s := &Server{
 		store: o.Store, auth: o.Auth, limiter: o.Limiter, ping: o.Ping, cacheStatus: o.CacheStatus,
-		log: o.Logger, registry: o.Registry, requestTimeout: o.RequestTimeout, openapi: doc, openapiV2: docV2,
-		cors: newCORSPolicy(o.CORSOrigins), trace: o.Trace,
+		log: o.Logger, registry: o.Registry, openapi: doc, openapiV2: docV2,
+		cors: newCORSPolicy(o.CORSOrigins),
 	}
 	s.eodPages = o.EODPages
 	if s.eodPages == nil {
@@ -110,25 +105,18 @@ func NewServer(o Options) (*Server, error) {
 	if s.cacheStatus == nil {
 		s.cacheStatus = func(context.Context) string { return "disabled" }
 	}
-	if s.metrics, err = httpmetrics.NewMetrics(o.Registry); err != nil {
-		return nil, fmt.Errorf("new server: %w", err)
-	}
 	if s.docs, err = newDocs(s); err != nil {
 		return nil, fmt.Errorf("new server: %w", err)
 	}
-	if s.engine, err = httpedge.NewEngine(o.TrustedProxies); err != nil {
+	// The access log and the spans redact access_key (pkg/auth's
+	// credential parameters) from the URL.
+	s.Handler, err = apiengine.New(apiengine.Options{TrustedProxies: o.TrustedProxies, Log: o.Logger, Registry: o.Registry,
+		RequestTimeout: o.RequestTimeout, Trace: o.Trace, Fail: s.writeError, Routes: s.routes})
+	if err != nil {
 		return nil, fmt.Errorf("new server: %w", err)
 	}
-	s.routes()
 	return s, nil
 }
-
-// ServeHTTP serves the API.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.engine.ServeHTTP(w, r) }
-
-// SetShuttingDown makes /readyz fail, so load balancers stop sending
-// traffic before the server stops accepting it.
-func (s *Server) SetShuttingDown() { s.shuttingDown.Store(true) }
 
 // requireScope refuses a key without scope.
 func (s *Server) requireScope(scope string) gin.HandlerFunc {

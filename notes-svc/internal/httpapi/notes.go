@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -140,24 +141,22 @@ func decodeBody[T any](s *Server, c *gin.Context, media string, decode func([]by
 }
 
 func (s *Server) replaceNote(c *gin.Context) {
-	d, ok := decodeBody(s, c, mediaJSON, decodeDraft)
-	if !ok {
-		return
-	}
-	n, err := s.notes.Replace(c.Request.Context(), accountOf(c), c.Param("id"), d, ifMatch(c.Request.Header))
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	s.writeNote(c, http.StatusOK, n)
+	updateNote(s, c, mediaJSON, decodeDraft, s.notes.Replace)
 }
 
 func (s *Server) patchNote(c *gin.Context) {
-	p, ok := decodeBody(s, c, mediaMergePatch, decodePatch)
+	updateNote(s, c, mediaMergePatch, decodePatch, s.notes.Patch)
+}
+
+// updateNote is a full or partial update: the body, in media, decoded to
+// T, applied to the note of the path under its If-Match condition.
+func updateNote[T any](s *Server, c *gin.Context, media string, decode func([]byte) (T, error),
+	apply func(ctx context.Context, accountID, id string, v T, cond notes.Condition) (notes.Note, error)) {
+	v, ok := decodeBody(s, c, media, decode)
 	if !ok {
 		return
 	}
-	n, err := s.notes.Patch(c.Request.Context(), accountOf(c), c.Param("id"), p, ifMatch(c.Request.Header))
+	n, err := apply(c.Request.Context(), accountOf(c), c.Param("id"), v, ifMatch(c.Request.Header))
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -22,7 +22,7 @@ func (s *Server) healthz(c *gin.Context) { writeJSON(c, http.StatusOK, statusJSO
 // readyz is readiness: false while shutting down or when the database does
 // not answer within a second.
 func (s *Server) readyz(c *gin.Context) {
-	if s.shuttingDown.Load() {
+	if s.ShuttingDown() {
 		s.notReady(c, errors.New("shutting down"))
 		return
 	}

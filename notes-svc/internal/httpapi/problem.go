@@ -13,7 +13,6 @@ import (
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
 	"github.com/tickerdesk/tickerdesk/pkg/httpedge"
-	"github.com/tickerdesk/tickerdesk/pkg/pagination"
 	"github.com/tickerdesk/tickerdesk/pkg/recovery"
 )
 
@@ -64,7 +63,6 @@ func (e *scopeError) Error() string { return "api key lacks scope " + e.scope }
 func problemFor(err error) problem {
 	var (
 		verr   *notes.ValidationError
-		perr   *pagination.ValidationError
 		reqErr *requestError
 		scErr  *scopeError
 	)
@@ -76,12 +74,6 @@ func problemFor(err error) problem {
 		out := p(http.StatusUnprocessableEntity, "validation-failed", "Validation failed", "The request has invalid fields; see errors.")
 		for _, f := range verr.Fields {
 			out.Errors = append(out.Errors, fieldError{Field: f.Field, Detail: f.Detail})
-		}
-		return out
-	case errors.As(err, &perr):
-		out := p(http.StatusUnprocessableEntity, "validation-failed", "Validation failed", "The request has invalid query parameters; see errors.")
-		for _, f := range perr.Params {
-			out.Errors = append(out.Errors, fieldError{Field: f.Param, Detail: f.Message})
 		}
 		return out
 	case errors.As(err, &reqErr):

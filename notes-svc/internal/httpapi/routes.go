@@ -4,11 +4,8 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/tickerdesk/tickerdesk/pkg/accesslog"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
 	"github.com/tickerdesk/tickerdesk/pkg/ginauth"
-	"github.com/tickerdesk/tickerdesk/pkg/httpedge"
-	"github.com/tickerdesk/tickerdesk/pkg/recovery"
 )
 
 // Scopes an API key needs.
@@ -21,15 +18,9 @@ const (
 // redacted from access logs and spans like keys.
 func PrivateParams() []string { return []string{"q", "tag"} }
 
-// routes lists the whole API surface.
-func (s *Server) routes() {
-	e := s.engine
-	// The edge both services share, in the same order, after the tracing
-	// handlers when tracing is on. q and tag quote note content, which
-	// never goes into logs or spans.
-	e.Use(s.trace...)
-	e.Use(httpedge.RequestID(), accesslog.Middleware(s.log, PrivateParams()...), s.metrics.Middleware(),
-		httpedge.Timeout(s.requestTimeout), httpedge.DrainBody, recovery.Middleware(s.log, httpedge.RequestIDOf, s.fail))
+// routes lists the whole API surface on e, behind the edge both services
+// share (pkg/apiengine).
+func (s *Server) routes(e *gin.Engine) {
 	e.NoRoute(func(c *gin.Context) { s.fail(c, errRouteNotFound) })
 	e.NoMethod(func(c *gin.Context) { s.fail(c, errMethodNotAllowed) })
 

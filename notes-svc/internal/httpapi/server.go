@@ -8,8 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
-	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -18,9 +16,8 @@ import (
 
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
 	"github.com/tickerdesk/tickerdesk/pkg/apidocs"
+	"github.com/tickerdesk/tickerdesk/pkg/apiengine"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
-	"github.com/tickerdesk/tickerdesk/pkg/httpedge"
-	"github.com/tickerdesk/tickerdesk/pkg/httpmetrics"
 )
 
 // Options wire a Server.
@@ -44,20 +41,17 @@ type Options struct {
 	Trace []gin.HandlerFunc
 }
 
-// Server handles the notes API.
+// Server handles the notes API. Its Handler serves it and makes /readyz
+// fail once SetShuttingDown is called.
 type Server struct {
-	notes          *notes.Service
-	auth           *auth.Authenticator
-	ping           func(context.Context) error
-	log            *slog.Logger
-	requestTimeout time.Duration
-	engine         *gin.Engine
-	registry       *prometheus.Registry
-	metrics        *httpmetrics.Metrics
-	openapi        []byte
-	docs           *apidocs.Pages
-	shuttingDown   atomic.Bool
-	trace          []gin.HandlerFunc
+	*apiengine.Handler
+	notes    *notes.Service
+	auth     *auth.Authenticator
+	ping     func(context.Context) error
+	log      *slog.Logger
+	registry *prometheus.Registry
+	openapi  []byte
+	docs     *apidocs.Pages
 }
 
 // NewServer returns a Server for o.
@@ -69,11 +63,7 @@ func NewServer(o Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new server: %w", err)
 	}
-	s := &Server{notes: o.Notes, auth: o.Auth, ping: o.Ping, log: o.Log, requestTimeout: o.RequestTimeout,
-		registry: prometheus.NewRegistry(), openapi: doc, trace: o.Trace}
-	if s.metrics, err = httpmetrics.NewMetrics(s.registry); err != nil {
-		return nil, fmt.Errorf("new server: %w", err)
-	}
+	s := &Server{notes: o.Notes, auth: o.Auth, ping: o.Ping, log: o.Log, registry: prometheus.NewRegistry(), openapi: doc}
 	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if o.DB != nil {
 		s.registry.MustRegister(collectors.NewDBStatsCollector(o.DB, "notes"))
@@ -86,19 +76,14 @@ func NewServer(o Options) (*Server, error) {
 	if s.docs, err = newDocs(s); err != nil {
 		return nil, fmt.Errorf("new server: %w", err)
 	}
-	if s.engine, err = httpedge.NewEngine(o.TrustedProxies); err != nil {
+	// q and tag quote note content, which never goes into logs or spans.
+	s.Handler, err = apiengine.New(apiengine.Options{TrustedProxies: o.TrustedProxies, Log: o.Log, Registry: s.registry,
+		RequestTimeout: o.RequestTimeout, Private: PrivateParams(), Trace: o.Trace, Fail: s.fail, Routes: s.routes})
+	if err != nil {
 		return nil, fmt.Errorf("new server: %w", err)
 	}
-	s.routes()
 	return s, nil
 }
-
-// ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.engine.ServeHTTP(w, r) }
-
-// SetShuttingDown makes /readyz fail, so that load balancers stop sending
-// traffic before the listener closes.
-func (s *Server) SetShuttingDown() { s.shuttingDown.Store(true) }
 
 // Registry is the Prometheus registry behind /metrics, for extra
 // collectors.

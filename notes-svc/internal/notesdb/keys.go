@@ -56,6 +56,9 @@ type keyRow struct {
 	ExpiresAt  *time.Time
 	RevokedAt  *time.Time
 	LastUsedAt *time.Time
+	// AccountName is no column of api_keys: ListKeys reads it from the
+	// joined accounts, and nothing writes it.
+	AccountName string `gorm:"->"`
 }
 
 func (keyRow) TableName() string { return "api_keys" }
@@ -120,18 +123,7 @@ func (r keyRow) key(accountName string) Key {
 // ListKeys lists the keys of the account called accountName, or of every
 // account when accountName is empty, oldest first.
 func (s *Store) ListKeys(ctx context.Context, accountName string) ([]Key, error) {
-	type listed struct {
-		ID          string
-		AccountID   string
-		Hint        string
-		Scopes      textArray
-		CreatedAt   time.Time
-		ExpiresAt   *time.Time
-		RevokedAt   *time.Time
-		LastUsedAt  *time.Time
-		AccountName string
-	}
-	var rows []listed
+	var rows []keyRow
 	q := s.db.WithContext(ctx).Table("api_keys AS k").
 		Select("k.id, k.account_id, k.hint, k.scopes, k.created_at, k.expires_at, k.revoked_at, k.last_used_at, a.name AS account_name").
 		Joins("JOIN accounts AS a ON a.id = k.account_id").Order("k.created_at, k.id")
@@ -143,8 +135,7 @@ func (s *Store) ListKeys(ctx context.Context, accountName string) ([]Key, error)
 	}
 	out := make([]Key, len(rows))
 	for i, r := range rows {
-		out[i] = keyRow{ID: r.ID, AccountID: r.AccountID, Hint: r.Hint, Scopes: r.Scopes, CreatedAt: r.CreatedAt,
-			ExpiresAt: r.ExpiresAt, RevokedAt: r.RevokedAt, LastUsedAt: r.LastUsedAt}.key(r.AccountName)
+		out[i] = r.key(r.AccountName)
 	}
 	return out, nil
 }

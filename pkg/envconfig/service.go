@@ -1,0 +1,99 @@
+package envconfig
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/tickerdesk/tickerdesk/pkg/auth"
+	"github.com/tickerdesk/tickerdesk/pkg/tracing"
+)
+
+// Service is the part of the configuration both services read, check and
+// log alike: where and how long they serve, how they log, how their API-key
+// checks are bounded and what the OTEL_* variables say. Each service's
+// Config embeds it, so the same variable means the same in both.
+type Service struct {
+	HTTPAddr string
+	// TrustedProxies are the CIDRs or IPs whose X-Forwarded-For is
+	// believed; none by default, so a client cannot spoof its address.
+	TrustedProxies []string
+	// RequestTimeout bounds the handling of one API request.
+	RequestTimeout time.Duration
+	LogLevel       slog.Level
+	// ShutdownDrain is how long readiness reports failure before the
+	// server stops accepting, so load balancers stop routing first;
+	// ShutdownTimeout is how long in-flight requests then get to finish.
+	ShutdownDrain   time.Duration
+	ShutdownTimeout time.Duration
+	// KeyCacheTTL bounds how long a revoked key may still be accepted.
+	KeyCacheTTL time.Duration
+	// AuthFailureLimit invalid keys from one client address within
+	// AuthFailureWindow block that address until the window ends.
+	AuthFailureLimit  int
+	AuthFailureWindow time.Duration
+	// PprofAddr serves net/http/pprof when set; it must not be the API
+	// address.
+	PprofAddr string
+	// Tracing is what the standard OTEL_* variables say: off unless
+	// OTEL_TRACES_EXPORTER names an exporter (pkg/tracing).
+	Tracing tracing.Settings
+}
+
+// Service reads and checks the shared settings; defaultHTTPAddr is where
+// the service listens unless HTTP_ADDR says otherwise.
+func (r *Reader) Service(defaultHTTPAddr string) Service {
+	s := Service{
+		HTTPAddr:          r.String("HTTP_ADDR", defaultHTTPAddr),
+		TrustedProxies:    r.List("TRUSTED_PROXIES"),
+		RequestTimeout:    r.Duration("REQUEST_TIMEOUT", 10*time.Second),
+		LogLevel:          r.Level("LOG_LEVEL", slog.LevelInfo),
+		ShutdownDrain:     r.Duration("SHUTDOWN_DRAIN", 5*time.Second),
+		ShutdownTimeout:   r.Duration("SHUTDOWN_TIMEOUT", 20*time.Second),
+		KeyCacheTTL:       r.Duration("KEY_CACHE_TTL", 30*time.Second),
+		AuthFailureLimit:  r.Int("AUTH_FAILURE_LIMIT", 20),
+		AuthFailureWindow: r.Duration("AUTH_FAILURE_WINDOW", time.Minute),
+		PprofAddr:         r.String("PPROF_ADDR", ""),
+		Tracing:           tracing.FromEnv(r.getenv),
+	}
+	r.Positive("REQUEST_TIMEOUT", s.RequestTimeout)
+	r.Positive("SHUTDOWN_TIMEOUT", s.ShutdownTimeout)
+	// A malformed proxy would otherwise fail only when the server starts,
+	// after the configuration was reported good.
+	for _, p := range s.TrustedProxies {
+		if net.ParseIP(p) == nil {
+			if _, _, err := net.ParseCIDR(p); err != nil {
+				r.Fail("TRUSTED_PROXIES", fmt.Sprintf("%q is neither an IP nor a CIDR", p))
+			}
+		}
+	}
+	if err := auth.CheckCacheTTLSetting(s.KeyCacheTTL); err != nil {
+		r.Fail("KEY_CACHE_TTL", err.Error())
+	}
+	if s.AuthFailureLimit < 1 || s.AuthFailureWindow <= 0 {
+		r.Fail("AUTH_FAILURE_LIMIT", "and "+r.prefix+"AUTH_FAILURE_WINDOW must be positive")
+	}
+	if s.PprofAddr != "" && s.PprofAddr == s.HTTPAddr {
+		r.Fail("PPROF_ADDR", "must differ from "+r.prefix+"HTTP_ADDR: profiles are never served on the public port")
+	}
+	return s
+}
+
+// LogAttrs are the shared settings for a service's configuration log line,
+// with nothing secret in them (Tracing logs no endpoint or header).
+func (s Service) LogAttrs() []slog.Attr {
+	return []slog.Attr{
+		slog.String("http_addr", s.HTTPAddr),
+		slog.Any("trusted_proxies", s.TrustedProxies),
+		slog.String("request_timeout", s.RequestTimeout.String()),
+		slog.String("log_level", s.LogLevel.String()),
+		slog.String("shutdown_drain", s.ShutdownDrain.String()),
+		slog.String("shutdown_timeout", s.ShutdownTimeout.String()),
+		slog.String("key_cache_ttl", s.KeyCacheTTL.String()),
+		slog.Int("auth_failure_limit", s.AuthFailureLimit),
+		slog.String("auth_failure_window", s.AuthFailureWindow.String()),
+		slog.String("pprof_addr", s.PprofAddr),
+		slog.Any("tracing", s.Tracing),
+	}
+}
