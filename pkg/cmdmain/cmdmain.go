@@ -33,3 +33,24 @@ func Run(name string, run RunFunc) {
 		os.Exit(1)
 	}
 }
+
+// Command splits a service's arguments into its command (defaultCommand
+// when none is given) and the command's own arguments, and answers the two
+// commands every service shares, so that they are spelled alike in all of
+// them: version (--version, -version) prints "name version", help (--help,
+// -help, -h) prints usage. done reports that one of those was answered.
+func Command(args []string, defaultCommand, name, version, usage string, stdout io.Writer) (cmd string, rest []string, done bool) {
+	cmd, rest = defaultCommand, args
+	if len(args) > 0 {
+		cmd, rest = args[0], args[1:]
+	}
+	switch cmd {
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, name, version)
+		return cmd, rest, true
+	case "help", "--help", "-help", "-h":
+		fmt.Fprintln(stdout, usage)
+		return cmd, rest, true
+	}
+	return cmd, rest, false
+}

@@ -117,3 +117,33 @@ func TestRunCancelsOnSignal(t *testing.T) {
 		})
 	}
 }
+
+func TestCommandAnswersVersionAndHelpInEverySpelling(t *testing.T) {
+	for _, arg := range []string{"version", "--version", "-version"} {
+		var out bytes.Buffer
+		if _, _, done := Command([]string{arg}, "serve", "svc", "v1.2.3", "usage text", &out); !done || out.String() != "svc v1.2.3\n" {
+			t.Errorf("%s: done %v, printed %q", arg, done, out.String())
+		}
+	}
+	for _, arg := range []string{"help", "--help", "-help", "-h"} {
+		var out bytes.Buffer
+		if _, _, done := Command([]string{arg}, "serve", "svc", "v1.2.3", "usage text", &out); !done || out.String() != "usage text\n" {
+			t.Errorf("%s: done %v, printed %q", arg, done, out.String())
+		}
+	}
+}
+
+func TestCommandSplitsTheRestAndDefaults(t *testing.T) {
+	var out bytes.Buffer
+	cmd, rest, done := Command(nil, "serve", "svc", "v", "u", &out)
+	if cmd != "serve" || len(rest) != 0 || done {
+		t.Errorf("no args: %q %q %v", cmd, rest, done)
+	}
+	cmd, rest, done = Command([]string{"keys", "create", "--account", "a"}, "serve", "svc", "v", "u", &out)
+	if cmd != "keys" || strings.Join(rest, " ") != "create --account a" || done {
+		t.Errorf("keys: %q %q %v", cmd, rest, done)
+	}
+	if out.Len() != 0 {
+		t.Errorf("printed %q for commands it does not answer", out.String())
+	}
+}

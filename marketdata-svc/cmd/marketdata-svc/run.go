@@ -9,6 +9,7 @@ import (
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
+	"github.com/tickerdesk/tickerdesk/pkg/cmdmain"
 	"github.com/tickerdesk/tickerdesk/pkg/flushwriter"
 	"github.com/tickerdesk/tickerdesk/pkg/healthcheck"
 )
@@ -28,16 +29,8 @@ commands:
 // run is the whole program: it parses args, reads the configuration through
 // getenv and runs one command. Logs and command output go to stdout.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	cmd, rest := "serve", args
-	if len(args) > 0 {
-		cmd, rest = args[0], args[1:]
-	}
-	switch cmd {
-	case "version", "--version", "-version":
-		fmt.Fprintln(stdout, "marketdata-svc", version)
-		return nil
-	case "help", "--help", "-h":
-		fmt.Fprintln(stdout, usage)
+	cmd, rest, done := cmdmain.Command(args, "serve", "marketdata-svc", version, usage, stdout)
+	if done {
 		return nil
 	}
 	cfg, err := config.Load(getenv)

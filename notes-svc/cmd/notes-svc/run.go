@@ -11,6 +11,7 @@ import (
 
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/config"
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notesdb"
+	"github.com/tickerdesk/tickerdesk/pkg/cmdmain"
 	"github.com/tickerdesk/tickerdesk/pkg/healthcheck"
 )
 
@@ -31,16 +32,8 @@ configuration comes from NOTES_* environment variables (see README.md)`
 // run is the whole program; main only adds signals and the exit code.
 // Each subcommand lives in a file of its name.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	cmd := "serve"
-	if len(args) > 0 {
-		cmd, args = args[0], args[1:]
-	}
-	switch cmd {
-	case "version", "--version", "-version":
-		fmt.Fprintln(stdout, "notes-svc", version)
-		return nil
-	case "help", "--help", "-h", "-help":
-		fmt.Fprintln(stdout, usage)
+	cmd, args, done := cmdmain.Command(args, "serve", "notes-svc", version, usage, stdout)
+	if done {
 		return nil
 	}
 	cfg, err := config.Load(getenv)
