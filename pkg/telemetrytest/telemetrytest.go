@@ -96,7 +96,7 @@ func LabelsStayBounded(t testing.TB, c *http.Client, base string, hostile Hostil
 				t.Fatal(err)
 			}
 			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
+			_ = resp.Body.Close()
 		}
 	}
 	after := Scrape(t, c, base+"/metrics")
