@@ -58,6 +58,13 @@ func LoadServiceSource(root, name string) (ServiceSource, error) {
 	for _, f := range cfgFiles {
 		collectEnv(f, prefix, src.Env)
 	}
+	// The settings every service shares (HTTP_ADDR, REQUEST_TIMEOUT, …) are
+	// read once, by pkg/envconfig's Service, under each service's prefix.
+	shared, err := parser.ParseFile(token.NewFileSet(), filepath.Join(root, "pkg", "envconfig", "service.go"), nil, 0)
+	if err != nil {
+		return src, fmt.Errorf("load %s shared config: %w", name, err)
+	}
+	collectEnv(shared, prefix, src.Env)
 	for _, must := range []string{"DATABASE_URL", "HTTP_ADDR"} {
 		if !src.Env[prefix+must] {
 			return src, fmt.Errorf("load %s config: found no %s%s among %v: the source layout changed, update source.go", name, prefix, must, slices.Sorted(maps.Keys(src.Env)))
