@@ -1,11 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 )
@@ -21,9 +22,10 @@ type TenantScale struct {
 	NotesLarge      string    `json:"notes_large"`
 	Small           TenantRun `json:"small"`
 	Large           TenantRun `json:"large"`
-	// Rounds are the back-to-back pairs measured, small then large, the
-	// first of which is Small and Large; the ratios are the median of the
-	// pairs' ratios (tenantRounds).
+	// Rounds are the back-to-back pairs measured, small then large
+	// (tenantRounds). Small and Large hold, for each request, the sides of
+	// the round whose ratio is the median, so that the p50s reported
+	// beside a ratio are the ones it was computed from.
 	Rounds       []TenantPair  `json:"rounds"`
 	TagP50Ratio  float64       `json:"tag_p50_ratio"`
 	QP50Ratio    float64       `json:"q_p50_ratio"`
@@ -107,7 +109,6 @@ func (b *bench) runTenantScale(ctx context.Context) error {
 		keys[n] = file
 		ts.Plans = append(ts.Plans, plans...)
 	}
-	var tagRatios, qRatios []float64
 	for i := 0; i < tenantRounds; i++ {
 		var pair TenantPair
 		var err error
@@ -121,12 +122,14 @@ func (b *bench) runTenantScale(ctx context.Context) error {
 			pair.TagP50Ratio = pair.Large.Tag.P50Ms / pair.Small.Tag.P50Ms
 			pair.QP50Ratio = pair.Large.Q.P50Ms / pair.Small.Q.P50Ms
 		}
-		tagRatios, qRatios = append(tagRatios, pair.TagP50Ratio), append(qRatios, pair.QP50Ratio)
 		ts.Rounds = append(ts.Rounds, pair)
 		b.logf("tenant_scale round %d: tag ×%.2f, q ×%.2f", i+1, pair.TagP50Ratio, pair.QP50Ratio)
 	}
-	ts.Small, ts.Large = ts.Rounds[0].Small, ts.Rounds[0].Large
-	ts.TagP50Ratio, ts.QP50Ratio = median(tagRatios), median(qRatios)
+	tag := medianPair(ts.Rounds, func(p TenantPair) float64 { return p.TagP50Ratio })
+	q := medianPair(ts.Rounds, func(p TenantPair) float64 { return p.QP50Ratio })
+	ts.Small = TenantRun{Accounts: tag.Small.Accounts, Tag: tag.Small.Tag, Q: q.Small.Q}
+	ts.Large = TenantRun{Accounts: tag.Large.Accounts, Tag: tag.Large.Tag, Q: q.Large.Q}
+	ts.TagP50Ratio, ts.QP50Ratio = tag.TagP50Ratio, q.QP50Ratio
 	var errs int64
 	for _, r := range ts.Rounds {
 		errs += r.Small.Tag.Errors + r.Small.Q.Errors + r.Large.Tag.Errors + r.Large.Q.Errors
@@ -318,16 +321,10 @@ func renderTenantScale(w func(string, ...any), ts *TenantScale) {
 	}
 }
 
-// median is the middle of xs (the mean of the middle two for an even
-// count); xs is sorted in place.
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	sort.Float64s(xs)
-	m := len(xs) / 2
-	if len(xs)%2 == 1 {
-		return xs[m]
-	}
-	return (xs[m-1] + xs[m]) / 2
+// medianPair is the round whose ratio is the median of pairs' (the upper
+// of the middle two for an even count, so that it is always a measured
+// round). pairs is not empty.
+func medianPair(pairs []TenantPair, ratio func(TenantPair) float64) TenantPair {
+	sorted := slices.SortedFunc(slices.Values(pairs), func(a, b TenantPair) int { return cmp.Compare(ratio(a), ratio(b)) })
+	return sorted[len(sorted)/2]
 }

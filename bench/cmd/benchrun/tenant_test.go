@@ -2,18 +2,23 @@ package main
 
 import "testing"
 
-func TestMedian(t *testing.T) {
+func TestMedianPairIsAMeasuredRound(t *testing.T) {
+	pair := func(tag float64) TenantPair { return TenantPair{TagP50Ratio: tag} }
+	tag := func(p TenantPair) float64 { return p.TagP50Ratio }
 	for _, c := range []struct {
-		xs   []float64
-		want float64
+		ratios []float64
+		want   float64
 	}{
-		{nil, 0},
 		{[]float64{1.4}, 1.4},
 		{[]float64{1.36, 0.96, 1.1}, 1.1},
-		{[]float64{2, 1, 4, 3}, 2.5},
+		{[]float64{2, 1, 4, 3}, 3},
 	} {
-		if got := median(c.xs); got != c.want {
-			t.Errorf("median(%v) = %v, want %v", c.xs, got, c.want)
+		var pairs []TenantPair
+		for _, r := range c.ratios {
+			pairs = append(pairs, pair(r))
+		}
+		if got := medianPair(pairs, tag).TagP50Ratio; got != c.want {
+			t.Errorf("medianPair(%v) = %v, want %v", c.ratios, got, c.want)
 		}
 	}
 }
