@@ -17,6 +17,8 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=lib/debian.sh
+. "$(dirname "$0")/lib/debian.sh"
 cd "$root"
 log() { printf 'bench: %s\n' "$*" >&2; }
 
@@ -31,10 +33,9 @@ if ! command -v pgbench >/dev/null 2>&1 && [ ! -x "$(pg_bindir)/pgbench" ]; then
 command -v psql >/dev/null 2>&1 || need+=(postgresql-client)
 command -v redis-cli >/dev/null 2>&1 || need+=(redis-tools)
 if [ ${#need[@]} -gt 0 ]; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  if can_apt; then
     log "installing ${need[*]} from Debian packages"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+    apt_install "${need[@]}"
   else
     log "missing ${need[*]}: install them (Debian: apt-get install ${need[*]})"
     exit 1
@@ -51,6 +52,9 @@ log "building bench tools"
 mkdir -p bench/out/bin
 (cd bench && GOWORK=off CGO_ENABLED=0 go build -trimpath -o out/bin/ ./cmd/...)
 
-eval "$(scripts/stack.sh up)"
+# Assigned first: a failing stack.sh must stop the run, and eval of a
+# failed command substitution would not.
+stack_env=$(scripts/stack.sh up)
+eval "$stack_env"
 
 exec bench/out/bin/benchrun "$root"

@@ -35,6 +35,8 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=lib/debian.sh
+. "$(dirname "$0")/lib/debian.sh"
 file="$root/deploy/compose/compose.yaml"
 export COMPOSE_PROJECT_NAME=${COMPOSE_PROJECT_NAME:-tickerdesk-smoke-$$}
 export TICKERDESK_IMAGE_TAG=${TICKERDESK_IMAGE_TAG:-latest}
@@ -61,9 +63,9 @@ fi
 compose+=(-f "$file")
 
 if ! command -v wrk >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  if can_apt; then
     log "installing wrk"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null
+    apt_install wrk
   else
     fail "wrk is missing (Debian: apt-get install wrk)"
   fi

@@ -7,6 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
+# shellcheck source=lib/debian.sh
+. "$(dirname "$0")/lib/debian.sh"
 export GOWORK=off
 
 # A separate stack and ports, so a `make up` or another suite keeps its own.
@@ -19,10 +21,9 @@ artifacts="$root/.artifacts"
 
 chromium=$(command -v chromium || true)
 if [ -z "$chromium" ]; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  if can_apt; then
     echo "docs-browser: installing Debian's chromium"
-    apt-get -o DPkg::Lock::Timeout=300 update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends chromium >/dev/null
+    apt_install chromium
     chromium=$(command -v chromium)
   else
     echo "docs-browser: chromium is missing; install it (Debian: apt-get install chromium)" >&2

@@ -19,6 +19,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
+# shellcheck source=lib/debian.sh
+. "$(dirname "$0")/lib/debian.sh"
 export GOWORK=off CGO_ENABLED=0
 
 k8s_version=${K8S_VERSION:-v1.37.2}
@@ -91,10 +93,9 @@ else
   log "built kube-apiserver and kubectl in $(( $(date +%s) - t0 ))s"
 fi
 etcd=$(command -v etcd || true)
-if [ -z "$etcd" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+if [ -z "$etcd" ] && can_apt; then
   log "installing Debian's etcd-server"
-  apt-get -o DPkg::Lock::Timeout=300 update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends etcd-server >/dev/null
+  apt_install etcd-server
   etcd=$(command -v etcd || true)
 fi
 if [ -z "$etcd" ]; then

@@ -46,7 +46,10 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 scripts/stack.sh status >/dev/null 2>&1 || started_stack=true
-eval "$(scripts/stack.sh up)"
+# Assigned first: a failing stack.sh must stop here, and eval of a failed
+# command substitution would not.
+stack_env=$(scripts/stack.sh up)
+eval "$stack_env"
 
 notes_port=${NOTES_PORT:-8080}
 market_port=${MARKETDATA_PORT:-8081}

@@ -17,6 +17,8 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=lib/debian.sh
+. "$(dirname "$0")/lib/debian.sh"
 dir=${STACK_DIR:-"$root/.stack"}
 pg_port=${STACK_PG_PORT:-55432}
 redis_port=${STACK_REDIS_PORT:-56379}
@@ -43,10 +45,9 @@ install_missing() {
   if need_pg && [ -z "$(pg_bindir)" ]; then pkgs+=(postgresql); fi
   if need_redis && ! command -v redis-server >/dev/null 2>&1; then pkgs+=(redis-server); fi
   [ ${#pkgs[@]} -eq 0 ] && return 0
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  if can_apt; then
     log "installing ${pkgs[*]} from Debian packages"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
+    apt_install "${pkgs[@]}"
     # The packages start system-wide servers on the default ports; this
     # stack does not need them.
     if command -v service >/dev/null 2>&1; then

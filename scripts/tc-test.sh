@@ -17,7 +17,8 @@ export GOWORK=off
 export TICKERDESK_TEST_POSTGRES_IMAGE=${TICKERDESK_TEST_POSTGRES_IMAGE:-tickerdesk/test-postgres:15}
 export TICKERDESK_TEST_REDIS_IMAGE=${TICKERDESK_TEST_REDIS_IMAGE:-tickerdesk/test-redis:7}
 # Only TESTCONTAINERS_HOST_OVERRIDE is taken from here; Ryuk is set below.
-eval "$(TESTCONTAINERS_RYUK_DISABLED=set "$root/scripts/testimages.sh" env)"
+images_env=$(TESTCONTAINERS_RYUK_DISABLED=set "$root/scripts/testimages.sh" env)
+eval "$images_env"
 (cd "$root/tools/reaper" && go test -count=1 ./...)
 "$root/scripts/ryukimage.sh"
 ryuk_image=$("$root/scripts/ryukimage.sh" tag)

@@ -35,7 +35,11 @@ trap cleanup EXIT
 use_local_stack() {
   if ! scripts/stack.sh status >/dev/null 2>&1; then started_stack=true; fi
   # Only the test URLs are wanted here; the service URLs stay as they were.
-  eval "$(scripts/stack.sh up | grep '_TEST_')"
+  # Assigned first: eval of a failed command substitution would not stop
+  # the script.
+  local stack_env
+  stack_env=$(scripts/stack.sh up)
+  eval "$(grep '_TEST_' <<<"$stack_env")"
   echo "test environment: local stack (PostgreSQL and Redis from scripts/stack.sh)"
 }
 
@@ -45,7 +49,9 @@ docker_ready() {
   scripts/testimages.sh >&2 || return 1
   # Ryuk off only when its image is absent; the host override only inside a
   # container: testimages.sh prints just the lines that apply here.
-  eval "$(scripts/testimages.sh env)"
+  local images_env
+  images_env=$(scripts/testimages.sh env) || return 1
+  eval "$images_env"
   env | grep '^TESTCONTAINERS_' || true
 }
 

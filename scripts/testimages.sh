@@ -33,6 +33,8 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=lib/debian.sh
+. "$(dirname "$0")/lib/debian.sh"
 cache="$root/.cache/testimages"
 suite=${TESTIMAGES_SUITE:-bookworm}
 mirror=${TESTIMAGES_MIRROR:-}
@@ -117,10 +119,9 @@ build_rootfs() { # build_rootfs TAR PACKAGES
     return
   fi
   if ! command -v debootstrap >/dev/null 2>&1; then
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    if can_apt; then
       log "installing debootstrap"
-      apt-get update -qq
-      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
+      apt_install debootstrap
     else
       log "debootstrap is missing: install it (Debian: apt-get install debootstrap) and run as root"
       exit 1
