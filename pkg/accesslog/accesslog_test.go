@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -44,6 +45,11 @@ func TestLineRedactsAndNamesTheCaller(t *testing.T) {
 		if got[k] != v {
 			t.Errorf("%s = %v, want %v", k, got[k], v)
 		}
+	}
+	// A whole number of microseconds, so that log queries can sum and
+	// compare it without parsing a decimal.
+	if d, ok := got["duration_us"].(float64); !ok || d < 0 || d != float64(int64(d)) || !strings.Contains(line, `"duration_us":`+strconv.FormatInt(int64(d), 10)+`,`) {
+		t.Errorf("duration_us = %v, want a whole number of microseconds: %s", got["duration_us"], line)
 	}
 	if path, _ := got["path"].(string); !strings.HasPrefix(path, "/v1/things/7?") || !strings.Contains(path, "limit=5") {
 		t.Errorf("path = %q, want the path with its harmless parameters", path)

@@ -40,31 +40,34 @@ func NewEngine(trustedProxies []string) (*gin.Engine, error) {
 	return e, nil
 }
 
-// requestIDKey holds the request id in gin's context.
-const requestIDKey = "request_id"
-
 // requestIDHeader is requestid.Header in canonical form: reading and
 // writing the header maps with it directly skips canonicalising, which
 // allocates a new string for this key on every request.
 var requestIDHeader = http.CanonicalHeaderKey(requestid.Header)
 
 // RequestID keeps a well-formed X-Request-ID of the caller's, or makes one
-// (pkg/requestid's rule), and echoes it in the response.
+// (pkg/requestid's rule), and echoes it in the response. The response
+// header is the only place the id is kept: storing it in gin's key map as
+// well cost a map and a lock on every request, for a value already at hand.
 func RequestID() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		callers := ""
 		if v := c.Request.Header[requestIDHeader]; len(v) > 0 {
 			callers = v[0]
 		}
-		id := requestid.From(callers)
-		c.Set(requestIDKey, id)
-		c.Writer.Header()[requestIDHeader] = []string{id}
+		c.Writer.Header()[requestIDHeader] = []string{requestid.From(callers)}
 		c.Next()
 	}
 }
 
-// RequestIDOf returns the id RequestID gave the request.
-func RequestIDOf(c *gin.Context) string { return c.GetString(requestIDKey) }
+// RequestIDOf returns the id RequestID gave the request: the one its
+// response carries. It is empty outside RequestID.
+func RequestIDOf(c *gin.Context) string {
+	if v := c.Writer.Header()[requestIDHeader]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
 
 // Timeout bounds the request's context, and with it every database and
 // cache call made for it; zero means no bound.
