@@ -72,20 +72,32 @@ func Generate(prefix string) (string, Hash, error) {
 // and a valid checksum, and returns its hash. It touches no store, so a
 // mistyped or foreign key costs nothing.
 func Parse(prefix, key string) (Hash, error) {
-	if len(key) != len(prefix)+1+keyLenNoPrefix || !strings.HasPrefix(key, prefix+"_") {
+	if len(key) != len(prefix)+1+keyLenNoPrefix || !strings.HasPrefix(key, prefix) || key[len(prefix)] != '_' {
 		return Hash{}, ErrMalformedKey
 	}
 	rest := key[len(prefix)+1:]
 	for i := 0; i < len(rest); i++ {
-		if strings.IndexByte(alphabet, rest[i]) < 0 {
+		if !isBase62(rest[i]) {
 			return Hash{}, ErrMalformedKey
 		}
 	}
+	// Every request passes here, so nothing is allocated: the checksum is
+	// compared as bytes, and the key is hashed from a copy on the stack
+	// ([]byte(key) of a key this long is made on the heap).
 	body := key[:len(key)-checksumLen]
-	if checksum(body) != key[len(key)-checksumLen:] {
+	if sum := checksumOf(body); string(sum[:]) != key[len(key)-checksumLen:] {
 		return Hash{}, ErrMalformedKey
 	}
-	return HashKey(key), nil
+	var buf [maxPrefixLen + 1 + keyLenNoPrefix]byte
+	if len(key) > len(buf) {
+		return HashKey(key), nil
+	}
+	return sha256.Sum256(buf[:copy(buf[:], key)]), nil
+}
+
+// isBase62 reports whether b is a character of alphabet.
+func isBase62(b byte) bool {
+	return '0' <= b && b <= '9' || 'A' <= b && b <= 'Z' || 'a' <= b && b <= 'z'
 }
 
 // Hint returns the prefix and the last four characters of key, safe to show
@@ -111,16 +123,26 @@ func checkPrefix(prefix string) error {
 }
 
 func checksum(body string) string {
-	return encodeBase62(uint64(crc32.ChecksumIEEE([]byte(body))), checksumLen)
+	sum := checksumOf(body)
+	return string(sum[:])
 }
 
-func encodeBase62(v uint64, width int) string {
-	out := make([]byte, width)
-	for i := width - 1; i >= 0; i-- {
-		out[i] = alphabet[v%62]
-		v /= 62
+// checksumOf is checksum without the string: the CRC-32 (IEEE) of body in
+// checksumLen base62 digits. The CRC is the table loop over the string
+// itself, with hash/crc32's table: its functions take a []byte that
+// escapes, which would put a copy of every key on the heap.
+func checksumOf(body string) [checksumLen]byte {
+	crc := ^uint32(0)
+	for i := 0; i < len(body); i++ {
+		crc = crc32.IEEETable[byte(crc)^body[i]] ^ crc>>8
 	}
-	return string(out)
+	crc = ^crc
+	var out [checksumLen]byte
+	for i := checksumLen - 1; i >= 0; i-- {
+		out[i] = alphabet[crc%62]
+		crc /= 62
+	}
+	return out
 }
 
 func randomBase62(n int) (string, error) {

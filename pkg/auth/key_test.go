@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"hash/crc32"
 	"strings"
 	"testing"
 )
@@ -102,4 +103,21 @@ func FuzzParseKey(f *testing.F) {
 			t.Fatal("accepted key with wrong checksum")
 		}
 	})
+}
+
+// TestChecksumIsCRC32: the checksum's hand-rolled table loop computes
+// hash/crc32's IEEE checksum, for every length a key body can have and more.
+func TestChecksumIsCRC32(t *testing.T) {
+	for n := range 80 {
+		body := strings.Repeat("tdn_AZaz09", 8)[:n]
+		want := crc32.ChecksumIEEE([]byte(body))
+		sum := checksumOf(body)
+		var got uint64
+		for _, c := range sum {
+			got = got*62 + uint64(strings.IndexByte(alphabet, c))
+		}
+		if got != uint64(want) {
+			t.Fatalf("checksum of %q = %d, want crc32 %d", body, got, want)
+		}
+	}
 }
