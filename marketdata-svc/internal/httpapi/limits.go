@@ -25,14 +25,18 @@ func (s *Server) rateLimit(c *gin.Context) {
 	withMonth := d.Quota > 0 && d.Err != ratelimit.ErrRateLimited
 	var stateBuf [96]byte
 	state := stateBuf[:0]
+	// The per-request values share one backing array: one allocation, not
+	// one a header.
+	var v *[3]string
 	if d.Rate > 0 {
 		reset := ceilSeconds(d.ResetAfter)
 		state = append(state, `"second";r=`...)
 		state = strconv.AppendInt(state, int64(max(d.Remaining, 0)), 10)
 		state = append(state, ";t="...)
 		state = strconv.AppendInt(state, reset, 10)
-		h[hdrXRateLimitRemain] = []string{strconv.Itoa(max(d.Remaining, 0))}
-		h[hdrXRateLimitReset] = []string{strconv.FormatInt(reset, 10)}
+		v = &[3]string{strconv.Itoa(max(d.Remaining, 0)), strconv.FormatInt(reset, 10)}
+		h[hdrXRateLimitRemain] = v[0:1:1]
+		h[hdrXRateLimitReset] = v[1:2:2]
 	}
 	if withMonth {
 		if len(state) > 0 {
@@ -49,7 +53,11 @@ func (s *Server) rateLimit(c *gin.Context) {
 			h[hdrXRateLimitLimit] = lh.limit
 		}
 		h[hdrRateLimitPolicy] = lh.policy
-		h[hdrRateLimit] = []string{string(state)}
+		if v == nil {
+			v = new([3]string)
+		}
+		v[2] = string(state)
+		h[hdrRateLimit] = v[2:3:3]
 	}
 	if d.Err != nil {
 		h[hdrRetryAfter] = []string{strconv.FormatInt(max(ceilSeconds(d.RetryAfter), 1), 10)}
