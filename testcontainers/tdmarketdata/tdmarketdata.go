@@ -125,30 +125,11 @@ func WithoutRedis() Option {
 
 // Container is a running marketdata-svc with its PostgreSQL and Redis. It
 // is the service's container, so testcontainers-go's container methods
-// (Logs, Exec, Host, …) reach the service; Terminate removes the whole
-// stack.
-type Container struct {
-	*testcontainers.DockerContainer
-	stack   *stack.Stack
-	baseURL string
-	apiKey  string
-}
-
-// BaseURL is the service's root URL on the test's machine, such as
-// http://localhost:32768.
-func (c *Container) BaseURL() string { return c.baseURL }
-
-// APIKey is the access key created at start.
-func (c *Container) APIKey() string { return c.apiKey }
-
-// Terminate removes the service, PostgreSQL, Redis and their network.
-// Calling it again does nothing.
-func (c *Container) Terminate(ctx context.Context, opts ...testcontainers.TerminateOption) error {
-	if c == nil {
-		return nil
-	}
-	return c.stack.Terminate(ctx, opts...)
-}
+// (Logs, Exec, Host, …) reach the service. BaseURL is the service's root
+// URL on the test's machine, such as http://localhost:32768; APIKey is the
+// access key created at start; Terminate removes the service, PostgreSQL,
+// Redis and their network, and calling it again does nothing.
+type Container = stack.Container
 
 // Run starts PostgreSQL, Redis (unless WithoutRedis) and marketdata-svc
 // on a new network, migrates the database, loads the data the options ask
@@ -156,20 +137,10 @@ func (c *Container) Terminate(ctx context.Context, opts ...testcontainers.Termin
 // returned Container, when not nil, holds whatever did start: pass it to
 // testcontainers.CleanupContainer before checking the error.
 func Run(ctx context.Context, opts ...testcontainers.ContainerCustomizer) (*Container, error) {
-	o := options{account: "testcontainers"}
-	custom, err := stack.Apply[Option](opts, &o)
-	if err != nil {
-		return nil, fmt.Errorf("tdmarketdata: %w", err)
-	}
-	c := &Container{stack: &stack.Stack{}}
-	if err := c.start(ctx, o, custom); err != nil {
-		return c, fmt.Errorf("tdmarketdata: %w", err)
-	}
-	return c, nil
+	return stack.Run[Option](ctx, "tdmarketdata", options{account: "testcontainers"}, opts, start)
 }
 
-func (c *Container) start(ctx context.Context, o options, custom []testcontainers.ContainerCustomizer) error {
-	s := c.stack
+func start(ctx context.Context, s *stack.Stack, o options, custom []testcontainers.ContainerCustomizer) (string, error) {
 	svc := stack.Service{Name: "marketdata-svc", Port: "8081/tcp", EnvPrefix: "MARKETDATA_", Database: "marketdata", KeyPrefix: "tdm_"}
 	images := stack.Images{Tag: o.tag, Postgres: stack.PostgresImage(o.postgresImage)}
 	if !o.noRedis {
@@ -183,22 +154,20 @@ func (c *Container) start(ctx context.Context, o options, custom []testcontainer
 			FileMode:          0o444,
 		}
 	}
-	err := s.Start(ctx, svc, images, append([]testcontainers.ContainerCustomizer{testcontainers.WithFiles(files...)}, custom...)...)
-	c.DockerContainer = s.Service
-	if err != nil {
-		return err
+	if err := s.Start(ctx, svc, images, append([]testcontainers.ContainerCustomizer{testcontainers.WithFiles(files...)}, custom...)...); err != nil {
+		return "", err
 	}
 	// The server's own binary loads the data (Exec), as it migrated: the
 	// data version is polled, and nothing reaches the server before Run
 	// returns.
 	if o.demo {
 		if _, err := s.Exec(ctx, "demo"); err != nil {
-			return err
+			return "", err
 		}
 	}
 	for _, f := range files {
 		if _, err := s.Exec(ctx, "import", f.ContainerFilePath); err != nil {
-			return err
+			return "", err
 		}
 	}
 	var limits []string
@@ -208,9 +177,5 @@ func (c *Container) start(ctx context.Context, o options, custom []testcontainer
 	if o.limits.MonthlyQuota > 0 {
 		limits = append(limits, "--monthly-quota", strconv.FormatInt(o.limits.MonthlyQuota, 10))
 	}
-	if c.apiKey, err = s.CreateKey(ctx, o.account, o.scopes, o.limits.ExpiresIn, limits...); err != nil {
-		return err
-	}
-	c.baseURL, err = s.BaseURL(ctx)
-	return err
+	return s.CreateKey(ctx, o.account, o.scopes, o.limits.ExpiresIn, limits...)
 }

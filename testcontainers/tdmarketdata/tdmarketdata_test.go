@@ -64,7 +64,7 @@ func TestDemoDataThroughClient(t *testing.T) {
 	if cache := readyz(t, ctr)["cache"]; cache != "ok" {
 		t.Errorf("/readyz cache = %q, want ok (Redis)", cache)
 	}
-	stacktest.AssertTerminateRemovesEverything(t, ctr, ctr.stack, 3)
+	stacktest.AssertTerminateRemovesEverything(t, ctr, 3)
 }
 
 func TestImportWithoutRedisAndKeyLimits(t *testing.T) {

@@ -77,58 +77,25 @@ func WithPostgresImage(image string) Option {
 
 // Container is a running notes-svc with its PostgreSQL. It is the
 // service's container, so testcontainers-go's container methods (Logs,
-// Exec, Host, …) reach the service; Terminate removes the whole stack.
-type Container struct {
-	*testcontainers.DockerContainer
-	stack   *stack.Stack
-	baseURL string
-	apiKey  string
-}
-
-// BaseURL is the service's root URL on the test's machine, such as
-// http://localhost:32768.
-func (c *Container) BaseURL() string { return c.baseURL }
-
-// APIKey is the key created at start, sent as Authorization: Bearer.
-func (c *Container) APIKey() string { return c.apiKey }
-
-// Terminate removes the service, PostgreSQL and their network. Calling it
-// again does nothing.
-func (c *Container) Terminate(ctx context.Context, opts ...testcontainers.TerminateOption) error {
-	if c == nil {
-		return nil
-	}
-	return c.stack.Terminate(ctx, opts...)
-}
+// Exec, Host, …) reach the service. BaseURL is the service's root URL on
+// the test's machine, such as http://localhost:32768; APIKey is the key
+// created at start, sent as Authorization: Bearer; Terminate removes the
+// service, PostgreSQL and their network, and calling it again does
+// nothing.
+type Container = stack.Container
 
 // Run starts PostgreSQL and notes-svc on a new network, migrates the
 // database, creates a key and returns once /readyz answers. On an error
 // the returned Container, when not nil, holds whatever did start: pass it
 // to testcontainers.CleanupContainer before checking the error.
 func Run(ctx context.Context, opts ...testcontainers.ContainerCustomizer) (*Container, error) {
-	o := options{account: "testcontainers"}
-	custom, err := stack.Apply[Option](opts, &o)
-	if err != nil {
-		return nil, fmt.Errorf("tdnotes: %w", err)
-	}
-	c := &Container{stack: &stack.Stack{}}
-	if err := c.start(ctx, o, custom); err != nil {
-		return c, fmt.Errorf("tdnotes: %w", err)
-	}
-	return c, nil
+	return stack.Run[Option](ctx, "tdnotes", options{account: "testcontainers"}, opts, start)
 }
 
-func (c *Container) start(ctx context.Context, o options, custom []testcontainers.ContainerCustomizer) error {
-	s := c.stack
+func start(ctx context.Context, s *stack.Stack, o options, custom []testcontainers.ContainerCustomizer) (string, error) {
 	svc := stack.Service{Name: "notes-svc", Port: "8080/tcp", EnvPrefix: "NOTES_", Database: "notes", KeyPrefix: "tdn_"}
-	err := s.Start(ctx, svc, stack.Images{Tag: o.tag, Postgres: stack.PostgresImage(o.postgresImage)}, custom...)
-	c.DockerContainer = s.Service
-	if err != nil {
-		return err
+	if err := s.Start(ctx, svc, stack.Images{Tag: o.tag, Postgres: stack.PostgresImage(o.postgresImage)}, custom...); err != nil {
+		return "", err
 	}
-	if c.apiKey, err = s.CreateKey(ctx, o.account, o.scopes, o.limits.ExpiresIn); err != nil {
-		return err
-	}
-	c.baseURL, err = s.BaseURL(ctx)
-	return err
+	return s.CreateKey(ctx, o.account, o.scopes, o.limits.ExpiresIn)
 }

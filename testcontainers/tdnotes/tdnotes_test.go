@@ -41,7 +41,7 @@ func TestNotesThroughClient(t *testing.T) {
 		t.Errorf("List(tag research) = %v, want [%s]", listed, created.ID)
 	}
 	// The Container is cleaned up as a whole: service, PostgreSQL, network.
-	stacktest.AssertTerminateRemovesEverything(t, ctr, ctr.stack, 2)
+	stacktest.AssertTerminateRemovesEverything(t, ctr, 2)
 }
 
 func TestReadOnlyKey(t *testing.T) {

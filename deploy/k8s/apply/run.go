@@ -130,34 +130,46 @@ func present(ctx context.Context, dyn dynamic.Interface, mapper *restmapper.Defe
 
 // snapshot lists the workloads and the objects referring to them in ns.
 func snapshot(ctx context.Context, c kubernetes.Interface, ns string) (Snapshot, error) {
-	s := Snapshot{Namespace: ns}
-	opts := metav1.ListOptions{}
-	d, err := c.AppsV1().Deployments(ns).List(ctx, opts)
-	if err != nil {
-		return s, fmt.Errorf("list deployments in %s: %w", ns, err)
+	l := &lists{ctx: ctx, ns: ns}
+	d := list(l, "deployments", c.AppsV1().Deployments(ns))
+	j := list(l, "jobs", c.BatchV1().Jobs(ns))
+	h := list(l, "hpas", c.AutoscalingV2().HorizontalPodAutoscalers(ns))
+	p := list(l, "pdbs", c.PolicyV1().PodDisruptionBudgets(ns))
+	n := list(l, "networkpolicies", c.NetworkingV1().NetworkPolicies(ns))
+	v := list(l, "services", c.CoreV1().Services(ns))
+	if l.err != nil {
+		return Snapshot{Namespace: ns}, l.err
 	}
-	j, err := c.BatchV1().Jobs(ns).List(ctx, opts)
-	if err != nil {
-		return s, fmt.Errorf("list jobs in %s: %w", ns, err)
+	return Snapshot{Namespace: ns, Deployments: d.Items, Jobs: j.Items, HPAs: h.Items, PDBs: p.Items,
+		NetworkPolicies: n.Items, Services: v.Items}, nil
+}
+
+// lister is the one method snapshot needs of each typed client of a
+// namespace.
+type lister[L any] interface {
+	List(ctx context.Context, opts metav1.ListOptions) (L, error)
+}
+
+// lists reads a namespace's lists one kind after another and keeps the
+// first error: after it, nothing more is read.
+type lists struct {
+	ctx context.Context
+	ns  string
+	err error
+}
+
+// list is everything of kind that c lists, or the zero L once l holds an
+// error.
+func list[L any](l *lists, kind string, c lister[L]) L {
+	var out L
+	if l.err != nil {
+		return out
 	}
-	h, err := c.AutoscalingV2().HorizontalPodAutoscalers(ns).List(ctx, opts)
+	out, err := c.List(l.ctx, metav1.ListOptions{})
 	if err != nil {
-		return s, fmt.Errorf("list hpas in %s: %w", ns, err)
+		l.err = fmt.Errorf("list %s in %s: %w", kind, l.ns, err)
 	}
-	p, err := c.PolicyV1().PodDisruptionBudgets(ns).List(ctx, opts)
-	if err != nil {
-		return s, fmt.Errorf("list pdbs in %s: %w", ns, err)
-	}
-	n, err := c.NetworkingV1().NetworkPolicies(ns).List(ctx, opts)
-	if err != nil {
-		return s, fmt.Errorf("list networkpolicies in %s: %w", ns, err)
-	}
-	v, err := c.CoreV1().Services(ns).List(ctx, opts)
-	if err != nil {
-		return s, fmt.Errorf("list services in %s: %w", ns, err)
-	}
-	s.Deployments, s.Jobs, s.HPAs, s.PDBs, s.NetworkPolicies, s.Services = d.Items, j.Items, h.Items, p.Items, n.Items, v.Items
-	return s, nil
+	return out
 }
 
 // decodeAll splits a multi-document YAML stream into objects, skipping

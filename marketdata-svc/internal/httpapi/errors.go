@@ -52,41 +52,41 @@ type contextEntry struct {
 func errorResponse(err error) (status int, body errorObject, internal bool) {
 	body.Context = map[string][]contextEntry{}
 	var ve *validationError
-	switch {
-	case errors.As(err, &ve):
+	if errors.As(err, &ve) {
 		for _, p := range ve.Params {
 			body.Context[p.Param] = []contextEntry{{Key: p.Key, Message: p.Message}}
 		}
 		return http.StatusUnprocessableEntity, errorObject{"validation_error", "Request failed with validation error", body.Context}, false
-	case errors.Is(err, marketdata.ErrNoValidSymbols):
-		return http.StatusUnprocessableEntity, errorObject{"no_valid_symbols_provided", "None of the requested symbols is known.", body.Context}, false
-	case errors.Is(err, marketdata.ErrNotFound):
-		return http.StatusNotFound, errorObject{"404_not_found", "The requested resource does not exist.", body.Context}, false
-	case errors.Is(err, errUnknownFunction):
-		return http.StatusNotFound, errorObject{"invalid_api_function", "This API function does not exist.", body.Context}, false
-	case errors.Is(err, errMethodNotAllowed):
-		return http.StatusMethodNotAllowed, errorObject{"invalid_api_function", "This API function does not accept this HTTP method.", body.Context}, false
-	case errors.Is(err, auth.ErrMissingKey):
-		return http.StatusUnauthorized, errorObject{"missing_access_key", "You have not supplied an API Access Key.", body.Context}, false
-	case errors.Is(err, auth.ErrInvalidKey):
-		return http.StatusUnauthorized, errorObject{"invalid_access_key", "You have not supplied a valid API Access Key.", body.Context}, false
-	case errors.Is(err, auth.ErrThrottled):
-		return http.StatusTooManyRequests, errorObject{"rate_limit_reached", "Too many requests with invalid access keys came from your address; retry after the time in Retry-After.", body.Context}, false
-	case errors.Is(err, errIntradayRestricted):
-		return http.StatusForbidden, errorObject{"function_access_restricted", "Your current subscription plan does not support access to this API function (intraday).", body.Context}, false
-	case errors.Is(err, errFunctionForbidden):
-		return http.StatusForbidden, errorObject{"function_access_restricted", "Your API key is not allowed to use this API function.", body.Context}, false
-	case errors.Is(err, ratelimit.ErrRateLimited):
-		return http.StatusTooManyRequests, errorObject{"rate_limit_reached", "You have exceeded the rate limit of your API key.", body.Context}, false
-	case errors.Is(err, ratelimit.ErrUsageLimited):
-		return http.StatusTooManyRequests, errorObject{"usage_limit_reached", "You have used up the monthly request quota of your API key.", body.Context}, false
-	case errors.Is(err, marketdata.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
-		return http.StatusServiceUnavailable, errorObject{"service_unavailable", "The request took too long; retry shortly.", body.Context}, false
-	case errors.Is(err, marketdata.ErrUnavailable), errors.Is(err, context.Canceled):
-		return http.StatusServiceUnavailable, errorObject{"service_unavailable", "The service is temporarily unavailable; retry shortly.", body.Context}, false
-	default:
-		return http.StatusInternalServerError, errorObject{"internal_error", "An internal error occurred.", body.Context}, true
 	}
+	// The anticipated errors with their status, marketstack code and
+	// message, tried in order: the first one err is wins.
+	known := [...]struct {
+		err           error
+		status        int
+		code, message string
+	}{
+		{marketdata.ErrNoValidSymbols, http.StatusUnprocessableEntity, "no_valid_symbols_provided", "None of the requested symbols is known."},
+		{marketdata.ErrNotFound, http.StatusNotFound, "404_not_found", "The requested resource does not exist."},
+		{errUnknownFunction, http.StatusNotFound, "invalid_api_function", "This API function does not exist."},
+		{errMethodNotAllowed, http.StatusMethodNotAllowed, "invalid_api_function", "This API function does not accept this HTTP method."},
+		{auth.ErrMissingKey, http.StatusUnauthorized, "missing_access_key", "You have not supplied an API Access Key."},
+		{auth.ErrInvalidKey, http.StatusUnauthorized, "invalid_access_key", "You have not supplied a valid API Access Key."},
+		{auth.ErrThrottled, http.StatusTooManyRequests, "rate_limit_reached", "Too many requests with invalid access keys came from your address; retry after the time in Retry-After."},
+		{errIntradayRestricted, http.StatusForbidden, "function_access_restricted", "Your current subscription plan does not support access to this API function (intraday)."},
+		{errFunctionForbidden, http.StatusForbidden, "function_access_restricted", "Your API key is not allowed to use this API function."},
+		{ratelimit.ErrRateLimited, http.StatusTooManyRequests, "rate_limit_reached", "You have exceeded the rate limit of your API key."},
+		{ratelimit.ErrUsageLimited, http.StatusTooManyRequests, "usage_limit_reached", "You have used up the monthly request quota of your API key."},
+		{marketdata.ErrTimeout, http.StatusServiceUnavailable, "service_unavailable", "The request took too long; retry shortly."},
+		{context.DeadlineExceeded, http.StatusServiceUnavailable, "service_unavailable", "The request took too long; retry shortly."},
+		{marketdata.ErrUnavailable, http.StatusServiceUnavailable, "service_unavailable", "The service is temporarily unavailable; retry shortly."},
+		{context.Canceled, http.StatusServiceUnavailable, "service_unavailable", "The service is temporarily unavailable; retry shortly."},
+	}
+	for _, k := range known {
+		if errors.Is(err, k.err) {
+			return k.status, errorObject{k.code, k.message, body.Context}, false
+		}
+	}
+	return http.StatusInternalServerError, errorObject{"internal_error", "An internal error occurred.", body.Context}, true
 }
 
 // writeError answers err in marketstack's error shape and logs unexpected

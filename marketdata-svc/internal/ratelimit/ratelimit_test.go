@@ -96,17 +96,26 @@ func checkQuota(t *testing.T, l limiter) {
 	}
 }
 
+// checkCountedInRedis runs checkRate and checkQuota on l and checks that
+// the quota's counter in rdb, whose key it returns, holds exactly the 5
+// requests checkQuota was allowed: a limiter that counts in Redis counts
+// no request twice and none too few.
+func checkCountedInRedis(t *testing.T, l limiter, rdb redis.UniversalClient) (key string) {
+	t.Helper()
+	checkRate(t, l)
+	checkQuota(t, l)
+	month, _, _ := monthWindow(time.Now())
+	key = usageKey("quota-key", month)
+	if n, err := rdb.Get(context.Background(), key).Int64(); err != nil || n != 5 {
+		t.Errorf("counter %s = %d, %v; want 5", key, n, err)
+	}
+	return key
+}
+
 func TestRedisLimits(t *testing.T) {
 	forEachRedis(t, func(t *testing.T, client func() redis.UniversalClient) {
 		rdb := client()
-		l := NewRedis(rdb, RedisOptions{Timeout: time.Second, Registry: prometheus.NewRegistry()})
-		checkRate(t, l)
-		checkQuota(t, l)
-		month, _, _ := monthWindow(time.Now())
-		key := usageKey("quota-key", month)
-		if n, err := rdb.Get(context.Background(), key).Int64(); err != nil || n != 5 {
-			t.Errorf("counter %s = %d, %v; want 5", key, n, err)
-		}
+		key := checkCountedInRedis(t, NewRedis(rdb, RedisOptions{Timeout: time.Second, Registry: prometheus.NewRegistry()}), rdb)
 		// No expiry: volatile-lru must never evict a quota (see limitScript).
 		if ttl := rdb.TTL(context.Background(), key).Val(); ttl != -1 {
 			t.Errorf("counter expiry %v, want none", ttl)

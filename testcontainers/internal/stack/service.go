@@ -37,11 +37,11 @@ type Images struct {
 	Redis string
 }
 
-// Apply runs the options of type O among opts on o and returns the rest,
+// apply runs the options of type O among opts on o and returns the rest,
 // testcontainers-go's customizers, which apply to the service container.
 // It lets Run take both kinds in one list, as testcontainers-go's own
 // modules do.
-func Apply[O ~func(*T) error, T any](opts []testcontainers.ContainerCustomizer, o *T) ([]testcontainers.ContainerCustomizer, error) {
+func apply[O ~func(*T) error, T any](opts []testcontainers.ContainerCustomizer, o *T) ([]testcontainers.ContainerCustomizer, error) {
 	var custom []testcontainers.ContainerCustomizer
 	for _, opt := range opts {
 		if own, ok := opt.(O); ok {

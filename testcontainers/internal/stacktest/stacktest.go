@@ -45,13 +45,13 @@ func Run[C testcontainers.Container](t *testing.T, name string, run func(context
 }
 
 // AssertTerminateRemovesEverything checks the cleanup that matters with
-// Ryuk off: s, the stack behind ctr, holds containers containers and a
+// Ryuk off: the stack behind ctr holds containers containers and a
 // network; after ctr's Terminate none of them is left, and a second
 // Terminate (CleanupContainer's) is harmless.
-func AssertTerminateRemovesEverything(t *testing.T, ctr testcontainers.Container, s *stack.Stack, containers int) {
+func AssertTerminateRemovesEverything(t *testing.T, ctr *stack.Container, containers int) {
 	t.Helper()
 	ctx := t.Context()
-	ids, networkID := s.IDs()
+	ids, networkID := stack.Of(ctr).IDs()
 	if len(ids) != containers || networkID == "" {
 		t.Fatalf("stack holds containers %v and network %q before Terminate, want %d containers and a network", ids, networkID, containers)
 	}
