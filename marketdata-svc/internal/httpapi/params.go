@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
+	"github.com/tickerdesk/tickerdesk/pkg/fielderr"
 	"github.com/tickerdesk/tickerdesk/pkg/pagination"
 )
 
@@ -189,9 +190,9 @@ func (p *queryParams) search() string {
 // page reads limit and offset under pageBounds.
 func (p *queryParams) page() pagination.Page {
 	page, err := pagination.Parse(p.values, pageBounds)
-	if ve, ok := errors.AsType[*pagination.ValidationError](err); ok {
-		for _, e := range ve.Params {
-			p.fail(e.Param, "invalid_"+e.Param, e.Message)
+	if ve, ok := errors.AsType[*fielderr.List](err); ok {
+		for _, e := range ve.Fields {
+			p.fail(e.Name, "invalid_"+e.Name, e.Message)
 		}
 		return pagination.Page{Limit: defaultLimit}
 	}
