@@ -70,3 +70,21 @@ func TestServiceLogAttrs(t *testing.T) {
 		t.Errorf("log line quotes an OTLP header: %s", b.String())
 	}
 }
+
+// TestServiceKeyCacheTTL is issue 12, item 8, for both services, which
+// read the setting here: an explicit 0 is kept (no key cache), not taken
+// for the 30 s default, and the range is auth.CheckCacheTTLSetting's
+// (tested there).
+func TestServiceKeyCacheTTL(t *testing.T) {
+	read := func(value string) (Service, error) {
+		r := reader(map[string]string{"APP_KEY_CACHE_TTL": value})
+		s := r.Service(":8000")
+		return s, r.Err()
+	}
+	if s, err := read("0"); err != nil || s.KeyCacheTTL != 0 {
+		t.Errorf("0 (no key cache): %v, %v", s.KeyCacheTTL, err)
+	}
+	if _, err := read("61s"); err == nil || !strings.Contains(err.Error(), "APP_KEY_CACHE_TTL") {
+		t.Errorf("61s accepted (%v)", err)
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/tickerdesk/tickerdesk/pkg/fielderr"
 )
 
 // MaxOffset bounds offset so that a hostile value cannot make the database
@@ -33,55 +35,35 @@ type Page struct {
 // Bounded reports whether the page has a limit.
 func (p Page) Bounded() bool { return p.Limit > 0 }
 
-// ParamError names one failing query parameter.
-type ParamError struct {
-	Param   string
-	Message string
-}
-
-// ValidationError lists every failing parameter, one entry each.
-type ValidationError struct {
-	Params []ParamError
-}
-
-// Error joins the failures.
-func (e *ValidationError) Error() string {
-	parts := make([]string, len(e.Params))
-	for i, p := range e.Params {
-		parts[i] = p.Param + ": " + p.Message
-	}
-	return "invalid pagination: " + strings.Join(parts, "; ")
-}
-
 // Parse reads limit and offset from q under b. A value that is repeated,
-// non-numeric, negative or over the maximum is a *ValidationError naming
-// the parameter.
+// non-numeric, negative or over the maximum is a *fielderr.List entry
+// naming the parameter.
 func Parse(q url.Values, b Bounds) (Page, error) {
 	page := Page{Limit: b.DefaultLimit}
-	var errs []ParamError
+	var errs fielderr.List
 	maxLimit := b.MaxLimit
 	if maxLimit <= 0 {
 		maxLimit = math.MaxInt // no maximum
 	}
 	if n, ok, err := number(q, "limit", 1, maxLimit); err != nil {
-		errs = append(errs, *err)
+		errs.Fields = append(errs.Fields, *err)
 	} else if ok {
 		page.Limit = n
 	}
 	if n, ok, err := number(q, "offset", 0, MaxOffset); err != nil {
-		errs = append(errs, *err)
+		errs.Fields = append(errs.Fields, *err)
 	} else if ok {
 		page.Offset = n
 	}
-	if len(errs) > 0 {
-		return Page{}, &ValidationError{Params: errs}
+	if err := errs.Err(); err != nil {
+		return Page{}, err
 	}
 	return page, nil
 }
 
 // number reads the parameter name, if given, as a whole number from lo to
 // hi.
-func number(q url.Values, name string, lo, hi int) (int, bool, *ParamError) {
+func number(q url.Values, name string, lo, hi int) (int, bool, *fielderr.Field) {
 	v, ok, err := single(q, name)
 	if err != nil || !ok {
 		return 0, false, err
@@ -89,20 +71,20 @@ func number(q url.Values, name string, lo, hi int) (int, bool, *ParamError) {
 	n, convErr := strconv.Atoi(strings.TrimSpace(v))
 	switch {
 	case convErr != nil:
-		return 0, false, &ParamError{name, "must be a whole number"}
+		return 0, false, &fielderr.Field{Name: name, Message: "must be a whole number"}
 	case n < lo || n > hi:
-		return 0, false, &ParamError{name, fmt.Sprintf("must be between %d and %d", lo, hi)}
+		return 0, false, &fielderr.Field{Name: name, Message: fmt.Sprintf("must be between %d and %d", lo, hi)}
 	}
 	return n, true, nil
 }
 
-func single(q url.Values, name string) (string, bool, *ParamError) {
+func single(q url.Values, name string) (string, bool, *fielderr.Field) {
 	vals, ok := q[name]
 	switch {
 	case !ok:
 		return "", false, nil
 	case len(vals) > 1:
-		return "", false, &ParamError{name, "must be given at most once"}
+		return "", false, &fielderr.Field{Name: name, Message: "must be given at most once"}
 	default:
 		return vals[0], true, nil
 	}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tickerdesk/tickerdesk/pkg/fielderr"
 )
 
 var bounds = Bounds{DefaultLimit: 100, MaxLimit: 1000}
@@ -49,16 +51,16 @@ func TestParseErrorsNameEachParameter(t *testing.T) {
 	for query, params := range cases {
 		q, _ := url.ParseQuery(query)
 		_, err := Parse(q, bounds)
-		var verr *ValidationError
+		var verr *fielderr.List
 		if !errors.As(err, &verr) {
-			t.Errorf("Parse(%q) err = %v, want *ValidationError", query, err)
+			t.Errorf("Parse(%q) err = %v, want *fielderr.List", query, err)
 			continue
 		}
 		var got []string
-		for _, p := range verr.Params {
-			got = append(got, p.Param)
+		for _, p := range verr.Fields {
+			got = append(got, p.Name)
 			if p.Message == "" {
-				t.Errorf("Parse(%q): empty message for %s", query, p.Param)
+				t.Errorf("Parse(%q): empty message for %s", query, p.Name)
 			}
 		}
 		if strings.Join(got, ",") != strings.Join(params, ",") {
@@ -106,8 +108,8 @@ func FuzzParse(f *testing.F) {
 		}
 		p, err := Parse(q, bounds)
 		if err != nil {
-			var verr *ValidationError
-			if !errors.As(err, &verr) || len(verr.Params) == 0 {
+			var verr *fielderr.List
+			if !errors.As(err, &verr) || len(verr.Fields) == 0 {
 				t.Fatalf("Parse(%q) returned %v", raw, err)
 			}
 			return

@@ -83,21 +83,6 @@ func TestLogValueMasksSecrets(t *testing.T) {
 	}
 }
 
-// TestKeyCacheTTLRange is issue 12, item 8: MARKETDATA_KEY_CACHE_TTL=0
-// silently meant 30 s. The range is auth.CheckCacheTTLSetting's, tested
-// there; this holds that the setting is read through it.
-func TestKeyCacheTTLRange(t *testing.T) {
-	load := func(value string) (Config, error) {
-		return Load(env(map[string]string{"MARKETDATA_DATABASE_URL": "postgres://db/m", "MARKETDATA_KEY_CACHE_TTL": value}))
-	}
-	if c, err := load("0"); err != nil || c.KeyCacheTTL != 0 {
-		t.Errorf("0 (no key cache): %v, %v", c.KeyCacheTTL, err)
-	}
-	if _, err := load("61s"); err == nil || !strings.Contains(err.Error(), "MARKETDATA_KEY_CACHE_TTL") {
-		t.Errorf("61s accepted (%v)", err)
-	}
-}
-
 func TestLoadCORSOrigins(t *testing.T) {
 	load := func(origins string) (Config, error) {
 		return Load(env(map[string]string{"MARKETDATA_DATABASE_URL": "postgres://db/m", "MARKETDATA_CORS_ORIGINS": origins}))

@@ -12,6 +12,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/ratelimit"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
+	"github.com/tickerdesk/tickerdesk/pkg/fielderr"
 	"github.com/tickerdesk/tickerdesk/pkg/httpedge"
 	"github.com/tickerdesk/tickerdesk/pkg/recovery"
 )
@@ -51,10 +52,10 @@ type contextEntry struct {
 // which is logged and answered without detail.
 func errorResponse(err error) (status int, body errorObject, internal bool) {
 	body.Context = map[string][]contextEntry{}
-	var ve *validationError
+	var ve *fielderr.List
 	if errors.As(err, &ve) {
-		for _, p := range ve.Params {
-			body.Context[p.Param] = []contextEntry{{Key: p.Key, Message: p.Message}}
+		for _, p := range ve.Fields {
+			body.Context[p.Name] = []contextEntry{{Key: p.Key, Message: p.Message}}
 		}
 		return http.StatusUnprocessableEntity, errorObject{"validation_error", "Request failed with validation error", body.Context}, false
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
+	"github.com/tickerdesk/tickerdesk/pkg/fielderr"
 	"github.com/tickerdesk/tickerdesk/pkg/pagination"
 )
 
@@ -23,29 +24,6 @@ const (
 // pageBounds are the limit rules of every list endpoint.
 var pageBounds = pagination.Bounds{DefaultLimit: defaultLimit, MaxLimit: maxLimit}
 
-// paramError names one failing query parameter: Key is a stable
-// machine-readable reason, Message a sentence for people.
-type paramError struct {
-	Param   string
-	Key     string
-	Message string
-}
-
-// validationError lists the failing parameters of a request, one entry per
-// parameter, in the order the parameters were checked.
-type validationError struct {
-	Params []paramError
-}
-
-// Error joins the failures.
-func (e *validationError) Error() string {
-	parts := make([]string, len(e.Params))
-	for i, p := range e.Params {
-		parts[i] = p.Param + ": " + p.Message
-	}
-	return "invalid request: " + strings.Join(parts, "; ")
-}
-
 // queryParams reads the query parameters of one request and collects one error
 // per failing parameter, so a client learns every mistake at once. A
 // parameter given twice is an error: silently picking one of two values
@@ -53,7 +31,9 @@ func (e *validationError) Error() string {
 // does.
 type queryParams struct {
 	values url.Values
-	errs   []paramError
+	// errs holds at most one entry per parameter; Key is marketstack's
+	// error code of the parameter's context entry.
+	errs fielderr.List
 }
 
 // newQueryParams starts reading q.
@@ -74,21 +54,13 @@ func parseQuery(raw string) *queryParams {
 
 // fail records a failing parameter unless it already failed.
 func (p *queryParams) fail(param, key, msg string) {
-	for _, e := range p.errs {
-		if e.Param == param {
-			return
-		}
+	if !p.errs.Has(param) {
+		p.errs.Fields = append(p.errs.Fields, fielderr.Field{Name: param, Key: key, Message: msg})
 	}
-	p.errs = append(p.errs, paramError{Param: param, Key: key, Message: msg})
 }
 
-// err returns the collected *validationError, or nil.
-func (p *queryParams) err() error {
-	if len(p.errs) == 0 {
-		return nil
-	}
-	return &validationError{Params: p.errs}
-}
+// err returns the collected *fielderr.List, or nil.
+func (p *queryParams) err() error { return p.errs.Err() }
 
 // single returns the one value of name, trimmed.
 func (p *queryParams) single(name string) (string, bool) {
@@ -189,23 +161,16 @@ func (p *queryParams) search() string {
 // page reads limit and offset under pageBounds.
 func (p *queryParams) page() pagination.Page {
 	page, err := pagination.Parse(p.values, pageBounds)
-	if ve, ok := errors.AsType[*pagination.ValidationError](err); ok {
-		for _, e := range ve.Params {
-			p.fail(e.Param, "invalid_"+e.Param, e.Message)
+	if ve, ok := errors.AsType[*fielderr.List](err); ok {
+		for _, e := range ve.Fields {
+			p.fail(e.Name, "invalid_"+e.Name, e.Message)
 		}
 		return pagination.Page{Limit: defaultLimit}
 	}
 	return page
 }
 
-func (p *queryParams) failed(name string) bool {
-	for _, e := range p.errs {
-		if e.Param == name {
-			return true
-		}
-	}
-	return false
-}
+func (p *queryParams) failed(name string) bool { return p.errs.Has(name) }
 
 // eodQuery reads the parameters of GET /v1/eod and /v1/eod/latest.
 func (p *queryParams) eodQuery(latest bool) (marketdata.EODQuery, error) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
+	"github.com/tickerdesk/tickerdesk/pkg/fielderr"
 )
 
 func TestEODQueryParams(t *testing.T) {
@@ -27,20 +28,20 @@ func TestEODQueryParams(t *testing.T) {
 	}
 
 	_, err = newQueryParams(url.Values{"limit": {"0"}, "offset": {"-1"}, "date_from": {"2020-01-02"}, "date_to": {"2020-01-01"}, "sort": {"up"}, "exchange": {"X;"}}).eodQuery(false)
-	var ve *validationError
+	var ve *fielderr.List
 	if !errors.As(err, &ve) {
 		t.Fatalf("want a validation error, got %v", err)
 	}
 	var params []string
-	for _, p := range ve.Params {
-		params = append(params, p.Param)
+	for _, p := range ve.Fields {
+		params = append(params, p.Name)
 	}
 	if want := []string{"symbols", "date_from", "sort", "exchange", "limit", "offset"}; !reflect.DeepEqual(params, want) {
 		t.Errorf("failing params %v, want %v", params, want)
 	}
 
 	_, err = newQueryParams(url.Values{"symbols": {"A", "B"}, "limit": {"1", "2"}}).eodQuery(false)
-	if !errors.As(err, &ve) || len(ve.Params) != 2 || ve.Params[0].Key != "duplicate_parameter" {
+	if !errors.As(err, &ve) || len(ve.Fields) != 2 || ve.Fields[0].Key != "duplicate_parameter" {
 		t.Errorf("duplicates: %v", err)
 	}
 }
@@ -82,16 +83,16 @@ func FuzzEODQueryKey(f *testing.F) {
 		}
 		q, err := newQueryParams(values).eodQuery(false)
 		if err != nil {
-			var ve *validationError
-			if !errors.As(err, &ve) || len(ve.Params) == 0 {
+			var ve *fielderr.List
+			if !errors.As(err, &ve) || len(ve.Fields) == 0 {
 				t.Fatalf("error %v is not a validation error", err)
 			}
 			seen := map[string]bool{}
-			for _, p := range ve.Params {
-				if seen[p.Param] {
-					t.Fatalf("param %s listed twice", p.Param)
+			for _, p := range ve.Fields {
+				if seen[p.Name] {
+					t.Fatalf("param %s listed twice", p.Name)
 				}
-				seen[p.Param] = true
+				seen[p.Name] = true
 			}
 			return
 		}

@@ -80,13 +80,19 @@ func (d *apiDoc) check(req *http.Request, rec *httptest.ResponseRecorder) error 
 	return openapi3filter.ValidateResponse(req.Context(), in)
 }
 
-// do sends a request through h and validates the answer.
-func (d *apiDoc) do(t testing.TB, h http.Handler, target string, header ...string) *httptest.ResponseRecorder {
-	t.Helper()
-	req := httptest.NewRequest(http.MethodGet, "http://localhost:8081"+target, nil)
+// newGet is a GET of target with header's name, value pairs set.
+func newGet(target string, header ...string) *http.Request {
+	req := httptest.NewRequest(http.MethodGet, target, nil)
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
+	return req
+}
+
+// do sends a request through h and validates the answer.
+func (d *apiDoc) do(t testing.TB, h http.Handler, target string, header ...string) *httptest.ResponseRecorder {
+	t.Helper()
+	req := newGet("http://localhost:8081"+target, header...)
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	if err := d.check(req, rec); err != nil {

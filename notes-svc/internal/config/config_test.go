@@ -95,18 +95,3 @@ func TestListingBounds(t *testing.T) {
 		t.Error("a negative per-account bound was accepted")
 	}
 }
-
-// TestKeyCacheTTLRange is issue 12, item 8, held the same in both services
-// by auth.CheckCacheTTLSetting, where the range is tested; this holds that
-// the setting is read through it.
-func TestKeyCacheTTLRange(t *testing.T) {
-	load := func(value string) (Config, error) {
-		return Load(env(map[string]string{"NOTES_DATABASE_URL": "postgres://db/n", "NOTES_KEY_CACHE_TTL": value}))
-	}
-	if c, err := load("0"); err != nil || c.KeyCacheTTL != 0 {
-		t.Errorf("0 (no key cache): %v, %v", c.KeyCacheTTL, err)
-	}
-	if _, err := load("61s"); err == nil || !strings.Contains(err.Error(), "NOTES_KEY_CACHE_TTL") {
-		t.Errorf("61s accepted (%v)", err)
-	}
-}

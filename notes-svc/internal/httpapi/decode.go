@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
+	"github.com/tickerdesk/tickerdesk/pkg/fielderr"
 )
 
 // Media types of request bodies.
@@ -70,7 +71,7 @@ func decodeObject(body []byte, dst *noteFields) error {
 	}
 	if !utf8.Valid(body) || bytes.IndexByte(body, 0) >= 0 {
 		if field, ok := badTextField(body); ok {
-			var verr notes.ValidationError
+			var verr fielderr.List
 			verr.Add(field, "must be valid UTF-8 without NUL characters")
 			return &verr
 		}
@@ -83,7 +84,7 @@ func decodeObject(body []byte, dst *noteFields) error {
 	// null decodes into a struct as a no-op; as a merge patch it would
 	// mean "replace the note with null", which a note cannot be.
 	if bytes.HasPrefix(bytes.TrimSpace(body), []byte("null")) {
-		var verr notes.ValidationError
+		var verr fielderr.List
 		verr.Add("body", "must be a JSON object")
 		return &verr
 	}
@@ -105,7 +106,7 @@ func decodeError(err error) error {
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return &requestError{status: http.StatusBadRequest, field: "body", detail: "malformed JSON: the body ends too early"}
 	case errors.As(err, &typeErr):
-		var verr notes.ValidationError
+		var verr fielderr.List
 		if typeErr.Field == "" {
 			verr.Add("body", "must be a JSON object")
 		} else {
@@ -114,7 +115,7 @@ func decodeError(err error) error {
 		return &verr
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		var verr notes.ValidationError
+		var verr fielderr.List
 		verr.Add(name, "is not a field of a note")
 		return &verr
 	}
@@ -139,7 +140,7 @@ func badTextField(body []byte) (string, bool) {
 }
 
 // textField decodes one string member; required reports absence.
-func textField(name string, raw json.RawMessage, required bool, verr *notes.ValidationError) *string {
+func textField(name string, raw json.RawMessage, required bool, verr *fielderr.List) *string {
 	switch {
 	case raw == nil:
 		if required {
@@ -174,7 +175,7 @@ func plainString(raw json.RawMessage) (string, bool) {
 
 // tagsField decodes the tags member. JSON null is an empty list when
 // nullMeansEmpty (merge patch) and an error otherwise.
-func tagsField(raw json.RawMessage, nullMeansEmpty bool, verr *notes.ValidationError) *[]string {
+func tagsField(raw json.RawMessage, nullMeansEmpty bool, verr *fielderr.List) *[]string {
 	switch {
 	case raw == nil:
 		return nil
@@ -203,7 +204,7 @@ func decodeDraft(body []byte) (notes.Draft, error) {
 	if err := decodeObject(body, &f); err != nil {
 		return notes.Draft{}, err
 	}
-	var verr notes.ValidationError
+	var verr fielderr.List
 	title := textField("title", f.Title, true, &verr)
 	content := textField("content", f.Content, true, &verr)
 	tags := tagsField(f.Tags, false, &verr)
@@ -223,7 +224,7 @@ func decodePatch(body []byte) (notes.Patch, error) {
 	if err := decodeObject(body, &f); err != nil {
 		return notes.Patch{}, err
 	}
-	var verr notes.ValidationError
+	var verr fielderr.List
 	p := notes.Patch{
 		Title:   textField("title", f.Title, false, &verr),
 		Content: textField("content", f.Content, false, &verr),

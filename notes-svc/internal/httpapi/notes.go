@@ -15,6 +15,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
 	"github.com/tickerdesk/tickerdesk/pkg/etag"
+	"github.com/tickerdesk/tickerdesk/pkg/fielderr"
 	"github.com/tickerdesk/tickerdesk/pkg/httpedge"
 	"github.com/tickerdesk/tickerdesk/pkg/pagination"
 )
@@ -223,13 +224,11 @@ func listQuery(c *gin.Context) (notes.ListQuery, pagination.Page, error) {
 		return notes.ListQuery{}, pagination.Page{}, &requestError{status: http.StatusBadRequest, field: "query",
 			detail: "the query string is malformed (bad percent-encoding or a semicolon)"}
 	}
-	var fields notes.ValidationError
+	var fields fielderr.List
 	page, err := pagination.Parse(q, pagination.Bounds{MaxLimit: MaxListLimit})
-	var perr *pagination.ValidationError
+	var perr *fielderr.List
 	if errors.As(err, &perr) {
-		for _, p := range perr.Params {
-			fields.Add(p.Param, p.Message)
-		}
+		fields.Fields = append(fields.Fields, perr.Fields...)
 	}
 	single := func(name string) string {
 		vals := q[name]
@@ -245,7 +244,7 @@ func listQuery(c *gin.Context) (notes.ListQuery, pagination.Page, error) {
 	lq := notes.ListQuery{Tags: q["tag"], Search: strings.TrimSpace(single("q")), Sort: notes.Sort(strings.TrimSpace(single("sort"))),
 		Limit: page.Limit, Offset: page.Offset}
 	lq, err = lq.Validate()
-	var verr *notes.ValidationError
+	var verr *fielderr.List
 	if errors.As(err, &verr) {
 		fields.Fields = append(fields.Fields, verr.Fields...)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
+	"github.com/tickerdesk/tickerdesk/pkg/fielderr"
 	"github.com/tickerdesk/tickerdesk/pkg/httpedge"
 	"github.com/tickerdesk/tickerdesk/pkg/recovery"
 )
@@ -62,7 +63,7 @@ func (e *scopeError) Error() string { return "api key lacks scope " + e.scope }
 // never sent.
 func problemFor(err error) problem {
 	var (
-		verr   *notes.ValidationError
+		verr   *fielderr.List
 		reqErr *requestError
 		scErr  *scopeError
 	)
@@ -73,7 +74,7 @@ func problemFor(err error) problem {
 	case errors.As(err, &verr):
 		out := p(http.StatusUnprocessableEntity, "validation-failed", "Validation failed", "The request has invalid fields; see errors.")
 		for _, f := range verr.Fields {
-			out.Errors = append(out.Errors, fieldError{Field: f.Field, Detail: f.Detail})
+			out.Errors = append(out.Errors, fieldError{Field: f.Name, Detail: f.Message})
 		}
 		return out
 	case errors.As(err, &reqErr):

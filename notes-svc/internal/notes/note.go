@@ -15,6 +15,8 @@ import (
 
 	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/tickerdesk/tickerdesk/pkg/fielderr"
 )
 
 // Limits of a note. They are part of the public contract (docs/API.md).
@@ -66,39 +68,6 @@ type Note struct {
 	Version int64
 }
 
-// FieldError names one invalid field of a request by its JSON name.
-type FieldError struct {
-	Field  string
-	Detail string
-}
-
-// ValidationError lists every invalid field of a request.
-type ValidationError struct {
-	Fields []FieldError
-}
-
-// Error joins the field errors.
-func (e *ValidationError) Error() string {
-	parts := make([]string, len(e.Fields))
-	for i, f := range e.Fields {
-		parts[i] = f.Field + ": " + f.Detail
-	}
-	return "invalid note: " + strings.Join(parts, "; ")
-}
-
-// Add appends a field error.
-func (e *ValidationError) Add(field, detail string) {
-	e.Fields = append(e.Fields, FieldError{Field: field, Detail: detail})
-}
-
-// Err returns e when it holds field errors and nil otherwise.
-func (e *ValidationError) Err() error {
-	if e == nil || len(e.Fields) == 0 {
-		return nil
-	}
-	return e
-}
-
 // Draft is the caller-supplied part of a note for create and full update.
 type Draft struct {
 	Title   string
@@ -111,7 +80,7 @@ type Draft struct {
 // Normalize validates d and returns it with the title trimmed and the tags
 // normalized (trimmed, NFC, case-folded, de-duplicated in first-seen order).
 func (d Draft) Normalize() (Draft, error) {
-	var verr ValidationError
+	var verr fielderr.List
 	out := Draft{Content: d.Content}
 	out.Title = normalizeTitle(d.Title, &verr)
 	checkContent(d.Content, &verr)
@@ -124,7 +93,7 @@ func (d Draft) Normalize() (Draft, error) {
 	return out, nil
 }
 
-func normalizeTitle(title string, verr *ValidationError) string {
+func normalizeTitle(title string, verr *fielderr.List) string {
 	if !utf8.ValidString(title) {
 		verr.Add("title", "must be valid UTF-8")
 		return ""
@@ -142,7 +111,7 @@ func normalizeTitle(title string, verr *ValidationError) string {
 	return t
 }
 
-func checkContent(content string, verr *ValidationError) {
+func checkContent(content string, verr *fielderr.List) {
 	switch {
 	case len(content) > MaxContentLen:
 		verr.Add("content", fmt.Sprintf("must be at most %d bytes of UTF-8", MaxContentLen))
@@ -177,7 +146,7 @@ func isASCII(s string) bool {
 // NormalizeTags validates and normalizes a tag list; field names the list
 // in error reports ("tags" in bodies, "tag" in queries). The result is
 // never nil.
-func NormalizeTags(tags []string, field string, verr *ValidationError) []string {
+func NormalizeTags(tags []string, field string, verr *fielderr.List) []string {
 	if len(tags) > MaxTags {
 		verr.Add(field, fmt.Sprintf("must hold at most %d tags", MaxTags))
 		return []string{}
@@ -266,7 +235,7 @@ type ListQuery struct {
 
 // Validate checks q and normalizes its tags.
 func (q ListQuery) Validate() (ListQuery, error) {
-	var verr ValidationError
+	var verr fielderr.List
 	if q.Tags != nil {
 		q.Tags = NormalizeTags(q.Tags, "tag", &verr)
 	}

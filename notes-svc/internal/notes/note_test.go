@@ -9,16 +9,18 @@ import (
 
 	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/tickerdesk/tickerdesk/pkg/fielderr"
 )
 
 func fieldsOf(err error) []string {
-	var verr *ValidationError
+	var verr *fielderr.List
 	if !errors.As(err, &verr) {
 		return nil
 	}
 	var out []string
 	for _, f := range verr.Fields {
-		out = append(out, f.Field)
+		out = append(out, f.Name)
 	}
 	return out
 }

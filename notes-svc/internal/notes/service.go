@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/tickerdesk/tickerdesk/pkg/fielderr"
 )
 
 // Store persists notes. Every method is scoped to one account: a note of
@@ -190,7 +192,7 @@ func (s *Service) Patch(ctx context.Context, accountID, id string, p Patch, cond
 		}
 		return Update{Title: d.Title, Content: d.Content, Tags: d.Tags, UpdatedAt: s.now().UTC()}, nil
 	})
-	var verr *ValidationError
+	var verr *fielderr.List
 	switch {
 	case errors.Is(err, errNoChange):
 		return unchanged, nil
