@@ -8,7 +8,27 @@ import (
 )
 
 // LastUsedFlusher persists the last-use times of keys, by key id.
-type LastUsedFlusher func(ctx context.Context, lastUsed map[string]time.Time) error
+type LastUsedFlusher func(ctx context.Context, lastUsed LastUsed) error
+
+// LastUsed is a batch of last-use times by key id.
+type LastUsed map[string]time.Time
+
+// Columns returns the batch as two parallel columns, ids and times in UTC,
+// the form a store writes in one statement (UPDATE ... FROM unnest($1,
+// $2)). An id keep refuses, one the store's id column could never hold,
+// is left out: one such id would otherwise fail every batch it is in.
+func (u LastUsed) Columns(keep func(id string) bool) (ids []string, times []time.Time) {
+	ids = make([]string, 0, len(u))
+	times = make([]time.Time, 0, len(u))
+	for id, at := range u {
+		if keep != nil && !keep(id) {
+			continue
+		}
+		ids = append(ids, id)
+		times = append(times, at.UTC())
+	}
+	return ids, times
+}
 
 // LastUsedTracker records when keys were last used in memory and writes
 // them in batches, so a request never waits for a database write.

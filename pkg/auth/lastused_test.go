@@ -10,7 +10,7 @@ import (
 func TestLastUsedTrackerBatchesAndRetries(t *testing.T) {
 	var flushed []map[string]time.Time
 	fail := true
-	tr := NewLastUsedTracker(func(_ context.Context, m map[string]time.Time) error {
+	tr := NewLastUsedTracker(func(_ context.Context, m LastUsed) error {
 		if fail {
 			return errors.New("db down")
 		}
@@ -42,7 +42,7 @@ func TestLastUsedTrackerBatchesAndRetries(t *testing.T) {
 
 func TestLastUsedTrackerFlushesOnStop(t *testing.T) {
 	got := make(chan map[string]time.Time, 1)
-	tr := NewLastUsedTracker(func(_ context.Context, m map[string]time.Time) error { got <- m; return nil })
+	tr := NewLastUsedTracker(func(_ context.Context, m LastUsed) error { got <- m; return nil })
 	tr.Record(Principal{KeyID: "k"}, time.Now())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -56,5 +56,24 @@ func TestLastUsedTrackerFlushesOnStop(t *testing.T) {
 		}
 	default:
 		t.Fatal("Run did not flush on stop")
+	}
+}
+
+// TestLastUsedColumns: the columns are parallel, in UTC, and leave out
+// exactly the ids keep refuses.
+func TestLastUsedColumns(t *testing.T) {
+	est := time.FixedZone("EST", -5*3600)
+	u := LastUsed{"a": time.Date(2026, 1, 2, 3, 4, 5, 0, est), "bad": time.Now(), "c": time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	ids, times := u.Columns(func(id string) bool { return id != "bad" })
+	if len(ids) != 2 || len(times) != 2 {
+		t.Fatalf("columns %v %v, want two rows", ids, times)
+	}
+	for i, id := range ids {
+		if times[i].Location() != time.UTC || !times[i].Equal(u[id]) {
+			t.Errorf("row %s: time %v, want %v in UTC", id, times[i], u[id])
+		}
+	}
+	if ids, _ := u.Columns(nil); len(ids) != 3 {
+		t.Errorf("Columns(nil) kept %d ids, want all 3", len(ids))
 	}
 }

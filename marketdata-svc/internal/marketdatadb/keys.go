@@ -156,19 +156,11 @@ func (s *Store) RevokeKey(ctx context.Context, id string) error {
 
 // TouchKeys records when keys were last used, in one statement; it fits
 // auth.LastUsedFlusher. A time never moves last_used_at backwards.
-func (s *Store) TouchKeys(ctx context.Context, lastUsed map[string]time.Time) error {
+func (s *Store) TouchKeys(ctx context.Context, lastUsed auth.LastUsed) error {
 	if len(lastUsed) == 0 {
 		return nil
 	}
-	ids := make([]string, 0, len(lastUsed))
-	times := make([]time.Time, 0, len(lastUsed))
-	for id, at := range lastUsed {
-		if _, err := uuid.Parse(id); err != nil {
-			continue
-		}
-		ids = append(ids, id)
-		times = append(times, at)
-	}
+	ids, times := lastUsed.Columns(func(id string) bool { _, err := uuid.Parse(id); return err == nil })
 	_, err := s.db.ExecContext(ctx, `
 UPDATE api_keys k SET last_used_at = GREATEST(k.last_used_at, u.at)
 FROM unnest($1::uuid[], $2::timestamptz[]) AS u(id, at)

@@ -175,16 +175,11 @@ func (s *Store) LookupKey(ctx context.Context, hash auth.Hash) (auth.Principal, 
 // FlushLastUsed records when keys were last used, in one statement for
 // the whole batch. It fits auth.LastUsedFlusher; a time never moves
 // backwards, and a key whose time does not advance is not written.
-func (s *Store) FlushLastUsed(ctx context.Context, lastUsed map[string]time.Time) error {
+func (s *Store) FlushLastUsed(ctx context.Context, lastUsed auth.LastUsed) error {
 	if len(lastUsed) == 0 {
 		return nil
 	}
-	ids := make([]string, 0, len(lastUsed))
-	times := make([]time.Time, 0, len(lastUsed))
-	for id, at := range lastUsed {
-		ids = append(ids, id)
-		times = append(times, at.UTC())
-	}
+	ids, times := lastUsed.Columns(nil)
 	// api_keys.id is text (key_...), not uuid.
 	_, err := s.sql.ExecContext(ctx, `UPDATE api_keys AS k SET last_used_at = v.t
 		FROM unnest($1::text[], $2::timestamptz[]) AS v(id, t)
