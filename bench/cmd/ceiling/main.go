@@ -49,6 +49,7 @@ func run(ctx context.Context, args []string, _ func(string) string, stdout io.Wr
 	contentType := fs.String("content-type", "application/json; charset=utf-8", "Content-Type of every answer")
 	routes := routeFlags{}
 	fs.Var(routes, "route", "PATH=FILE: answer GET PATH with the bytes of FILE (repeatable)")
+	pprofAddr := fs.String("pprof", "", "serve net/http/pprof on this address (empty: off), to profile the ceiling beside the service")
 	headers := routeFlags{}
 	fs.Var(headers, "headers", "PATH=FILE: answer GET PATH with the header lines (Key: value) of FILE too (repeatable)")
 	if err := fs.Parse(args); err != nil {
@@ -65,6 +66,7 @@ func run(ctx context.Context, args []string, _ func(string) string, stdout io.Wr
 		Addr:            *addr,
 		Server:          &http.Server{Handler: engine, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 120 * time.Second},
 		ShutdownTimeout: 5 * time.Second,
+		PprofAddr:       *pprofAddr,
 		Log:             slog.New(slog.NewTextHandler(stdout, nil)).With("cmd", "ceiling", "routes", len(routes)),
 	})
 }

@@ -26,7 +26,7 @@
 // exceeds what is left, so no number of replicas serves more than the
 // quota. The size asked for is
 //
-//	size = clamp(min(rate/10, quota/100), 1, 100)   (an absent limit drops out)
+//	size = clamp(min(rate/10, quota/100), 1, 1000)   (an absent limit drops out)
 //
 // so a lease holds at most a tenth of a second's rate and 1% of the
 // quota. A key of rate under 20/s or quota under 200 leases one token per
