@@ -112,10 +112,19 @@ command -v openssl >/dev/null || fail "openssl is missing (Debian: apt-get insta
 kubectl="$bin/kubectl"
 tmp=$(mktemp -d)
 pids=()
+# cleanup stops the servers in reverse start order, the API server before
+# the etcd it stores in (killed together, the API server's graceful
+# shutdown waited on the dead etcd and hung CI after the check passed),
+# each given 10 s after SIGTERM before SIGKILL.
 cleanup() {
-  local p
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  local i p
+  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
+    p=${pids[i]}
+    kill "$p" 2>/dev/null || continue
+    for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$p" 2>/dev/null || true
+    wait "$p" 2>/dev/null || true
+  done
   rm -rf "$tmp"
 }
 trap cleanup EXIT
