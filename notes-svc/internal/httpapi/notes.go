@@ -47,13 +47,12 @@ func (s *Server) writeNote(c *gin.Context, status int, n notes.Note) {
 	// Header keys in canonical form skip the canonicalization of Set, and
 	// the values share one backing array: one allocation, not one a header.
 	h := c.Writer.Header()
-	v := [...]string{etagOf(n), "application/json", strconv.Itoa(len(body)), ""}
+	v := [...]string{etagOf(n), "application/json", strconv.Itoa(len(body))}
 	h["Etag"] = v[0:1:1]
 	h["Content-Type"] = v[1:2:2]
 	h["Content-Length"] = v[2:3:3]
 	if status == http.StatusCreated {
-		v[3] = "/v1/notes/" + n.ID
-		h["Location"] = v[3:4:4]
+		h["Location"] = []string{"/v1/notes/" + n.ID}
 	}
 	c.Status(status)
 	_, _ = c.Writer.Write(body) // a write error means the client left
