@@ -50,8 +50,16 @@ type Hash [sha256.Size]byte
 // String returns the hash in lowercase hex.
 func (h Hash) String() string { return hex.EncodeToString(h[:]) }
 
-// HashKey returns the SHA-256 digest of key.
-func HashKey(key string) Hash { return sha256.Sum256([]byte(key)) }
+// HashKey returns the SHA-256 digest of key. Every request hashes its key,
+// so a key of the issued length is hashed from a copy on the stack:
+// []byte(key) of a key this long is made on the heap.
+func HashKey(key string) Hash {
+	var buf [maxPrefixLen + 1 + keyLenNoPrefix]byte
+	if len(key) > len(buf) {
+		return sha256.Sum256([]byte(key))
+	}
+	return sha256.Sum256(buf[:copy(buf[:], key)])
+}
 
 // Generate returns a new key with the given prefix and its hash. The
 // plaintext must be shown to its owner once and never stored.
@@ -81,18 +89,13 @@ func Parse(prefix, key string) (Hash, error) {
 			return Hash{}, ErrMalformedKey
 		}
 	}
-	// Every request passes here, so nothing is allocated: the checksum is
-	// compared as bytes, and the key is hashed from a copy on the stack
-	// ([]byte(key) of a key this long is made on the heap).
+	// Every request passes here, so the checksum is compared as bytes,
+	// with no string made.
 	body := key[:len(key)-checksumLen]
 	if sum := checksumOf(body); string(sum[:]) != key[len(key)-checksumLen:] {
 		return Hash{}, ErrMalformedKey
 	}
-	var buf [maxPrefixLen + 1 + keyLenNoPrefix]byte
-	if len(key) > len(buf) {
-		return HashKey(key), nil
-	}
-	return sha256.Sum256(buf[:copy(buf[:], key)]), nil
+	return HashKey(key), nil
 }
 
 // isBase62 reports whether b is a character of alphabet.
