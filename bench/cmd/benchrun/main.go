@@ -51,6 +51,9 @@ type config struct {
 	QuietWait   time.Duration
 	Cores       int
 	Ports       ports
+	// Rounds is how many times a workload with a target measures its
+	// service and its HTTP ceiling, alternately (BENCH_ROUNDS).
+	Rounds int
 	// Only, when not nil, names the workloads to run (BENCH_WORKLOADS):
 	// workload ids, "import", "intraday_import" and "tenant_scale". The
 	// marketdata dataset and
@@ -125,6 +128,7 @@ func loadConfig(args []string, getenv func(string) string) (config, error) {
 		MDRate:      num("BENCH_MD_RATE", 100_000),
 		MDQuota:     int64(num("BENCH_MD_QUOTA", 2_000_000_000)),
 		ProfileSecs: num("BENCH_PROFILE_SECONDS", 6),
+		Rounds:      max(num("BENCH_ROUNDS", 3), 1),
 		Cores:       runtime.NumCPU(),
 		// BENCH_PORT_OFFSET moves every listener, for a machine where
 		// something else holds the default ports.

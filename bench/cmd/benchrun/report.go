@@ -124,6 +124,17 @@ type WorkloadResult struct {
 	Status        string   `json:"status"` // pass, miss, report
 	SQL           string   `json:"pgbench_script,omitempty"`
 	Profile       *Profile `json:"profile,omitempty"`
+	// Rounds are the service and ceiling measured back to back, in turn,
+	// for a workload with a target; Service and Ceiling are the sides of
+	// the round with the median ratio.
+	Rounds []Round `json:"rounds,omitempty"`
+}
+
+// Round is one back-to-back measurement of a service and its ceiling.
+type Round struct {
+	ServiceRPS float64 `json:"service_rps"`
+	CeilingRPS float64 `json:"ceiling_rps"`
+	Ratio      float64 `json:"ratio"`
 }
 
 func (w *WorkloadResult) grade() {
@@ -350,6 +361,22 @@ func renderMarkdown(r Results, root string) string {
 		}
 		counters = append(counters, fmt.Sprintf("- %s: %s", x.ID, strings.Join(parts, ", ")))
 	}
+	var rounds []string
+	roundCount := 0
+	for _, x := range r.Workloads {
+		if len(x.Rounds) == 0 {
+			continue
+		}
+		roundCount = len(x.Rounds)
+		parts := make([]string, len(x.Rounds))
+		for i, rd := range x.Rounds {
+			parts[i] = fmt.Sprintf("%s / %s req/s = %s×", f0(rd.ServiceRPS), f0(rd.CeilingRPS), f2(rd.Ratio))
+		}
+		rounds = append(rounds, fmt.Sprintf("- %s: %s", x.ID, strings.Join(parts, "; ")))
+	}
+	if len(rounds) > 0 {
+		w("Rounds: a workload held to a target against an HTTP ceiling is measured %d times, the service and its ceiling back to back each time, in turns (service first, then ceiling first), so that the machine's drift over the run falls on both sides of each round's ratio and neither side always runs second. The table shows the round with the median ratio; all rounds, service / ceiling:\n\n%s\n\n", roundCount, strings.Join(rounds, "\n"))
+	}
 	if len(counters) > 0 {
 		w("Counters over each service measurement: marketdata-svc's cache and limiter counters from `/metrics` (does the cache-hit workload hit, did anything fall back), and the database sessions the service opened while the load ran (`pg_stat_database.sessions`; a steady pool opens none):\n\n%s\n\n", strings.Join(counters, "\n"))
 	}
@@ -414,7 +441,7 @@ func renderMarkdown(r Results, root string) string {
 	w("## Reproduce\n\n")
 	w("`make bench` (or `scripts/bench.sh`) on a clone: it installs wrk and the PostgreSQL client tools from Debian when missing, builds the services and the bench tools, starts the local stack if it is not running, and runs everything below. ")
 	w("The datasets live in the databases `bench_marketdata`, `bench_notes`, `bench_intraday` and `bench_tenants_N` of the local cluster and is regenerated only when missing (`BENCH_FRESH=1` forces it). ")
-	w("Settings: `BENCH_DURATION`, `BENCH_WARMUP`, `BENCH_CONNECTIONS`, `BENCH_THREADS`, `BENCH_SYMBOLS`, `BENCH_YEARS`, `BENCH_NOTES`, `BENCH_ACCOUNTS`, `BENCH_IMPORT_ROWS`, `BENCH_MD_RATE`, `BENCH_MD_QUOTA`, `BENCH_PORT_OFFSET` (moves the bench's listeners, 18080 and up), `BENCH_QUIET_WAIT` (on a shared machine, wait up to this long for a quiet moment before measuring), `BENCH_WORKLOADS` (a subset: workload ids, `import`, `intraday_import`, `tenant_scale`), `BENCH_INTRADAY_SYMBOLS`, `BENCH_INTRADAY_DAYS`, `BENCH_INTRADAY_IMPORT_SYMBOLS`, `BENCH_INTRADAY_LOAD_JOBS` (intraday_query's dataset is SYMBOLS × DAYS × 390 minutes, kept in `bench_intraday`; intraday_import's file IMPORT_SYMBOLS × DAYS × 390), `BENCH_TENANT_NOTES`, `BENCH_TENANT_SMALL`, `BENCH_TENANT_LARGE` (tenant_scale's notes per account and tenant counts); service settings (`NOTES_*`, `MARKETDATA_*`) pass through.")
+	w("Settings: `BENCH_DURATION`, `BENCH_WARMUP`, `BENCH_CONNECTIONS`, `BENCH_THREADS`, `BENCH_SYMBOLS`, `BENCH_YEARS`, `BENCH_NOTES`, `BENCH_ACCOUNTS`, `BENCH_IMPORT_ROWS`, `BENCH_MD_RATE`, `BENCH_MD_QUOTA`, `BENCH_PORT_OFFSET` (moves the bench's listeners, 18080 and up), `BENCH_QUIET_WAIT` (on a shared machine, wait up to this long for a quiet moment before measuring), `BENCH_ROUNDS` (rounds of each workload held to a target against an HTTP ceiling, 3), `BENCH_WORKLOADS` (a subset: workload ids, `import`, `intraday_import`, `tenant_scale`), `BENCH_INTRADAY_SYMBOLS`, `BENCH_INTRADAY_DAYS`, `BENCH_INTRADAY_IMPORT_SYMBOLS`, `BENCH_INTRADAY_LOAD_JOBS` (intraday_query's dataset is SYMBOLS × DAYS × 390 minutes, kept in `bench_intraday`; intraday_import's file IMPORT_SYMBOLS × DAYS × 390), `BENCH_TENANT_NOTES`, `BENCH_TENANT_SMALL`, `BENCH_TENANT_LARGE` (tenant_scale's notes per account and tenant counts); service settings (`NOTES_*`, `MARKETDATA_*`) pass through.")
 	if len(s.ServiceEnv) > 0 {
 		w(" Service settings in effect for this run: `%s`.", strings.Join(s.ServiceEnv, "`, `"))
 	}

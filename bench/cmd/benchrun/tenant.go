@@ -125,8 +125,8 @@ func (b *bench) runTenantScale(ctx context.Context) error {
 		ts.Rounds = append(ts.Rounds, pair)
 		b.logf("tenant_scale round %d: tag ×%.2f, q ×%.2f", i+1, pair.TagP50Ratio, pair.QP50Ratio)
 	}
-	tag := medianPair(ts.Rounds, func(p TenantPair) float64 { return p.TagP50Ratio })
-	q := medianPair(ts.Rounds, func(p TenantPair) float64 { return p.QP50Ratio })
+	tag := medianRound(ts.Rounds, func(p TenantPair) float64 { return p.TagP50Ratio })
+	q := medianRound(ts.Rounds, func(p TenantPair) float64 { return p.QP50Ratio })
 	ts.Small = TenantRun{Accounts: tag.Small.Accounts, Tag: tag.Small.Tag, Q: q.Small.Q}
 	ts.Large = TenantRun{Accounts: tag.Large.Accounts, Tag: tag.Large.Tag, Q: q.Large.Q}
 	ts.TagP50Ratio, ts.QP50Ratio = tag.TagP50Ratio, q.QP50Ratio
@@ -321,10 +321,10 @@ func renderTenantScale(w func(string, ...any), ts *TenantScale) {
 	}
 }
 
-// medianPair is the round whose ratio is the median of pairs' (the upper
-// of the middle two for an even count, so that it is always a measured
-// round). pairs is not empty.
-func medianPair(pairs []TenantPair, ratio func(TenantPair) float64) TenantPair {
-	sorted := slices.SortedFunc(slices.Values(pairs), func(a, b TenantPair) int { return cmp.Compare(ratio(a), ratio(b)) })
+// medianRound is the round whose ratio is the median of rounds' (the
+// upper of the middle two for an even count, so that it is always a
+// measured round). rounds is not empty.
+func medianRound[T any](rounds []T, ratio func(T) float64) T {
+	sorted := slices.SortedFunc(slices.Values(rounds), func(a, b T) int { return cmp.Compare(ratio(a), ratio(b)) })
 	return sorted[len(sorted)/2]
 }

@@ -2,7 +2,7 @@ package main
 
 import "testing"
 
-func TestMedianPairIsAMeasuredRound(t *testing.T) {
+func TestMedianRoundIsAMeasuredRound(t *testing.T) {
 	pair := func(tag float64) TenantPair { return TenantPair{TagP50Ratio: tag} }
 	tag := func(p TenantPair) float64 { return p.TagP50Ratio }
 	for _, c := range []struct {
@@ -17,8 +17,8 @@ func TestMedianPairIsAMeasuredRound(t *testing.T) {
 		for _, r := range c.ratios {
 			pairs = append(pairs, pair(r))
 		}
-		if got := medianPair(pairs, tag).TagP50Ratio; got != c.want {
-			t.Errorf("medianPair(%v) = %v, want %v", c.ratios, got, c.want)
+		if got := medianRound(pairs, tag).TagP50Ratio; got != c.want {
+			t.Errorf("medianRound(%v) = %v, want %v", c.ratios, got, c.want)
 		}
 	}
 }

@@ -102,6 +102,15 @@ func (b *bench) probes() []probe {
 	return out
 }
 
+// roundRatios lists the rounds' ratios for the log.
+func roundRatios(rounds []Round) string {
+	parts := make([]string, len(rounds))
+	for i, r := range rounds {
+		parts[i] = fmt.Sprintf("%.2f", r.Ratio)
+	}
+	return strings.Join(parts, ", ")
+}
+
 // sessions is the number of sessions database db has had.
 func (b *bench) sessions(ctx context.Context, db string) float64 {
 	v, err := b.db.value(ctx, "postgres", fmt.Sprintf("SELECT sessions FROM pg_stat_database WHERE datname = %s", lit(db)))
@@ -343,10 +352,8 @@ func (b *bench) runWorkloads(ctx context.Context, caps map[string]captured) erro
 		b.logf("workload %s", s.id)
 		res := WorkloadResult{ID: s.id, Title: s.title, Target: s.target, Concurrency: b.cfg.Connections}
 		svcDB := notesDB
-		var before map[string]float64
 		if s.service == "marketdata-svc" {
 			svcDB = marketdataDB
-			before = scrapeCounters(b.mdURL("/metrics"), metricPrefixes...)
 		}
 		// Every side of a write workload starts from the same table: the
 		// notes an earlier side added would otherwise cost the next one
@@ -357,43 +364,110 @@ func (b *bench) runWorkloads(ctx context.Context, caps map[string]captured) erro
 			}
 			return b.cleanNotes(ctx)
 		}
-		if err := reset(); err != nil {
-			return err
-		}
-		sessions0 := b.sessions(ctx, svcDB)
-		side, err := b.measureHTTP(ctx, s.http, pids[s.service].pid(), s.service)
-		if err != nil {
-			return fmt.Errorf("%s: %w", s.id, err)
-		}
-		side.Metrics = map[string]float64{}
-		if before != nil {
-			after := scrapeCounters(b.mdURL("/metrics"), metricPrefixes...)
-			for k, v := range after {
-				side.Metrics[k] = v - before[k]
-			}
-		}
-		// New database sessions while the load ran (the harness's own
-		// query adds one): a pool that closes and reopens connections
-		// under steady load shows here.
-		side.Metrics["db_sessions_opened"] = b.sessions(ctx, svcDB) - sessions0 - 1
-		res.Service = side
-		if s.minimal {
+		// The service side, with its counters and the database sessions
+		// it opened while the load ran (the harness's own query adds one:
+		// a pool that closes and reopens connections under steady load
+		// shows here).
+		measureService := func() (Side, error) {
 			if err := reset(); err != nil {
-				return err
+				return Side{}, err
 			}
-			c, err := b.measureHTTP(ctx, s.http.at(b.minimalURL("")), b.minimal.pid(), minimalWhat)
+			var before map[string]float64
+			if s.service == "marketdata-svc" {
+				before = scrapeCounters(b.mdURL("/metrics"), metricPrefixes...)
+			}
+			sessions0 := b.sessions(ctx, svcDB)
+			side, err := b.measureHTTP(ctx, s.http, pids[s.service].pid(), s.service)
 			if err != nil {
-				return fmt.Errorf("%s ceiling: %w", s.id, err)
+				return Side{}, fmt.Errorf("%s: %w", s.id, err)
 			}
+			side.Metrics = map[string]float64{}
+			if before != nil {
+				after := scrapeCounters(b.mdURL("/metrics"), metricPrefixes...)
+				for k, v := range after {
+					side.Metrics[k] = v - before[k]
+				}
+			}
+			side.Metrics["db_sessions_opened"] = b.sessions(ctx, svcDB) - sessions0 - 1
+			return side, nil
+		}
+		// The HTTP ceiling: the minimal notes server or bare Gin.
+		var measureCeiling func() (Side, error)
+		switch {
+		case s.minimal:
+			measureCeiling = func() (Side, error) {
+				if err := reset(); err != nil {
+					return Side{}, err
+				}
+				c, err := b.measureHTTP(ctx, s.http.at(b.minimalURL("")), b.minimal.pid(), minimalWhat)
+				if err != nil {
+					return Side{}, fmt.Errorf("%s ceiling: %w", s.id, err)
+				}
+				return c, nil
+			}
+		case s.ceilingHTTP != nil:
+			measureCeiling = func() (Side, error) {
+				c, err := b.measureHTTP(ctx, *s.ceilingHTTP, b.ceiling.pid(), "bare Gin handler, same bytes")
+				if err != nil {
+					return Side{}, fmt.Errorf("%s ceiling: %w", s.id, err)
+				}
+				return c, nil
+			}
+		}
+		// A workload held to a target against an HTTP ceiling is measured
+		// in rounds, the service and its ceiling back to back, so that the
+		// machine's drift over a run falls on both sides of each round's
+		// ratio; the order turns every round (service first, then ceiling
+		// first), so that neither side always runs on the warmer or the
+		// fuller machine. The median round stands for the workload.
+		rounds := 1
+		if s.target > 0 && measureCeiling != nil {
+			rounds = b.cfg.Rounds
+		}
+		type sides struct{ service, ceiling Side }
+		var measured []sides
+		for i := 0; i < rounds; i++ {
+			var pair sides
+			steps := []struct {
+				into    *Side
+				measure func() (Side, error)
+			}{{&pair.service, measureService}, {&pair.ceiling, measureCeiling}}
+			if i%2 == 1 {
+				steps[0], steps[1] = steps[1], steps[0]
+			}
+			for _, st := range steps {
+				if st.measure == nil {
+					continue
+				}
+				side, err := st.measure()
+				if err != nil {
+					return err
+				}
+				*st.into = side
+			}
+			measured = append(measured, pair)
+		}
+		ratioOf := func(p sides) float64 {
+			if p.ceiling.RPS <= 0 {
+				return 0
+			}
+			return p.service.RPS / p.ceiling.RPS
+		}
+		if rounds > 1 {
+			for _, p := range measured {
+				res.Rounds = append(res.Rounds, Round{ServiceRPS: p.service.RPS, CeilingRPS: p.ceiling.RPS, Ratio: ratioOf(p)})
+			}
+			b.logf("%s: ratios of %d rounds: %s", s.id, rounds, roundRatios(res.Rounds))
+		}
+		median := medianRound(measured, ratioOf)
+		res.Service = median.service
+		if measureCeiling != nil {
+			c := median.ceiling
 			res.Ceiling = &c
 		}
-		if s.ceilingHTTP != nil {
-			c, err := b.measureHTTP(ctx, *s.ceilingHTTP, b.ceiling.pid(), "bare Gin handler, same bytes")
-			if err != nil {
-				return fmt.Errorf("%s ceiling: %w", s.id, err)
-			}
-			res.Ceiling = &c
-		} else {
+		if s.ceilingHTTP == nil {
+			// pgbench on the captured SQL: the ceiling of a workload with
+			// no HTTP one, else the database's own figure beside it.
 			c, ok := caps[s.id]
 			if !ok {
 				return fmt.Errorf("%s: no captured SQL", s.id)
