@@ -148,5 +148,5 @@ func decodeEntry(b []byte) (eodjson.Page, error) {
 	if len(b) < 14 || b[12] != '[' || b[len(b)-1] != ']' {
 		return eodjson.Page{}, errCorrupt
 	}
-	return eodjson.Page{Total: int64(binary.BigEndian.Uint64(b)), Count: int(binary.BigEndian.Uint32(b[8:])), Data: b[12:]}, nil
+	return eodjson.Decoded(b[12:], int(binary.BigEndian.Uint32(b[8:])), int64(binary.BigEndian.Uint64(b))), nil
 }

@@ -22,6 +22,9 @@ type Page struct {
 	Data  []byte // JSON array of records
 	Count int
 	Total int64
+	// closed is Data followed by '}' in the same memory (see Closed); nil
+	// for a page not made by Encode or Decoded.
+	closed []byte
 	// derived, shared by copies of a cached page, keeps one value the HTTP
 	// layer derives from the page (its ETag), so repeated hits of the same
 	// page need not recompute it.
@@ -55,10 +58,21 @@ func (e Page) Derived(key []byte, compute func() string) string {
 	return v
 }
 
+// Closed returns Data followed by '}', the brace that closes the envelope
+// an answer wraps the page in. For a page made by Encode or Decoded it is
+// the page's own memory, so an answer goes out as its envelope's head and
+// this, without a copy of the page (37 KB for 100 records) per hit.
+func (e Page) Closed() []byte {
+	if e.closed != nil {
+		return e.closed
+	}
+	return append(e.Data[:len(e.Data):len(e.Data)], '}')
+}
+
 // Encode encodes a page.
 func Encode(p marketdata.EODPage) Page {
 	// ~420 bytes per record keeps appends from regrowing the buffer.
-	b := make([]byte, 0, 2+len(p.Bars)*420)
+	b := make([]byte, 0, 3+len(p.Bars)*420)
 	b = append(b, '[')
 	for i := range p.Bars {
 		if i > 0 {
@@ -66,8 +80,15 @@ func Encode(p marketdata.EODPage) Page {
 		}
 		b = AppendBar(b, &p.Bars[i])
 	}
-	b = append(b, ']')
-	return Page{Data: b, Count: len(p.Bars), Total: p.Total}
+	b = append(b, ']', '}')
+	return Page{Data: b[: len(b)-1 : len(b)-1], Count: len(p.Bars), Total: p.Total, closed: b}
+}
+
+// Decoded is the page whose JSON array is data, as a cache read it back;
+// data becomes the page's.
+func Decoded(data []byte, count int, total int64) Page {
+	closed := append(data, '}')
+	return Page{Data: closed[:len(data):len(data)], Count: count, Total: total, closed: closed}
 }
 
 // AppendBar appends one end-of-day record in marketstack's field order,

@@ -34,3 +34,34 @@ func TestEncode(t *testing.T) {
 		}
 	}
 }
+
+// Closed is the page and the envelope's closing brace whatever made the
+// page, and what a caller appends to Data never reaches it: Data's
+// capacity ends at its length.
+func TestClosedIsDataAndBrace(t *testing.T) {
+	bar := marketdata.Bar{Symbol: "AAPL", Date: time.Date(2024, 1, 2, 0, 0, 0, 0, time.UTC), Close: 185.64}
+	encoded := Encode(marketdata.EODPage{Bars: []marketdata.Bar{bar}, Total: 1})
+	for _, c := range []struct {
+		name string
+		page Page
+	}{
+		{"encoded", encoded},
+		{"decoded", Decoded(append([]byte(nil), encoded.Data...), 1, 1)},
+		{"built", Page{Data: []byte("[]")}},
+	} {
+		data := string(c.page.Data)
+		if got := string(c.page.Closed()); got != data+"}" {
+			t.Errorf("%s: Closed() = %q, want %q", c.name, got, data+"}")
+		}
+		if cap(c.page.Data) != len(c.page.Data) && c.name != "built" {
+			t.Errorf("%s: Data has room (cap %d, len %d): an append would write over the brace", c.name, cap(c.page.Data), len(c.page.Data))
+		}
+		_ = append(c.page.Data, 'x')
+		if got := string(c.page.Closed()); got != data+"}" {
+			t.Errorf("%s: after an append to Data, Closed() = %q", c.name, got)
+		}
+		if string(c.page.Data) != data {
+			t.Errorf("%s: Data changed to %q", c.name, c.page.Data)
+		}
+	}
+}

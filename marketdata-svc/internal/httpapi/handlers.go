@@ -17,31 +17,22 @@ import (
 )
 
 // sendEOD answers an EOD query with marketstack's envelope. On a cache hit
-// this is the whole per-request work: a few appends around cached bytes.
+// this is the whole per-request work: the envelope's head, then the cached
+// page closed by its brace, each written as it is, so that no page is
+// copied per hit.
 func (s *Server) sendEOD(c *gin.Context, q marketdata.EODQuery) {
 	enc, err := s.eodPages.EncodedEOD(c.Request.Context(), q)
 	if err != nil {
 		s.writeError(c, err)
 		return
 	}
-	buf, _ := s.bodies.Get().(*[]byte)
-	if buf == nil {
-		buf = new([]byte)
-	}
-	b := appendPagination((*buf)[:0], q.Limit, q.Offset, enc.Count, enc.Total)
-	b = append(b, enc.Data...)
-	b = append(b, '}')
+	head := appendPagination(make([]byte, 0, 128), q.Limit, q.Offset, enc.Count, enc.Total)
+	tail := enc.Closed()
 	// The body is the page plus limit and offset: a cached page keeps its
 	// tag, and hits do not hash tens of kilobytes each.
 	var key [32]byte
-	etag := enc.Derived(appendEnvelopeKey(key[:0], q.Limit, q.Offset), func() string { return etagOf(b) })
-	sendTaggedJSON(c, b, etag, cacheMarketData)
-	// The writer has copied the body: the buffer serves the next answer,
-	// unless it grew past what is worth keeping.
-	if cap(b) <= maxPooledBody {
-		*buf = b
-		s.bodies.Put(buf)
-	}
+	etag := enc.Derived(appendEnvelopeKey(key[:0], q.Limit, q.Offset), func() string { return etagOf(head, tail) })
+	sendTaggedJSON(c, etag, cacheMarketData, head, tail)
 }
 
 // appendEnvelopeKey appends the name of what an EOD body adds to its page.
@@ -51,9 +42,6 @@ func appendEnvelopeKey(b []byte, limit, offset int) []byte {
 	b = append(b, ':')
 	return strconv.AppendInt(b, int64(offset), 10)
 }
-
-// maxPooledBody bounds the response buffers kept for reuse.
-const maxPooledBody = 1 << 20
 
 // eodList serves /v1/eod and /v1/eod/latest.
 func (s *Server) eodList(latest bool) gin.HandlerFunc {

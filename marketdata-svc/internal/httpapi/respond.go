@@ -23,14 +23,19 @@ const (
 // exact bytes, so equal bytes give equal tags across instances) and
 // cacheControl, or 304 when If-None-Match already names the tag.
 func sendJSON(c *gin.Context, body []byte, cacheControl string) {
-	sendTaggedJSON(c, body, etagOf(body), cacheControl)
+	sendTaggedJSON(c, etagOf(body), cacheControl, body)
 }
 
-// etagOf is the strong ETag of body.
-func etagOf(body []byte) string {
+// etagOf is the strong ETag of the body made of parts, in order.
+func etagOf(parts ...[]byte) string {
+	var d xxhash.Digest
+	d.Reset()
+	for _, p := range parts {
+		_, _ = d.Write(p) // never fails
+	}
+	sum := d.Sum64()
 	var tag [18]byte
 	tag[0], tag[17] = '"', '"'
-	sum := xxhash.Sum64(body)
 	for i := 16; i >= 1; i-- {
 		tag[i] = hexDigit[sum&0xf]
 		sum >>= 4
@@ -38,8 +43,10 @@ func etagOf(body []byte) string {
 	return string(tag[:])
 }
 
-// sendTaggedJSON is sendJSON with body's ETag already known.
-func sendTaggedJSON(c *gin.Context, body []byte, tag, cacheControl string) {
+// sendTaggedJSON is sendJSON with the ETag already known, for a body
+// made of parts, written in order: a cached page goes out from the cache's
+// memory, not copied into one buffer first.
+func sendTaggedJSON(c *gin.Context, tag, cacheControl string, parts ...[]byte) {
 	h := c.Writer.Header()
 	// The ETag and the length share one backing array: one allocation.
 	v := [...]string{tag, ""}
@@ -50,10 +57,18 @@ func sendTaggedJSON(c *gin.Context, body []byte, tag, cacheControl string) {
 		return
 	}
 	h[hdrContentType] = jsonContentType
-	v[1] = strconv.Itoa(len(body))
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	v[1] = strconv.Itoa(n)
 	h[hdrContentLength] = v[1:2:2]
 	c.Status(http.StatusOK)
-	_, _ = c.Writer.Write(body)
+	for _, p := range parts {
+		if _, err := c.Writer.Write(p); err != nil {
+			return // the client left
+		}
+	}
 }
 
 // Header keys in canonical form. Answers assign them to the header map

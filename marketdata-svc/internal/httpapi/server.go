@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -70,9 +69,6 @@ type Server struct {
 	openapiV2   []byte
 	docs        *apidocs.Pages
 	cors        *corsPolicy
-	// bodies holds EOD response buffers (*[]byte): a cache hit then
-	// allocates no buffer of the page's size per request.
-	bodies sync.Pool
 	// limitHeaders keeps the last limits' header values (see rateLimit).
 	limitHeaders atomic.Pointer[limitHeaders]
 }
