@@ -168,9 +168,8 @@ func (c *checker) workloads(r *Rendered, sources map[string]ServiceSource) {
 	seen := map[string]bool{}
 	for _, d := range r.Deployments {
 		where := "Deployment " + d.Name
-		src, ok := sources[d.Spec.Template.Labels[nameLabel]]
+		src, ok := c.serviceOf(where, d.Spec.Template.Labels, sources)
 		if !ok {
-			c.failf("%s: template label %s=%q names no known service", where, nameLabel, d.Spec.Template.Labels[nameLabel])
 			continue
 		}
 		seen[src.Name] = true
@@ -184,9 +183,8 @@ func (c *checker) workloads(r *Rendered, sources map[string]ServiceSource) {
 	}
 	for _, j := range r.Jobs {
 		where := "Job " + j.Name
-		src, ok := sources[j.Spec.Template.Labels[nameLabel]]
+		src, ok := c.serviceOf(where, j.Spec.Template.Labels, sources)
 		if !ok {
-			c.failf("%s: template label %s=%q names no known service", where, nameLabel, j.Spec.Template.Labels[nameLabel])
 			continue
 		}
 		c.podSpec(where, &j.Spec.Template.Spec, src, r)
@@ -200,6 +198,16 @@ func (c *checker) workloads(r *Rendered, sources map[string]ServiceSource) {
 			c.failf("no Deployment runs %s", name)
 		}
 	}
+}
+
+// serviceOf returns the service a pod template runs, named by its
+// nameLabel; a template naming none of sources fails the check.
+func (c *checker) serviceOf(where string, templateLabels map[string]string, sources map[string]ServiceSource) (ServiceSource, bool) {
+	src, ok := sources[templateLabels[nameLabel]]
+	if !ok {
+		c.failf("%s: template label %s=%q names no known service", where, nameLabel, templateLabels[nameLabel])
+	}
+	return src, ok
 }
 
 // preRollout checks that a migration Job and every object it needs carry

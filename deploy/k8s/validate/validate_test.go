@@ -212,6 +212,12 @@ func TestChecksCatchMistakes(t *testing.T) {
 		{"selector", func(r *Rendered) {
 			r.Deployments[0].Spec.Selector.MatchLabels["app.kubernetes.io/component"] = "other"
 		}, "does not match template labels"},
+		{"deployment of no known service", func(r *Rendered) {
+			r.Deployments[0].Spec.Template.Labels[nameLabel] = "nothing"
+		}, `template label app.kubernetes.io/name="nothing" names no known service`},
+		{"job of no known service", func(r *Rendered) {
+			r.Jobs[0].Spec.Template.Labels[nameLabel] = "nothing"
+		}, `template label app.kubernetes.io/name="nothing" names no known service`},
 		{"grace period", func(r *Rendered) {
 			grace := int64(20)
 			r.Deployments[0].Spec.Template.Spec.TerminationGracePeriodSeconds = &grace

@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -37,14 +36,14 @@ func (e *e2e) client(t *testing.T, key string) *marketdataclient.Client {
 	t.Cleanup(hs.Close)
 	c, err := marketdataclient.New(hs.URL, marketdataclient.WithAccessKey(key), marketdataclient.WithHTTPClient(hs.Client()))
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("new client: %v", err)
 	}
 	return c
 }
 
 func TestEndToEndClient(t *testing.T) {
+	ctx := t.Context()
 	e := newE2E(t)
-	ctx := context.Background()
 	c := e.client(t, e.key)
 
 	t.Run("pages over every record", func(t *testing.T) {

@@ -90,13 +90,6 @@ import (
 	"time"
 )
 
-// Refusals. The HTTP layer maps them to 429 rate_limit_reached and
-// usage_limit_reached.
-var (
-	ErrRateLimited  = errors.New("rate limit reached")
-	ErrUsageLimited = errors.New("monthly usage limit reached")
-)
-
 // Decision is the outcome of one request against a key's limits, with what
 // the RateLimit and X-RateLimit-* headers report.
 type Decision struct {
@@ -123,6 +116,13 @@ type Decision struct {
 	// and the request was let through: the service fails open.
 	Degraded bool
 }
+
+// Refusals. The HTTP layer maps them to 429 rate_limit_reached and
+// usage_limit_reached.
+var (
+	ErrRateLimited  = errors.New("rate limit reached")
+	ErrUsageLimited = errors.New("monthly usage limit reached")
+)
 
 // monthWindow returns the month key of now (UTC), the time to the next
 // month and the month's length.
