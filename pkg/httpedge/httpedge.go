@@ -7,7 +7,6 @@
 package httpedge
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"time"
@@ -70,15 +69,18 @@ func RequestIDOf(c *gin.Context) string {
 }
 
 // Timeout bounds the request's context, and with it every database and
-// cache call made for it; zero means no bound.
+// cache call made for it; zero means no bound. The context reports its
+// deadline at once, but arms a timer only when something waits on it (see
+// deadlineCtx).
 func Timeout(d time.Duration) gin.HandlerFunc {
+	ended := endedCtx()
 	return func(c *gin.Context) {
 		if d <= 0 {
 			c.Next()
 			return
 		}
-		ctx, cancel := context.WithTimeout(c.Request.Context(), d)
-		defer cancel()
+		ctx := &deadlineCtx{Context: c.Request.Context(), deadline: time.Now().Add(d), ended: ended}
+		defer ctx.end()
 		c.Request = c.Request.WithContext(ctx)
 		c.Next()
 	}
