@@ -113,7 +113,7 @@ func NewAuthenticator(o Options) *Authenticator {
 // key and ErrInvalidKey for a malformed, unknown, revoked or expired one; any
 // other error comes from the store.
 func (a *Authenticator) Verify(ctx context.Context, key string) (Principal, error) {
-	return a.verify(ctx, key, "")
+	return a.verify(ctx, key, nil)
 }
 
 // verify is Verify for a request from client. With a throttle and a
@@ -121,25 +121,24 @@ func (a *Authenticator) Verify(ctx context.Context, key string) (Principal, erro
 // the throttle first (FailureThrottle.Reserve): a malformed key and a
 // failed lookup count against the client, a key in the cache or verified
 // within SeenTTL never meets the throttle.
-func (a *Authenticator) verify(ctx context.Context, key, client string) (Principal, error) {
+func (a *Authenticator) verify(ctx context.Context, key string, client func() string) (Principal, error) {
 	if key == "" {
 		return Principal{}, ErrMissingKey
 	}
-	throttled := a.throttle != nil && client != ""
 	hash, err := Parse(a.prefix, key)
 	if err != nil {
-		if throttled {
-			if err := a.throttle.Check(client); err != nil {
+		if addr := a.clientAddr(client); addr != "" {
+			if err := a.throttle.Check(addr); err != nil {
 				return Principal{}, err
 			}
-			a.throttle.Fail(client)
+			a.throttle.Fail(addr)
 		}
 		return Principal{}, ErrInvalidKey
 	}
 	now := a.now()
 	p, ok := a.cache.get(hash, now)
 	if !ok {
-		if p, err = a.lookup(ctx, hash, client, now); err != nil {
+		if p, err = a.lookup(ctx, hash, a.clientAddr(client), now); err != nil {
 			return Principal{}, err
 		}
 	}
@@ -340,25 +339,29 @@ func FirstOf(sources ...CredentialSource) CredentialSource {
 // Authenticate verifies the credential a CredentialSource took from a
 // request: present reports whether the caller sent one at all, so that an
 // empty or badly formed credential counts as invalid (and, with a throttle,
-// as a failure of client) rather than as missing. client is the caller's
-// address for the failure throttle, or "" for none. It returns
+// as a failure of the client) rather than as missing. client returns the
+// caller's address for the failure throttle, or "" for none; it is called
+// only when a failure or a store lookup needs the address, so a request
+// with a recently verified key never works it out. It returns
 // ErrMissingKey, ErrInvalidKey, a *ThrottledError or a store error.
-func (a *Authenticator) Authenticate(ctx context.Context, key string, present bool, client string) (Principal, error) {
+func (a *Authenticator) Authenticate(ctx context.Context, key string, present bool, client func() string) (Principal, error) {
 	if !present {
 		return Principal{}, ErrMissingKey
 	}
-	if a.throttle == nil {
-		client = ""
-	}
 	if key == "" {
-		if client != "" {
-			a.throttle.Fail(client)
+		if addr := a.clientAddr(client); addr != "" {
+			a.throttle.Fail(addr)
 		}
 		return Principal{}, ErrInvalidKey
 	}
 	return a.verify(ctx, key, client)
 }
 
-// ThrottlesClients reports whether Authenticate counts failures by client
-// address, so that a caller works the address out only when it is used.
-func (a *Authenticator) ThrottlesClients() bool { return a.throttle != nil }
+// clientAddr returns the address client gives, or "" when failures are
+// not throttled.
+func (a *Authenticator) clientAddr(client func() string) string {
+	if a.throttle == nil || client == nil {
+		return ""
+	}
+	return client()
+}

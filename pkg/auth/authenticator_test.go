@@ -231,9 +231,9 @@ func TestCacheIsBounded(t *testing.T) {
 func serve(a *Authenticator, src CredentialSource, fail func(http.ResponseWriter, error), next http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key, present := src(r)
-		client := ""
-		if a.ThrottlesClients() {
-			client, _, _ = net.SplitHostPort(r.RemoteAddr)
+		client := func() string {
+			host, _, _ := net.SplitHostPort(r.RemoteAddr)
+			return host
 		}
 		p, err := a.Authenticate(r.Context(), key, present, client)
 		if err != nil {

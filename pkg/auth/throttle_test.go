@@ -124,7 +124,7 @@ func TestConcurrentBadKeysAreBounded(t *testing.T) {
 	var throttled atomic.Int64
 	for _, key := range keys {
 		wg.Go(func() {
-			_, err := a.verify(context.Background(), key, "10.0.0.1")
+			_, err := a.verify(context.Background(), key, from("10.0.0.1"))
 			if errors.Is(err, ErrThrottled) {
 				throttled.Add(1)
 			}
@@ -150,39 +150,39 @@ func TestValidKeyFromThrottledAddress(t *testing.T) {
 	a, store := throttledAuth(t, 3, &now)
 	known := newKey(t, store, Principal{AccountID: "acc", KeyID: "known"})
 	fresh := newKey(t, store, Principal{AccountID: "acc", KeyID: "fresh"})
-	if _, err := a.verify(context.Background(), known, "10.0.0.9"); err != nil {
+	if _, err := a.verify(context.Background(), known, from("10.0.0.9")); err != nil {
 		t.Fatal(err)
 	}
 	for range 10 {
-		_, _ = a.verify(context.Background(), unknownKey(t), "10.0.0.1")
+		_, _ = a.verify(context.Background(), unknownKey(t), from("10.0.0.1"))
 	}
 	// Known: never throttled, however often.
 	for range 5 {
-		if _, err := a.verify(context.Background(), known, "10.0.0.1"); err != nil {
+		if _, err := a.verify(context.Background(), known, from("10.0.0.1")); err != nil {
 			t.Fatalf("a recently verified key from a throttled address: %v", err)
 		}
 	}
 	// Fresh: the probe of this second was spent by the flood; it gets 429
 	// with Retry-After of at most a second, and succeeds a second later.
-	_, err := a.verify(context.Background(), fresh, "10.0.0.1")
+	_, err := a.verify(context.Background(), fresh, from("10.0.0.1"))
 	var te *ThrottledError
 	if !errors.As(err, &te) || te.RetryAfter > ProbeInterval {
 		t.Fatalf("fresh key while the probe is spent: %v, want 429 with Retry-After <= 1s", err)
 	}
 	now = now.Add(ProbeInterval)
-	if _, err := a.verify(context.Background(), fresh, "10.0.0.1"); err != nil {
+	if _, err := a.verify(context.Background(), fresh, from("10.0.0.1")); err != nil {
 		t.Fatalf("fresh key on the next probe: %v", err)
 	}
 	// And from then on it is known.
 	for range 3 {
-		if _, err := a.verify(context.Background(), fresh, "10.0.0.1"); err != nil {
+		if _, err := a.verify(context.Background(), fresh, from("10.0.0.1")); err != nil {
 			t.Fatalf("fresh key once verified: %v", err)
 		}
 	}
 	// The flood itself stays bounded: 3 + one probe per second.
 	before := store.calls
 	for range 50 {
-		_, _ = a.verify(context.Background(), unknownKey(t), "10.0.0.1")
+		_, _ = a.verify(context.Background(), unknownKey(t), from("10.0.0.1"))
 	}
 	if got := store.calls - before; got > 1 {
 		t.Errorf("50 more unknown keys in one second made %d lookups, want at most 1 probe", got)
@@ -201,13 +201,13 @@ func TestBurstOfANewKeyIsOneLookup(t *testing.T) {
 	store.delay = 20 * time.Millisecond
 	key := newKey(t, store, Principal{AccountID: "acc", KeyID: "burst"})
 	for range 19 { // one failure short of the limit
-		_, _ = a.verify(context.Background(), "tdn_malformed", "10.0.0.1")
+		_, _ = a.verify(context.Background(), "tdn_malformed", from("10.0.0.1"))
 	}
 	var wg sync.WaitGroup
 	var failed atomic.Int64
 	for range 60 {
 		wg.Go(func() {
-			if _, err := a.verify(context.Background(), key, "10.0.0.1"); err != nil {
+			if _, err := a.verify(context.Background(), key, from("10.0.0.1")); err != nil {
 				failed.Add(1)
 			}
 		})
@@ -231,10 +231,10 @@ func TestCallerLeavingDoesNotFailTheSharedLookup(t *testing.T) {
 	key := newKey(t, store, Principal{AccountID: "acc", KeyID: "shared"})
 	ctx, cancel := context.WithCancel(context.Background())
 	first := make(chan error, 1)
-	go func() { _, err := a.verify(ctx, key, "10.0.0.1"); first <- err }()
+	go func() { _, err := a.verify(ctx, key, from("10.0.0.1")); first <- err }()
 	time.Sleep(20 * time.Millisecond)
 	second := make(chan error, 1)
-	go func() { _, err := a.verify(context.Background(), key, "10.0.0.2"); second <- err }()
+	go func() { _, err := a.verify(context.Background(), key, from("10.0.0.2")); second <- err }()
 	time.Sleep(20 * time.Millisecond)
 	cancel()
 	if err := <-first; !errors.Is(err, context.Canceled) {
@@ -242,5 +242,41 @@ func TestCallerLeavingDoesNotFailTheSharedLookup(t *testing.T) {
 	}
 	if err := <-second; err != nil {
 		t.Errorf("the request that waited got %v", err)
+	}
+}
+
+// from is a client address source that always gives addr.
+func from(addr string) func() string { return func() string { return addr } }
+
+// TestClientAddressOnlyWhenNeeded: the address is worked out for a failure
+// or a store lookup, never for a key the authenticator has cached, and
+// never without a throttle.
+func TestClientAddressOnlyWhenNeeded(t *testing.T) {
+	store := &fakeStore{t: t}
+	a := NewAuthenticator(Options{Prefix: NotesPrefix, Store: store, CacheTTL: time.Minute,
+		Throttle: NewFailureThrottle(3, time.Minute, 100, nil)})
+	key := newKey(t, store, Principal{AccountID: "acc", KeyID: "k"})
+	calls := 0
+	client := func() string { calls++; return "10.0.0.1" }
+	steps := []struct {
+		name  string
+		key   string
+		calls int // calls of client by the end of the step
+	}{
+		{"first use: a store lookup", key, 1},
+		{"cached", key, 1},
+		{"cached again", key, 1},
+		{"malformed", "tdn_malformed", 2},
+		{"unknown: a store lookup", unknownKey(t), 3},
+	}
+	for _, s := range steps {
+		_, _ = a.Authenticate(context.Background(), s.key, true, client)
+		if calls != s.calls {
+			t.Fatalf("%s: client called %d times in all, want %d", s.name, calls, s.calls)
+		}
+	}
+	unthrottled := NewAuthenticator(Options{Prefix: NotesPrefix, Store: store})
+	for _, k := range []string{"tdn_malformed", unknownKey(t), key} {
+		_, _ = unthrottled.Authenticate(context.Background(), k, true, func() string { t.Error("address asked for without a throttle"); return "" })
 	}
 }

@@ -20,11 +20,7 @@ type ErrorWriter func(c *gin.Context, err error)
 func Middleware(a *auth.Authenticator, src auth.CredentialSource, writeErr ErrorWriter) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		key, present := src(c.Request)
-		client := ""
-		if a.ThrottlesClients() {
-			client = c.ClientIP()
-		}
-		p, err := a.Authenticate(c.Request.Context(), key, present, client)
+		p, err := a.Authenticate(c.Request.Context(), key, present, c.ClientIP)
 		if err != nil {
 			writeErr(c, err)
 			c.Abort()
