@@ -5,8 +5,9 @@
 package requestid
 
 import (
-	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
+	"math/rand/v2"
 )
 
 // Header carries the request id in both directions.
@@ -31,10 +32,15 @@ func Valid(id string) bool {
 	return true
 }
 
-// New returns a fresh id: 128 random bits in 32 hex digits.
+// New returns a fresh id: 128 random bits in 32 hex digits. They come from
+// math/rand/v2's generator, ChaCha8 seeded by the operating system: an id
+// must be unique, not secret, and at half of crypto/rand's cost
+// (BenchmarkNew: 80-110 against 160-175 ns here) every request without an
+// id of its own pays less for one.
 func New() string {
 	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand never fails on supported platforms
+	binary.LittleEndian.PutUint64(b[:8], rand.Uint64()) // #nosec G404 -- an id is unique, not secret
+	binary.LittleEndian.PutUint64(b[8:], rand.Uint64()) // #nosec G404 -- as above
 	return hex.EncodeToString(b[:])
 }
 

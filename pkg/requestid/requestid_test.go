@@ -34,3 +34,11 @@ func TestFromKeepsValidAndReplacesInvalid(t *testing.T) {
 		t.Errorf("replacement ids %q and %q: want two different valid 32-digit ids", a, b)
 	}
 }
+
+// BenchmarkNew is the cost of an id for a request that brings none.
+func BenchmarkNew(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = New()
+	}
+}
