@@ -128,7 +128,7 @@ func loadConfig(args []string, getenv func(string) string) (config, error) {
 		MDRate:      num("BENCH_MD_RATE", 100_000),
 		MDQuota:     int64(num("BENCH_MD_QUOTA", 2_000_000_000)),
 		ProfileSecs: num("BENCH_PROFILE_SECONDS", 6),
-		Rounds:      max(num("BENCH_ROUNDS", 3), 1),
+		Rounds:      max(num("BENCH_ROUNDS", 5), 1),
 		Cores:       runtime.NumCPU(),
 		// BENCH_PORT_OFFSET moves every listener, for a machine where
 		// something else holds the default ports.
