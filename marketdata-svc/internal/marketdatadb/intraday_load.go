@@ -82,6 +82,8 @@ type intradayCopy struct {
 	read    int64
 	symbols map[string]struct{}
 	months  map[time.Time]struct{}
+	// first and last are the earliest and latest minutes read.
+	first, last time.Time
 }
 
 func (c *intradayCopy) Next() bool {
@@ -92,6 +94,12 @@ func (c *intradayCopy) Next() bool {
 	c.read++
 	c.symbols[r.Symbol] = struct{}{}
 	ts := r.TS.UTC()
+	if c.read == 1 || ts.Before(c.first) {
+		c.first = ts
+	}
+	if c.read == 1 || ts.After(c.last) {
+		c.last = ts
+	}
 	c.months[time.Date(ts.Year(), ts.Month(), 1, 0, 0, 0, 0, time.UTC)] = struct{}{}
 	c.vals = append(c.vals[:0], int32(r.Line), r.Symbol, ts, r.Open, r.High, r.Low, r.Close, r.Volume)
 	return true
@@ -142,26 +150,8 @@ func (s *Store) applyIntraday(ctx context.Context, tx pgx.Tx, l IntradayLoad) (L
 	if err := s.ensureIntradayPartitions(ctx, sortedMonths(cs.months)); err != nil {
 		return res, err
 	}
-	sp, err := tx.Begin(ctx)
-	if err != nil {
-		return res, translate(err)
-	}
-	err = sp.QueryRow(ctx, `
-WITH up AS (
-  INSERT INTO intraday_bars AS b (symbol, ts, open, high, low, close, volume)
-  SELECT symbol, ts, open, high, low, close, volume FROM intraday_staging
-  ON CONFLICT (symbol, ts) DO UPDATE SET open = EXCLUDED.open, high = EXCLUDED.high,
-    low = EXCLUDED.low, close = EXCLUDED.close, volume = EXCLUDED.volume
-  WHERE (b.open, b.high, b.low, b.close, b.volume)
-    IS DISTINCT FROM (EXCLUDED.open, EXCLUDED.high, EXCLUDED.low, EXCLUDED.close, EXCLUDED.volume)
-  RETURNING 1
-)
-SELECT count(*) FROM up`).Scan(&res.BarsChanged)
-	if err != nil {
-		return res, intradayDuplicates(ctx, tx, sp, err)
-	}
-	if err := sp.Commit(ctx); err != nil {
-		return res, translate(err)
+	if res.BarsChanged, err = insertStagedIntraday(ctx, tx, cs); err != nil {
+		return res, err
 	}
 	tag, err := tx.Exec(ctx, `
 INSERT INTO tickers AS t (symbol, name, exchange_mic, has_intraday)
@@ -182,6 +172,65 @@ ON CONFLICT (symbol) DO UPDATE SET has_intraday = true WHERE NOT t.has_intraday`
 		return res, translate(err)
 	}
 	return res, nil
+}
+
+// insertStagedIntraday moves the staged minutes into intraday_bars and
+// returns how many it inserted or changed.
+//
+// Most loads bring minutes the table does not hold yet (the next day, a
+// new symbol). When no bar of the load's symbols lies in its time span,
+// a plain INSERT does the job: the upsert's conflict check before each
+// row and its comparison cost more than the insert itself (1M minutes:
+// 4.6 s against 2.6 s). Any unique violation of that INSERT (a minute
+// given twice, or a concurrent load of the same minutes) rolls it back to
+// its savepoint and the upsert runs instead, which tells the two apart.
+func insertStagedIntraday(ctx context.Context, tx pgx.Tx, cs *intradayCopy) (int64, error) {
+	var fresh bool
+	if err := tx.QueryRow(ctx, `SELECT NOT EXISTS (SELECT 1 FROM intraday_bars WHERE symbol = ANY($1) AND ts BETWEEN $2 AND $3)`,
+		sortedKeys(cs.symbols), cs.first, cs.last).Scan(&fresh); err != nil {
+		return 0, translate(err)
+	}
+	if fresh {
+		sp, err := tx.Begin(ctx)
+		if err != nil {
+			return 0, translate(err)
+		}
+		tag, err := sp.Exec(ctx, `INSERT INTO intraday_bars (symbol, ts, open, high, low, close, volume)
+SELECT symbol, ts, open, high, low, close, volume FROM intraday_staging`)
+		if err == nil {
+			return tag.RowsAffected(), translate(sp.Commit(ctx))
+		}
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || pgErr.Code != "23505" {
+			return 0, translate(err)
+		}
+		if err := sp.Rollback(ctx); err != nil {
+			return 0, translate(err)
+		}
+	}
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return 0, translate(err)
+	}
+	var changed int64
+	err = sp.QueryRow(ctx, `
+WITH up AS (
+  INSERT INTO intraday_bars AS b (symbol, ts, open, high, low, close, volume)
+  SELECT symbol, ts, open, high, low, close, volume FROM intraday_staging
+  ON CONFLICT (symbol, ts) DO UPDATE SET open = EXCLUDED.open, high = EXCLUDED.high,
+    low = EXCLUDED.low, close = EXCLUDED.close, volume = EXCLUDED.volume
+  WHERE (b.open, b.high, b.low, b.close, b.volume)
+    IS DISTINCT FROM (EXCLUDED.open, EXCLUDED.high, EXCLUDED.low, EXCLUDED.close, EXCLUDED.volume)
+  RETURNING 1
+)
+SELECT count(*) FROM up`).Scan(&changed)
+	if err != nil {
+		return 0, intradayDuplicates(ctx, tx, sp, err)
+	}
+	if err := sp.Commit(ctx); err != nil {
+		return 0, translate(err)
+	}
+	return changed, nil
 }
 
 func sortedMonths(m map[time.Time]struct{}) []time.Time {

@@ -242,6 +242,26 @@ func TestIntradayLoad(t *testing.T) {
 			t.Errorf("update: %+v %v", res, err)
 		}
 	})
+	t.Run("minutes after the stored ones are added beside them", func(t *testing.T) {
+		next := append(minutes("AAA", "2024-03-11 09:30", 10), minutes("BBB", "2024-03-11 09:30", 10)...)
+		res, err := s.ApplyIntraday(ctx, marketdatadb.IntradayLoad{Rows: marketdatadb.IntradayRows(next)})
+		if err != nil || res.BarsRead != 20 || res.BarsChanged != 20 || !res.Changed() {
+			t.Errorf("next day: %+v %v", res, err)
+		}
+		for _, sym := range []string{"AAA", "BBB"} {
+			p, err := s.Intraday(ctx, marketdata.IntradayQuery{Symbols: []string{sym}, FromDay: mustDay("2024-03-11"), Interval: 1, Limit: 100})
+			if err != nil || p.Total != 10 {
+				t.Errorf("%s on the next day: %d minutes, %v", sym, p.Total, err)
+			}
+		}
+	})
+	t.Run("a load over stored minutes adds only the new ones", func(t *testing.T) {
+		over := minutes("AAA", "2024-03-08 09:30", 40)[20:] // minutes 20-29 stored, unchanged
+		res, err := s.ApplyIntraday(ctx, marketdatadb.IntradayLoad{Rows: marketdatadb.IntradayRows(over)})
+		if err != nil || res.BarsRead != 20 || res.BarsChanged != 10 {
+			t.Errorf("overlap: %+v %v", res, err)
+		}
+	})
 	t.Run("a duplicate minute rolls the whole load back", func(t *testing.T) {
 		more := minutes("AAA", "2024-04-01 09:30", 5) // a new month, too
 		more = append(more, more[2])
@@ -250,6 +270,11 @@ func TestIntradayLoad(t *testing.T) {
 		var dup *marketdatadb.DuplicateMinutesError
 		if !errors.As(err, &dup) || len(dup.Duplicates) != 1 {
 			t.Fatalf("err %v", err)
+		}
+		// The new month takes the plain insert first; its unique
+		// violation must still end as the duplicate's report.
+		if d := dup.Duplicates[0]; !d.TS.Equal(more[2].TS) || len(d.Lines) != 2 || d.Lines[1] != 99 {
+			t.Errorf("duplicate %+v, want %s on lines [%d 99]", d, more[2].TS, more[2].Line)
 		}
 		p, err := s.Intraday(ctx, marketdata.IntradayQuery{Symbols: []string{"AAA"}, FromDay: mustDay("2024-04-01"), Interval: 1, Limit: 10})
 		if err != nil || p.Total != 0 {
