@@ -6,7 +6,7 @@ import (
 )
 
 func BenchmarkParse(b *testing.B) {
-	q := url.Values{"limit": {"100"}, "offset": {"200"}, "symbols": {"AAPL"}}
+	q := Values{"limit": {"100"}, "offset": {"200"}, "symbols": {"AAPL"}}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := Parse(q, bounds); err != nil {

@@ -35,10 +35,30 @@ type Page struct {
 // Bounded reports whether the page has a limit.
 func (p Page) Bounded() bool { return p.Limit > 0 }
 
+// Query is a request's query parameters as Parse reads them: the first
+// value given for a name, and how many values were given. url.Values serve
+// as Values; a service that reads its query without building a map (a map
+// and a slice per parameter, on every request) passes its own reader.
+type Query interface {
+	Lookup(name string) (first string, n int)
+}
+
+// Values is the Query of url.Values.
+type Values url.Values
+
+// Lookup implements Query.
+func (v Values) Lookup(name string) (string, int) {
+	vals := v[name]
+	if len(vals) == 0 {
+		return "", 0
+	}
+	return vals[0], len(vals)
+}
+
 // Parse reads limit and offset from q under b. A value that is repeated,
 // non-numeric, negative or over the maximum is a *fielderr.List entry
 // naming the parameter.
-func Parse(q url.Values, b Bounds) (Page, error) {
+func Parse(q Query, b Bounds) (Page, error) {
 	page := Page{Limit: b.DefaultLimit}
 	var errs fielderr.List
 	maxLimit := b.MaxLimit
@@ -63,7 +83,7 @@ func Parse(q url.Values, b Bounds) (Page, error) {
 
 // number reads the parameter name, if given, as a whole number from lo to
 // hi.
-func number(q url.Values, name string, lo, hi int) (int, bool, *fielderr.Field) {
+func number(q Query, name string, lo, hi int) (int, bool, *fielderr.Field) {
 	v, ok, err := single(q, name)
 	if err != nil || !ok {
 		return 0, false, err
@@ -78,15 +98,15 @@ func number(q url.Values, name string, lo, hi int) (int, bool, *fielderr.Field) 
 	return n, true, nil
 }
 
-func single(q url.Values, name string) (string, bool, *fielderr.Field) {
-	vals, ok := q[name]
+func single(q Query, name string) (string, bool, *fielderr.Field) {
+	v, n := q.Lookup(name)
 	switch {
-	case !ok:
+	case n == 0:
 		return "", false, nil
-	case len(vals) > 1:
+	case n > 1:
 		return "", false, &fielderr.Field{Name: name, Message: "must be given at most once"}
 	default:
-		return vals[0], true, nil
+		return v, true, nil
 	}
 }
 

@@ -27,7 +27,7 @@ func TestParse(t *testing.T) {
 	}
 	for _, c := range cases {
 		q, _ := url.ParseQuery(c.query)
-		got, err := Parse(q, c.b)
+		got, err := Parse(Values(q), c.b)
 		if err != nil || got != c.want {
 			t.Errorf("Parse(%q) = %+v, %v; want %+v", c.query, got, err, c.want)
 		}
@@ -50,7 +50,7 @@ func TestParseErrorsNameEachParameter(t *testing.T) {
 	}
 	for query, params := range cases {
 		q, _ := url.ParseQuery(query)
-		_, err := Parse(q, bounds)
+		_, err := Parse(Values(q), bounds)
 		var verr *fielderr.List
 		if !errors.As(err, &verr) {
 			t.Errorf("Parse(%q) err = %v, want *fielderr.List", query, err)
@@ -106,7 +106,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			return
 		}
-		p, err := Parse(q, bounds)
+		p, err := Parse(Values(q), bounds)
 		if err != nil {
 			var verr *fielderr.List
 			if !errors.As(err, &verr) || len(verr.Fields) == 0 {

@@ -19,6 +19,9 @@ const (
 	// defaultLimit and maxLimit are marketstack's page bounds.
 	defaultLimit = 100
 	maxLimit     = 1000
+	// maxQueryParams is the most parameters a query may have, as in
+	// url.ParseQuery.
+	maxQueryParams = 10_000
 )
 
 // pageBounds are the limit rules of every list endpoint.
@@ -29,27 +32,85 @@ var pageBounds = pagination.Bounds{DefaultLimit: defaultLimit, MaxLimit: maxLimi
 // parameter given twice is an error: silently picking one of two values
 // hides client bugs. Parameters nobody asks for are ignored, as marketstack
 // does.
+//
+// The parameters are kept as the pairs of the query, in order, not as
+// url.Values: a request names a handful, so a scan finds one as fast as
+// a map lookup, and the map and its slice per parameter were a third of
+// a cache hit's allocations. TestParseQueryAgreesWithURLParseQuery holds
+// the reading to net/url's.
 type queryParams struct {
-	values url.Values
+	pairs []queryPair
 	// errs holds at most one entry per parameter; Key is marketstack's
 	// error code of the parameter's context entry.
 	errs fielderr.List
+	// buf holds the pairs of a usual query without another allocation.
+	buf [8]queryPair
 }
 
-// newQueryParams starts reading q.
-func newQueryParams(q url.Values) *queryParams { return &queryParams{values: q} }
+// queryPair is one parameter of a query, unescaped.
+type queryPair struct{ name, value string }
 
-// parseQuery starts reading a raw query string. A malformed one (a ';'
-// separator, a bad %-escape) is an error of its own, "query": the standard
-// parser would silently drop the offending pair, and with it perhaps the
-// parameter the client meant.
+// newQueryParams starts reading q.
+func newQueryParams(q url.Values) *queryParams {
+	p := &queryParams{}
+	p.pairs = p.buf[:0]
+	for name, vals := range q {
+		for _, v := range vals {
+			p.pairs = append(p.pairs, queryPair{name, v})
+		}
+	}
+	return p
+}
+
+// parseQuery starts reading a raw query string as url.ParseQuery does. A
+// malformed one (a ';' separator, a bad %-escape) is an error of its own,
+// "query": the standard parser would silently drop the offending pair, and
+// with it perhaps the parameter the client meant.
 func parseQuery(raw string) *queryParams {
-	values, err := url.ParseQuery(raw)
-	p := &queryParams{values: values}
-	if err != nil {
+	p := &queryParams{}
+	p.pairs = p.buf[:0]
+	// net/url's bound: a longer query is refused whole.
+	malformed := strings.Count(raw, "&") >= maxQueryParams
+	if malformed {
+		raw = ""
+	}
+	for raw != "" {
+		var pair string
+		pair, raw, _ = strings.Cut(raw, "&")
+		if strings.Contains(pair, ";") {
+			malformed = true
+			continue
+		}
+		if pair == "" {
+			continue
+		}
+		name, value, _ := strings.Cut(pair, "=")
+		name, err1 := url.QueryUnescape(name)
+		value, err2 := url.QueryUnescape(value)
+		if err1 != nil || err2 != nil {
+			malformed = true
+			continue
+		}
+		p.pairs = append(p.pairs, queryPair{name, value})
+	}
+	if malformed {
 		p.fail("query", "malformed_query", "must be a well-formed query string: pairs separated by '&', valid %-escapes")
 	}
 	return p
+}
+
+// Lookup returns the first value of name and how many were given; it
+// makes p a pagination.Query.
+func (p *queryParams) Lookup(name string) (first string, n int) {
+	for _, q := range p.pairs {
+		if q.name == name {
+			if n == 0 {
+				first = q.value
+			}
+			n++
+		}
+	}
+	return first, n
 }
 
 // fail records a failing parameter unless it already failed.
@@ -64,15 +125,15 @@ func (p *queryParams) err() error { return p.errs.Err() }
 
 // single returns the one value of name, trimmed.
 func (p *queryParams) single(name string) (string, bool) {
-	vals, ok := p.values[name]
-	if !ok {
+	v, n := p.Lookup(name)
+	if n == 0 {
 		return "", false
 	}
-	if len(vals) > 1 {
+	if n > 1 {
 		p.fail(name, "duplicate_parameter", "must be given at most once")
 		return "", false
 	}
-	return strings.TrimSpace(vals[0]), true
+	return strings.TrimSpace(v), true
 }
 
 // symbols reads a required (or optional) comma-separated symbols list.
@@ -160,7 +221,7 @@ func (p *queryParams) search() string {
 
 // page reads limit and offset under pageBounds.
 func (p *queryParams) page() pagination.Page {
-	page, err := pagination.Parse(p.values, pageBounds)
+	page, err := pagination.Parse(p, pageBounds)
 	if ve, ok := errors.AsType[*fielderr.List](err); ok {
 		for _, e := range ve.Fields {
 			p.fail(e.Name, "invalid_"+e.Name, e.Message)

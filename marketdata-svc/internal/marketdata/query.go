@@ -27,7 +27,7 @@ func ParseSymbols(raw string) ([]string, error) {
 	if strings.Count(raw, ",") >= MaxSymbols*4 {
 		return nil, fmt.Errorf("at most %d symbols", MaxSymbols)
 	}
-	var out []string
+	out := make([]string, 0, min(strings.Count(raw, ",")+1, MaxSymbols))
 	for item := range strings.SplitSeq(raw, ",") {
 		item = strings.TrimSpace(item)
 		if item == "" {
@@ -64,17 +64,20 @@ func NormaliseSymbol(s string) (string, error) {
 	if s == "" || len(s) > MaxSymbolLen {
 		return "", fmt.Errorf("a symbol has 1 to %d characters", MaxSymbolLen)
 	}
-	buf := []byte(s)
-	for i, c := range buf {
-		switch {
+	lower := false
+	for i := range len(s) {
+		switch c := s[i]; {
 		case c >= 'a' && c <= 'z':
-			buf[i] = c - 'a' + 'A'
+			lower = true
 		case c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '-', c == '^':
 		default:
 			return "", fmt.Errorf("a symbol has only letters, digits, '.', '-' and '^'")
 		}
 	}
-	return string(buf), nil
+	if !lower {
+		return s, nil // most clients send symbols upper-case: no copy
+	}
+	return strings.ToUpper(s), nil
 }
 
 // ParseMIC checks a market identifier code (letters or digits; "INDX" is

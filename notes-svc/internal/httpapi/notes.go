@@ -224,7 +224,7 @@ func listQuery(c *gin.Context) (notes.ListQuery, pagination.Page, error) {
 			detail: "the query string is malformed (bad percent-encoding or a semicolon)"}
 	}
 	var fields fielderr.List
-	page, err := pagination.Parse(q, pagination.Bounds{MaxLimit: MaxListLimit})
+	page, err := pagination.Parse(pagination.Values(q), pagination.Bounds{MaxLimit: MaxListLimit})
 	var perr *fielderr.List
 	if errors.As(err, &perr) {
 		fields.Fields = append(fields.Fields, perr.Fields...)
