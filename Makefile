@@ -19,7 +19,7 @@ FUZZTIME ?= 50000x
 export GOWORK := off
 export CGO_ENABLED ?= 0
 
-.PHONY: run up down test unit fuzz lint build tidy clean stack-up stack-down test-images images compose-smoke k8s-validate k8s-apply faults security bench bench-go clients clients-check tc-test docs-browser monitoring-check monitoring-generate gateway-routes
+.PHONY: run up down test unit fuzz lint build tidy clean stack-up stack-down test-images images compose-smoke k8s-validate k8s-apply faults security bench bench-go clients clients-check tc-test docs-browser monitoring-check monitoring-generate gateway-routes duplicates
 
 ## run: start PostgreSQL, Redis, both services and the demo data; print how to call them
 run: build
@@ -123,6 +123,10 @@ faults:
 ## security: gosec (findings fixed or justified), staticcheck, govulncheck when its database answers
 security:
 	@scripts/security.sh
+
+## duplicates: the repeated-code budget (at most 40 pairs, 3 between the services) with the tool library's scanner
+duplicates:
+	@scripts/duplicates.sh
 
 stack-up:
 	@scripts/stack.sh up >/dev/null
