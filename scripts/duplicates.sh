@@ -11,9 +11,9 @@
 # runs on a copy of the working tree (the files git tracks plus the
 # untracked ones it does not ignore) in which each line inside a grouped
 # import is prefixed with `import `: every line keeps its number, so the
-# rows point at the real files. Measured on the revision the budget was
-# set at (e19593e), this reading gives the 75 pairs the structure issue
-# counted; read as is, the grouped imports made 95.
+# rows point at the real files. At e19593e, a few commits before the work
+# on the structure issue that set the budget, this reading gives the 75
+# pairs the issue counted; read as is, the scanner gave 95 there.
 #
 #   scripts/duplicates.sh   a self-test of the import marking on a small
 #                           tree, then the pairs and the totals against the
