@@ -72,6 +72,12 @@ if grep -q '^incomplete:' <<<"$out"; then
   exit 2
 fi
 pairs=$(head -n 1 <<<"$out" | awk '/^no duplicates/ {print 0; exit} {print $1}')
+case $pairs in
+'' | *[!0-9]*)
+  echo "duplicates: the scanner's first line is not a count of pairs; no verdict" >&2
+  exit 2
+  ;;
+esac
 cross=$(awk '$1 ~ /^D[0-9]+$/ && $3 == "~" {
     split($2, a, "/"); split($4, b, "/")
     if ((a[1] == "notes-svc" && b[1] == "marketdata-svc") || (a[1] == "marketdata-svc" && b[1] == "notes-svc")) n++
