@@ -317,11 +317,23 @@ func queryParam(raw, name string) (string, bool) {
 // unescapedEquals reports whether the query-escaped key k is a valid escape
 // that decodes to name; keys without escapes are compared as they are.
 func unescapedEquals(k, name string) bool {
-	if !strings.ContainsAny(k, "%+") {
+	if !hasEscapes(k) {
 		return k == name
 	}
 	uk, err := url.QueryUnescape(k)
 	return err == nil && uk == name
+}
+
+// hasEscapes reports whether a raw query name or value holds a '%' escape
+// or a '+' (a space): a byte loop, where strings.ContainsAny would build a
+// character set on each of the calls every request makes.
+func hasEscapes(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' || s[i] == '+' {
+			return true
+		}
+	}
+	return false
 }
 
 // FirstOf tries each source in turn and uses the first one that is present.

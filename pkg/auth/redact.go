@@ -9,9 +9,16 @@ import (
 // Redacted replaces every credential that Redact* helpers remove.
 const Redacted = "REDACTED"
 
-// credentialParams are query parameters that carry keys. access_key is
-// marketstack's; the others are common enough that a caller may try them.
-var credentialParams = map[string]bool{"access_key": true, "api_key": true, "apikey": true, "key": true, "token": true}
+// isCredentialParam reports whether lower, a lower-case parameter name,
+// carries keys. access_key is marketstack's; the others are common enough
+// that a caller may try them.
+func isCredentialParam(lower string) bool {
+	switch lower {
+	case "access_key", "api_key", "apikey", "key", "token":
+		return true
+	}
+	return false
+}
 
 // RedactQuery returns rawQuery with the values of credential parameters,
 // and of the extra parameters named (say, ones that quote private content),
@@ -25,21 +32,47 @@ func RedactQuery(rawQuery string, extra ...string) string {
 	return string(appendRedactedQuery(make([]byte, 0, len(rawQuery)+len(Redacted)), rawQuery, extra))
 }
 
+// Every access-log line redacts its URL, so the scans below are plain byte
+// loops: strings.IndexAny and ContainsAny build a character set on every
+// call, which made them most of the redaction's cost.
+
+// nextPair splits the first pair off a raw query, at the first '&' or ';'.
+func nextPair(q string) (pair, rest string) {
+	for i := 0; i < len(q); i++ {
+		if q[i] == '&' || q[i] == ';' {
+			return q[:i], q[i+1:]
+		}
+	}
+	return q, ""
+}
+
+// nameOf is the raw name of a pair, and whether the pair has a value.
+func nameOf(pair string) (name string, hasValue bool) {
+	for i := 0; i < len(pair); i++ {
+		if pair[i] == '=' {
+			return pair[:i], true
+		}
+	}
+	return pair, false
+}
+
 // needsRewrite reports whether RedactQuery changes rawQuery: a credential
 // or extra parameter is named, or separators (';', empty pairs) are
 // normalised away.
 func needsRewrite(rawQuery string, extra []string) bool {
-	if strings.Contains(rawQuery, ";") || strings.Contains(rawQuery, "&&") {
-		return true
+	for i := 0; i < len(rawQuery); i++ {
+		if c := rawQuery[i]; c == ';' || c == '&' && i+1 < len(rawQuery) && rawQuery[i+1] == '&' {
+			return true
+		}
 	}
+	// With no ';', pairs end at '&' alone.
 	for rest := rawQuery; rest != ""; {
-		var part string
-		part, rest, _ = strings.Cut(rest, "&")
-		if part == "" {
+		var pair string
+		pair, rest = nextPair(rest)
+		if pair == "" {
 			continue
 		}
-		name, _, _ := strings.Cut(part, "=")
-		if isRedactedName(name, extra) {
+		if name, _ := nameOf(pair); isRedactedName(name, extra) {
 			return true
 		}
 	}
@@ -52,13 +85,8 @@ func needsRewrite(rawQuery string, extra []string) bool {
 func appendRedactedQuery(dst []byte, rawQuery string, extra []string) []byte {
 	first := true
 	for rest := rawQuery; rest != ""; {
-		i := strings.IndexAny(rest, "&;")
-		part := rest
-		if i < 0 {
-			rest = ""
-		} else {
-			part, rest = rest[:i], rest[i+1:]
-		}
+		var part string
+		part, rest = nextPair(rest)
 		if part == "" {
 			continue
 		}
@@ -66,7 +94,7 @@ func appendRedactedQuery(dst []byte, rawQuery string, extra []string) []byte {
 			dst = append(dst, '&')
 		}
 		first = false
-		name, _, hasValue := strings.Cut(part, "=")
+		name, hasValue := nameOf(part)
 		if hasValue && isRedactedName(name, extra) {
 			dst = append(dst, name...)
 			dst = append(dst, '=')
@@ -82,35 +110,35 @@ func appendRedactedQuery(dst []byte, rawQuery string, extra []string) []byte {
 // a credential parameter or one of extra: unescaped when it is a valid
 // escape, trimmed and compared without regard to case.
 func isRedactedName(name string, extra []string) bool {
+	// The common name, short ASCII with nothing to unescape or trim, is
+	// lower-cased in one pass on the stack.
+	var buf [16]byte
+	if lower, ok := plainLower(buf[:0], name); ok {
+		// ASCII lower-casing keeps each letter in its case-folding class,
+		// so EqualFold against the name is EqualFold against lower.
+		return isCredentialParam(string(lower)) || slices.ContainsFunc(extra, func(e string) bool { return strings.EqualFold(e, name) })
+	}
 	decoded := name
-	if strings.ContainsAny(name, "%+") {
+	if hasEscapes(name) {
 		if d, err := url.QueryUnescape(name); err == nil {
 			decoded = d
 		}
 	}
-	decoded = strings.TrimSpace(decoded)
-	var buf [16]byte
-	if lower, ok := asciiLower(buf[:0], decoded); ok {
-		// ASCII lower-casing keeps each letter in its case-folding class,
-		// so EqualFold against the original is EqualFold against lower.
-		if credentialParams[string(lower)] {
-			return true
-		}
-		return slices.ContainsFunc(extra, func(e string) bool { return strings.EqualFold(e, decoded) })
-	}
-	lower := strings.ToLower(decoded)
-	return credentialParams[lower] || slices.ContainsFunc(extra, func(e string) bool { return strings.EqualFold(e, lower) })
+	lower := strings.ToLower(strings.TrimSpace(decoded))
+	return isCredentialParam(lower) || slices.ContainsFunc(extra, func(e string) bool { return strings.EqualFold(e, lower) })
 }
 
-// asciiLower appends s lower-cased to dst when s is ASCII and fits dst's
-// capacity; ok is false otherwise (the caller then takes the general path).
-func asciiLower(dst []byte, s string) ([]byte, bool) {
-	if len(s) > cap(dst) {
+// plainLower appends name lower-cased to dst when name needs no
+// unescaping or trimming (printable ASCII other than '%', '+' and space)
+// and fits dst's capacity; ok is false otherwise, and the caller takes the
+// general path.
+func plainLower(dst []byte, name string) ([]byte, bool) {
+	if len(name) > cap(dst) {
 		return nil, false
 	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x80 {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c <= ' ' || c >= 0x7f || c == '%' || c == '+' {
 			return nil, false
 		}
 		if 'A' <= c && c <= 'Z' {
@@ -127,18 +155,26 @@ func RedactURL(u *url.URL, extra ...string) string {
 	if u == nil {
 		return ""
 	}
-	path := u.EscapedPath()
 	if u.RawQuery == "" {
-		return path
+		return u.EscapedPath()
 	}
-	// One buffer and one string for the whole line's path.
 	var buf [256]byte
-	b := append(buf[:0], path...)
-	b = append(b, '?')
-	if needsRewrite(u.RawQuery, extra) {
-		b = appendRedactedQuery(b, u.RawQuery, extra)
-	} else {
-		b = append(b, u.RawQuery...)
+	return string(AppendRedactedURL(buf[:0], u, extra...))
+}
+
+// AppendRedactedURL appends RedactURL(u, extra...) to dst, for a caller
+// that builds a line of its own and need not make the string.
+func AppendRedactedURL(dst []byte, u *url.URL, extra ...string) []byte {
+	if u == nil {
+		return dst
 	}
-	return string(b)
+	dst = append(dst, u.EscapedPath()...)
+	if u.RawQuery == "" {
+		return dst
+	}
+	dst = append(dst, '?')
+	if needsRewrite(u.RawQuery, extra) {
+		return appendRedactedQuery(dst, u.RawQuery, extra)
+	}
+	return append(dst, u.RawQuery...)
 }

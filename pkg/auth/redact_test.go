@@ -78,6 +78,10 @@ func FuzzRedactQuery(f *testing.F) {
 	})
 }
 
+// referenceCredentials are the credential parameter names, as the
+// reference below matches them.
+var referenceCredentials = map[string]bool{"access_key": true, "api_key": true, "apikey": true, "key": true, "token": true}
+
 // redactQueryReference is RedactQuery as it was before it rewrote in one
 // pass: split, unescape, lower-case and join.
 func redactQueryReference(rawQuery string, extra ...string) string {
@@ -92,7 +96,7 @@ func redactQueryReference(rawQuery string, extra ...string) string {
 		if err != nil {
 			decoded = name
 		}
-		if lower := strings.ToLower(strings.TrimSpace(decoded)); credentialParams[lower] || slices.ContainsFunc(extra, func(e string) bool { return strings.EqualFold(e, lower) }) {
+		if lower := strings.ToLower(strings.TrimSpace(decoded)); referenceCredentials[lower] || slices.ContainsFunc(extra, func(e string) bool { return strings.EqualFold(e, lower) }) {
 			if hasValue {
 				parts[i] = name + "=" + Redacted
 			}
