@@ -3,6 +3,7 @@ package accesslog
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -20,7 +21,7 @@ func TestLineRedactsAndNamesTheCaller(t *testing.T) {
 	gin.SetMode(gin.TestMode)
 	var buf bytes.Buffer
 	e := gin.New()
-	e.Use(httpedge.RequestID(), Middleware(slog.New(slog.NewJSONHandler(&buf, nil)), "q"))
+	e.Use(httpedge.RequestID(), New(&buf, nil).Middleware("q"))
 	e.GET("/v1/things/:id", func(c *gin.Context) {
 		c.Request = c.Request.WithContext(auth.WithPrincipal(c.Request.Context(), auth.Principal{AccountID: "acc-1", KeyID: "key-1"}))
 		c.String(http.StatusTeapot, "body")
@@ -60,7 +61,7 @@ func TestUnmatchedMethodAndRouteAreBounded(t *testing.T) {
 	gin.SetMode(gin.TestMode)
 	var buf bytes.Buffer
 	e := gin.New()
-	e.Use(httpedge.RequestID(), Middleware(slog.New(slog.NewJSONHandler(&buf, nil))))
+	e.Use(httpedge.RequestID(), New(&buf, nil).Middleware())
 	e.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("BREW", "/"+strings.Repeat("x", 100), nil))
 	var got map[string]any
 	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
@@ -69,4 +70,49 @@ func TestUnmatchedMethodAndRouteAreBounded(t *testing.T) {
 	if got["method"] != "OTHER" || got["route"] != "unmatched" {
 		t.Errorf("method, route = %v, %v; want OTHER, unmatched", got["method"], got["route"])
 	}
+}
+
+func TestNoLineBelowTheLevel(t *testing.T) {
+	gin.SetMode(gin.TestMode)
+	for _, tc := range []struct {
+		level slog.Leveler
+		want  bool
+	}{{nil, true}, {slog.LevelDebug, true}, {slog.LevelInfo, true}, {slog.LevelWarn, false}, {slog.LevelError, false}} {
+		var buf bytes.Buffer
+		e := gin.New()
+		e.Use(httpedge.RequestID(), New(&buf, tc.level).Middleware())
+		e.GET("/x", func(c *gin.Context) { c.Status(http.StatusNoContent) })
+		e.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/x", nil))
+		if got := buf.Len() > 0; got != tc.want {
+			t.Errorf("level %v: wrote a line = %v, want %v", tc.level, got, tc.want)
+		}
+	}
+}
+
+func TestOneWritePerLine(t *testing.T) {
+	gin.SetMode(gin.TestMode)
+	var w countingWriter
+	e := gin.New()
+	e.Use(httpedge.RequestID(), New(&w, nil).Middleware())
+	e.GET("/x", func(c *gin.Context) { c.Status(http.StatusNoContent) })
+	for range 3 {
+		e.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/x?"+strings.Repeat("a", 40_000), nil))
+	}
+	if w.writes != 3 || strings.Count(w.buf.String(), "\n") != 3 {
+		t.Errorf("%d writes, %d lines; want 3 of each, whole", w.writes, strings.Count(w.buf.String(), "\n"))
+	}
+}
+
+// countingWriter counts Write calls.
+type countingWriter struct {
+	buf    bytes.Buffer
+	writes int
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.writes++
+	if !bytes.HasSuffix(p, []byte("\n")) {
+		return 0, errors.New("a write that is not a whole line")
+	}
+	return w.buf.Write(p)
 }

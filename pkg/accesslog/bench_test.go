@@ -16,7 +16,7 @@ import (
 
 // BenchmarkMiddleware is one access-logged request of the shape the
 // services serve most (an authenticated GET with an access_key), through
-// the services' own handler chain: slog's JSON handler behind a
+// the services' own handler chain: the access line behind a
 // flushwriter. Off is the same request with Info disabled, so the
 // difference is the line's whole cost.
 func BenchmarkMiddleware(b *testing.B) {
@@ -28,9 +28,8 @@ func BenchmarkMiddleware(b *testing.B) {
 		b.Run(level.name, func(b *testing.B) {
 			out := flushwriter.New(io.Discard, flushwriter.Options{})
 			defer out.Close()
-			log := slog.New(out.Handler(slog.NewJSONHandler(out, &slog.HandlerOptions{Level: level.level})))
 			e := gin.New()
-			e.Use(httpedge.RequestID(), Middleware(log, "q"))
+			e.Use(httpedge.RequestID(), New(out, level.level).Middleware("q"))
 			principal := auth.Principal{AccountID: "acc_01JD8Z3Q4W5E6R7T8Y9U0I1O2P", KeyID: "9012bf93-6445-4a70-b4d4-2b5f34fc098f"}
 			e.GET("/v1/eod", func(c *gin.Context) {
 				c.Request = c.Request.WithContext(auth.WithPrincipal(c.Request.Context(), principal))

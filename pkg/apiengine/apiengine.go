@@ -6,6 +6,7 @@
 package apiengine
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -26,8 +27,10 @@ type Options struct {
 	// TrustedProxies are the proxies whose forwarding headers count for
 	// the client address; empty trusts none.
 	TrustedProxies []string
-	// Log receives the access log and recovered panics.
+	// Log receives recovered panics.
 	Log *slog.Logger
+	// Access writes the access log, into the same stream as Log.
+	Access *accesslog.Log
 	// Registry receives the HTTP metrics (pkg/httpmetrics).
 	Registry prometheus.Registerer
 	// RequestTimeout bounds each request; zero means none.
@@ -66,6 +69,9 @@ func (h *Handler) ShuttingDown() bool { return h.shuttingDown.Load() }
 // handlers, then request id, access log, metrics, deadline, body drain and
 // panic recovery), then the routes.
 func New(o Options) (*Handler, error) {
+	if o.Access == nil || o.Log == nil {
+		return nil, errors.New("api engine: a logger and an access log are required")
+	}
 	metrics, err := httpmetrics.NewMetrics(o.Registry)
 	if err != nil {
 		return nil, fmt.Errorf("api engine: %w", err)
@@ -75,7 +81,7 @@ func New(o Options) (*Handler, error) {
 		return nil, fmt.Errorf("api engine: %w", err)
 	}
 	e.Use(o.Trace...)
-	e.Use(httpedge.RequestID(), accesslog.Middleware(o.Log, o.Private...), metrics.Middleware(),
+	e.Use(httpedge.RequestID(), o.Access.Middleware(o.Private...), metrics.Middleware(),
 		httpedge.Timeout(o.RequestTimeout), httpedge.DrainBody, recovery.Middleware(o.Log, httpedge.RequestIDOf, o.Fail))
 	o.Routes(e)
 	return &Handler{engine: e}, nil

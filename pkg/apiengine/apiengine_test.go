@@ -2,6 +2,7 @@ package apiengine_test
 
 import (
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/tickerdesk/tickerdesk/pkg/accesslog"
 	"github.com/tickerdesk/tickerdesk/pkg/apiengine"
 	"github.com/tickerdesk/tickerdesk/pkg/recovery"
 )
@@ -36,7 +38,7 @@ func TestEdgeOrder(t *testing.T) {
 		e.GET("/panic", func(*gin.Context) { panic("boom") })
 	}
 	h, err := apiengine.New(apiengine.Options{
-		Log: slog.New(slog.NewJSONHandler(&logged, nil)), Registry: reg, RequestTimeout: time.Second,
+		Log: slog.New(slog.NewJSONHandler(&logged, nil)), Access: accesslog.New(&logged, nil), Registry: reg, RequestTimeout: time.Second,
 		Private: []string{"q"},
 		Trace:   []gin.HandlerFunc{func(c *gin.Context) { order = append(order, "trace"); c.Next() }},
 		Fail: func(c *gin.Context, err error) {
@@ -78,15 +80,23 @@ func TestEdgeOrder(t *testing.T) {
 
 func TestBadTrustedProxy(t *testing.T) {
 	_, err := apiengine.New(apiengine.Options{TrustedProxies: []string{"not-an-address"}, Registry: prometheus.NewRegistry(),
-		Log: slog.Default(), Fail: func(*gin.Context, error) {}, Routes: func(*gin.Engine) {}})
-	if err == nil {
-		t.Fatal("a malformed trusted proxy was accepted")
+		Log: slog.Default(), Access: accesslog.New(io.Discard, nil), Fail: func(*gin.Context, error) {}, Routes: func(*gin.Engine) {}})
+	if err == nil || !strings.Contains(err.Error(), "trusted proxies") {
+		t.Fatalf("a malformed trusted proxy: err = %v", err)
 	}
 
 }
 
+func TestAccessLogIsRequired(t *testing.T) {
+	_, err := apiengine.New(apiengine.Options{Registry: prometheus.NewRegistry(), Log: slog.Default(),
+		Fail: func(*gin.Context, error) {}, Routes: func(*gin.Engine) {}})
+	if err == nil {
+		t.Fatal("an engine without an access log was built: its requests would go unlogged")
+	}
+}
+
 func TestShuttingDown(t *testing.T) {
-	h, err := apiengine.New(apiengine.Options{Registry: prometheus.NewRegistry(), Log: slog.Default(),
+	h, err := apiengine.New(apiengine.Options{Registry: prometheus.NewRegistry(), Log: slog.Default(), Access: accesslog.New(io.Discard, nil),
 		Fail: func(*gin.Context, error) {}, Routes: func(*gin.Engine) {}})
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package flushwriter
 
 import (
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -33,14 +32,9 @@ func BenchmarkAccessLoggedRequest(b *testing.B) {
 				fw = New(pw, Options{})
 				out = fw
 			}
-			h := slog.NewJSONHandler(out, nil)
-			log := slog.New(h)
-			if fw != nil {
-				log = slog.New(fw.Handler(h))
-			}
 			gin.SetMode(gin.ReleaseMode)
 			e := gin.New()
-			e.Use(httpedge.RequestID(), accesslog.Middleware(log))
+			e.Use(httpedge.RequestID(), accesslog.New(out, nil).Middleware())
 			e.GET("/v1/notes/:id", func(c *gin.Context) { c.String(http.StatusOK, "{}") })
 			req := httptest.NewRequest(http.MethodGet, "/v1/notes/note_01J9Z3?x=1", nil)
 			rec := httptest.NewRecorder()

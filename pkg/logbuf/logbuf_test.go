@@ -24,3 +24,13 @@ func TestConcurrentWrites(t *testing.T) {
 		t.Fatalf("%d lines, %d bytes; want 800 lines", n, b.Len())
 	}
 }
+
+func TestReset(t *testing.T) {
+	var b Buffer
+	_, _ = b.Write([]byte("old\n"))
+	b.Reset()
+	_, _ = b.Write([]byte("new\n"))
+	if b.String() != "new\n" {
+		t.Fatalf("after Reset: %q, want only what came after", b.String())
+	}
+}

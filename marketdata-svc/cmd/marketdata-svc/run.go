@@ -9,6 +9,7 @@ import (
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
+	"github.com/tickerdesk/tickerdesk/pkg/accesslog"
 	"github.com/tickerdesk/tickerdesk/pkg/cmdmain"
 	"github.com/tickerdesk/tickerdesk/pkg/flushwriter"
 	"github.com/tickerdesk/tickerdesk/pkg/healthcheck"
@@ -45,7 +46,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		out := flushwriter.New(stdout, flushwriter.Options{})
 		defer out.Close()
 		log = slog.New(out.Handler(slog.NewJSONHandler(out, &slog.HandlerOptions{Level: cfg.LogLevel})))
-		return serve(ctx, cfg, log, rest)
+		return serve(ctx, cfg, log, accesslog.New(out, cfg.LogLevel), rest)
 	case "migrate":
 		return migrate(ctx, cfg, log, rest)
 	case "keys":

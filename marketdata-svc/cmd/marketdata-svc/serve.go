@@ -20,6 +20,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/ratelimit"
+	"github.com/tickerdesk/tickerdesk/pkg/accesslog"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
 	"github.com/tickerdesk/tickerdesk/pkg/httpserve"
 	"github.com/tickerdesk/tickerdesk/pkg/tracing"
@@ -29,7 +30,9 @@ import (
 // readiness fails first, the server keeps serving for cfg.ShutdownDrain so
 // load balancers move away, then in-flight requests get up to
 // cfg.ShutdownTimeout to finish.
-func serve(ctx context.Context, cfg config.Config, log *slog.Logger, args []string) error {
+// serve runs the API until ctx ends. access writes the access log into
+// log's stream.
+func serve(ctx context.Context, cfg config.Config, log *slog.Logger, access *accesslog.Log, args []string) error {
 	if err := parseServeArgs(args); err != nil {
 		return err
 	}
@@ -96,7 +99,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, args []stri
 		tracker.Run(ctx, 30*time.Second, func(err error) { log.Warn("flush key last-used times", "err", err) })
 	})()
 
-	api, err := newAPI(cfg, log, reg, store, deps, tracker)
+	api, err := newAPI(cfg, log, access, reg, store, deps, tracker)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
@@ -245,7 +248,7 @@ func runInBackground(ctx context.Context, fn func(context.Context)) (stop func()
 }
 
 // newAPI builds the HTTP API on the store and the shared state.
-func newAPI(cfg config.Config, log *slog.Logger, reg *prometheus.Registry, store *marketdatadb.Store, deps serveDeps, tracker *auth.LastUsedTracker) (*httpapi.Server, error) {
+func newAPI(cfg config.Config, log *slog.Logger, access *accesslog.Log, reg *prometheus.Registry, store *marketdatadb.Store, deps serveDeps, tracker *auth.LastUsedTracker) (*httpapi.Server, error) {
 	return httpapi.NewServer(httpapi.Options{
 		Store:    deps.cache,
 		EODPages: deps.cache,
@@ -257,6 +260,7 @@ func newAPI(cfg config.Config, log *slog.Logger, reg *prometheus.Registry, store
 		Ping:           store.Ping,
 		CacheStatus:    deps.cache.Status,
 		Logger:         log,
+		AccessLog:      access,
 		Registry:       reg,
 		TrustedProxies: cfg.TrustedProxies,
 		CORSOrigins:    cfg.CORSOrigins,

@@ -15,6 +15,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/httpapi"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/ratelimit"
+	"github.com/tickerdesk/tickerdesk/pkg/accesslog"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
 )
 
@@ -56,9 +57,10 @@ func BenchmarkEODCacheHit(b *testing.B) {
 	store.keys[hash] = auth.Principal{AccountID: "bench", KeyID: "k1", Scopes: []string{"eod", "tickers"}, RatePerSecond: 1_000_000_000, MonthlyQuota: 1 << 60}
 	reg := prometheus.NewRegistry()
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	access := accesslog.New(io.Discard, nil)
 	cached := cache.NewLocal(store, fixedVersion(1), 100, cache.Options{Registry: reg})
 	srv, err := httpapi.NewServer(httpapi.Options{
-		Store: cached, EODPages: cached, Limiter: ratelimit.NewLocal(reg, nil), Logger: log, Registry: reg,
+		Store: cached, EODPages: cached, Limiter: ratelimit.NewLocal(reg, nil), Logger: log, AccessLog: access, Registry: reg,
 		Auth: auth.NewAuthenticator(auth.Options{Prefix: auth.MarketDataPrefix, Store: store, CacheTTL: time.Minute}),
 	})
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/ratelimit"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/testenv"
+	"github.com/tickerdesk/tickerdesk/pkg/accesslog"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
 	"github.com/tickerdesk/tickerdesk/pkg/logbuf"
 	"github.com/tickerdesk/tickerdesk/pkg/tracing"
@@ -162,6 +163,7 @@ func newE2EWith(t *testing.T, o e2eOptions) *e2e {
 		Ping:        store.Ping,
 		CacheStatus: cached.Status,
 		Logger:      log,
+		AccessLog:   accesslog.New(logs, nil),
 		Registry:    reg,
 		CORSOrigins: o.cors,
 		Trace:       o.tracing.Middleware(),

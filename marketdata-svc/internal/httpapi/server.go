@@ -16,6 +16,7 @@ import (
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/ratelimit"
+	"github.com/tickerdesk/tickerdesk/pkg/accesslog"
 	"github.com/tickerdesk/tickerdesk/pkg/apidocs"
 	"github.com/tickerdesk/tickerdesk/pkg/apiengine"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
@@ -39,8 +40,10 @@ type Options struct {
 	// CacheStatus reports the cache backend for /readyz ("ok",
 	// "unavailable", "in-process"); it never fails readiness, because the
 	// service answers from the database without its cache.
-	CacheStatus    func(ctx context.Context) string
-	Logger         *slog.Logger
+	CacheStatus func(ctx context.Context) string
+	Logger      *slog.Logger
+	// AccessLog writes a line per request into Logger's stream.
+	AccessLog      *accesslog.Log
 	Registry       *prometheus.Registry
 	TrustedProxies []string
 	// CORSOrigins are the browser origins allowed to call the API ("*" for
@@ -75,8 +78,8 @@ type Server struct {
 
 // NewServer builds the server and its router.
 func NewServer(o Options) (*Server, error) {
-	if o.Store == nil || o.Auth == nil || o.Limiter == nil || o.Logger == nil || o.Registry == nil {
-		return nil, errors.New("new server: store, auth, limiter, logger and registry are required")
+	if o.Store == nil || o.Auth == nil || o.Limiter == nil || o.Logger == nil || o.AccessLog == nil || o.Registry == nil {
+		return nil, errors.New("new server: store, auth, limiter, logger, access log and registry are required")
 	}
 	doc, err := OpenAPIJSON()
 	if err != nil {
@@ -106,7 +109,7 @@ func NewServer(o Options) (*Server, error) {
 	}
 	// The access log and the spans redact access_key (pkg/auth's
 	// credential parameters) from the URL.
-	s.Handler, err = apiengine.New(apiengine.Options{TrustedProxies: o.TrustedProxies, Log: o.Logger, Registry: o.Registry,
+	s.Handler, err = apiengine.New(apiengine.Options{TrustedProxies: o.TrustedProxies, Log: o.Logger, Access: o.AccessLog, Registry: o.Registry,
 		RequestTimeout: o.RequestTimeout, Trace: o.Trace, Fail: s.writeError, Routes: s.routes})
 	if err != nil {
 		return nil, fmt.Errorf("new server: %w", err)

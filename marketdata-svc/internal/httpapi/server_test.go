@@ -15,6 +15,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/httpapi"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/ratelimit"
+	"github.com/tickerdesk/tickerdesk/pkg/accesslog"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
 	"github.com/tickerdesk/tickerdesk/pkg/logbuf"
 )
@@ -61,11 +62,12 @@ func newServer(t *testing.T, store *fakeStore) (*httpapi.Server, *logbuf.Buffer)
 	logs := &logbuf.Buffer{}
 	fixed := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
 	srv, err := httpapi.NewServer(httpapi.Options{
-		Store:    store,
-		Auth:     auth.NewAuthenticator(auth.Options{Prefix: auth.MarketDataPrefix, Store: store}),
-		Limiter:  ratelimit.NewLocal(nil, func() time.Time { return fixed }),
-		Logger:   slog.New(slog.NewJSONHandler(logs, nil)),
-		Registry: prometheus.NewRegistry(),
+		Store:     store,
+		Auth:      auth.NewAuthenticator(auth.Options{Prefix: auth.MarketDataPrefix, Store: store}),
+		Limiter:   ratelimit.NewLocal(nil, func() time.Time { return fixed }),
+		Logger:    slog.New(slog.NewJSONHandler(logs, nil)),
+		AccessLog: accesslog.New(logs, nil),
+		Registry:  prometheus.NewRegistry(),
 	})
 	if err != nil {
 		t.Fatal(err)

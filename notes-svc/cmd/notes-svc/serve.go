@@ -17,6 +17,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/httpapi"
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notesdb"
+	"github.com/tickerdesk/tickerdesk/pkg/accesslog"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
 	"github.com/tickerdesk/tickerdesk/pkg/flushwriter"
 	"github.com/tickerdesk/tickerdesk/pkg/httpserve"
@@ -84,7 +85,7 @@ func serve(ctx context.Context, cfg config.Config, stdout io.Writer) error {
 	})
 	gin.SetMode(gin.ReleaseMode)
 	api, err := httpapi.NewServer(httpapi.Options{
-		Notes: notes.NewService(store, nil).WithListLimiter(listings), Auth: authn, Ping: store.Ping, DB: db, Log: log,
+		Notes: notes.NewService(store, nil).WithListLimiter(listings), Auth: authn, Ping: store.Ping, DB: db, Log: log, AccessLog: accesslog.New(out, cfg.LogLevel),
 		RequestTimeout: cfg.RequestTimeout, TrustedProxies: cfg.TrustedProxies, Version: version, Trace: tr.Middleware(),
 	})
 	if err != nil {

@@ -26,6 +26,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notesdb"
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/testenv"
+	"github.com/tickerdesk/tickerdesk/pkg/accesslog"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
 	"github.com/tickerdesk/tickerdesk/pkg/logbuf"
 	"github.com/tickerdesk/tickerdesk/pkg/tracing"
@@ -152,7 +153,7 @@ func newEnv(t *testing.T, opts ...envOptions) *env {
 	authn := auth.NewAuthenticator(auth.Options{Prefix: auth.NotesPrefix, Store: e.store, CacheTTL: -1, OnVerified: e.tracker.Record})
 	e.api, err = httpapi.NewServer(httpapi.Options{
 		Notes: notes.NewService(e.store, nil).WithListLimiter(e.listings), Auth: authn, Ping: e.store.Ping, DB: db,
-		Log: slog.New(slog.NewJSONHandler(e.logs, nil)), RequestTimeout: o.requestTimeout, Version: "test",
+		Log: slog.New(slog.NewJSONHandler(e.logs, nil)), AccessLog: accesslog.New(e.logs, nil), RequestTimeout: o.requestTimeout, Version: "test",
 		Trace: o.tracing.Middleware(),
 	})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
+	"github.com/tickerdesk/tickerdesk/pkg/accesslog"
 	"github.com/tickerdesk/tickerdesk/pkg/apidocs"
 	"github.com/tickerdesk/tickerdesk/pkg/apiengine"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
@@ -29,6 +30,8 @@ type Options struct {
 	// DB, when set, has its pool statistics exported on /metrics.
 	DB  *sql.DB
 	Log *slog.Logger
+	// AccessLog writes a line per request into Log's stream.
+	AccessLog *accesslog.Log
 	// RequestTimeout bounds each API request; zero means none.
 	RequestTimeout time.Duration
 	// TrustedProxies are the proxies whose forwarding headers count for
@@ -56,8 +59,8 @@ type Server struct {
 
 // NewServer returns a Server for o.
 func NewServer(o Options) (*Server, error) {
-	if o.Notes == nil || o.Auth == nil || o.Ping == nil || o.Log == nil {
-		return nil, errors.New("new server: Notes, Auth, Ping and Log are required")
+	if o.Notes == nil || o.Auth == nil || o.Ping == nil || o.Log == nil || o.AccessLog == nil {
+		return nil, errors.New("new server: Notes, Auth, Ping, Log and AccessLog are required")
 	}
 	doc, err := openAPIJSON()
 	if err != nil {
@@ -77,7 +80,7 @@ func NewServer(o Options) (*Server, error) {
 		return nil, fmt.Errorf("new server: %w", err)
 	}
 	// q and tag quote note content, which never goes into logs or spans.
-	s.Handler, err = apiengine.New(apiengine.Options{TrustedProxies: o.TrustedProxies, Log: o.Log, Registry: s.registry,
+	s.Handler, err = apiengine.New(apiengine.Options{TrustedProxies: o.TrustedProxies, Log: o.Log, Access: o.AccessLog, Registry: s.registry,
 		RequestTimeout: o.RequestTimeout, Private: PrivateParams(), Trace: o.Trace, Fail: s.fail, Routes: s.routes})
 	if err != nil {
 		return nil, fmt.Errorf("new server: %w", err)

@@ -16,7 +16,9 @@ import (
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/httpapi"
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes/notestest"
+	"github.com/tickerdesk/tickerdesk/pkg/accesslog"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
+	"github.com/tickerdesk/tickerdesk/pkg/logbuf"
 )
 
 // keyStore knows the keys a test issued.
@@ -37,7 +39,7 @@ type harness struct {
 	srv        *httpapi.Server
 	store      *notestest.Store
 	alice, bob string // bearer keys
-	logs       *strings.Builder
+	logs       *logbuf.Buffer
 }
 
 func newHarness(t testing.TB) harness {
@@ -53,13 +55,13 @@ func newHarness(t testing.TB) harness {
 		keys[hash] = auth.Principal{AccountID: account, KeyID: "key_" + account, Scopes: []string{"notes:read", "notes:write"}}
 		return plain
 	}
-	h := harness{t: t, store: store, alice: issue("acct_alice"), bob: issue("acct_bob"), logs: &strings.Builder{}}
+	h := harness{t: t, store: store, alice: issue("acct_alice"), bob: issue("acct_bob"), logs: &logbuf.Buffer{}}
 	log := slog.New(slog.NewJSONHandler(h.logs, nil))
 	srv, err := httpapi.NewServer(httpapi.Options{
 		Notes: notes.NewService(store, nil).WithListLimiter(notes.NewListLimiter(2, 8, 0)),
 		Auth:  auth.NewAuthenticator(auth.Options{Prefix: auth.NotesPrefix, Store: keys}),
 		Ping:  func(context.Context) error { return nil },
-		Log:   log, Version: "test",
+		Log:   log, AccessLog: accesslog.New(h.logs, nil), Version: "test",
 	})
 	if err != nil {
 		t.Fatal(err)
