@@ -2,11 +2,15 @@ package jsonstring
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"log/slog"
 	"testing"
+	"time"
 )
 
-// reflective is what both functions must match byte for byte.
+// reflective is what Append and AppendNoHTMLEscape must match byte for
+// byte.
 func reflective(t testing.TB, s string, escapeHTML bool) []byte {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -17,6 +21,20 @@ func reflective(t testing.TB, s string, escapeHTML bool) []byte {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
+// viaSlog is s as the value of a string attribute in slog's JSON handler,
+// quotes included: what AppendSlog must match.
+func viaSlog(t testing.TB, s string) []byte {
+	var buf bytes.Buffer
+	r := slog.NewRecord(time.Time{}, slog.LevelInfo, "", 0)
+	r.AddAttrs(slog.String("k", s))
+	if err := slog.NewJSONHandler(&buf, nil).Handle(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	line := buf.Bytes()
+	start := bytes.Index(line, []byte(`"k":`)) + len(`"k":`)
+	return line[start : len(line)-len("}\n")]
+}
+
 func check(t testing.TB, s string) {
 	t.Helper()
 	if got, want := Append(nil, s), reflective(t, s, true); !bytes.Equal(got, want) {
@@ -24,6 +42,9 @@ func check(t testing.TB, s string) {
 	}
 	if got, want := AppendNoHTMLEscape(nil, s), reflective(t, s, false); !bytes.Equal(got, want) {
 		t.Errorf("AppendNoHTMLEscape(%q)\n got %s\nwant %s", s, got, want)
+	}
+	if got, want := AppendSlog(nil, s), viaSlog(t, s); !bytes.Equal(got, want) {
+		t.Errorf("AppendSlog(%q)\n got %s\nwant %s", s, got, want)
 	}
 }
 
@@ -42,8 +63,8 @@ func TestMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
-// FuzzAppend checks both escapers against encoding/json on any text, valid
-// UTF-8 or not.
+// FuzzAppend checks the escapers against encoding/json and slog on any
+// text, valid UTF-8 or not.
 func FuzzAppend(f *testing.F) {
 	for _, seed := range []string{"", "a\"b\\c", "\x00\u2028\xff", "🎉<>&", "\b\f"} {
 		f.Add(seed)
