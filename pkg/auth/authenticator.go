@@ -73,9 +73,9 @@ type Authenticator struct {
 	cache      *keyCache
 	onVerified func(Principal, time.Time)
 	throttle   *FailureThrottle
-	// seen holds the keys verified valid in the last SeenTTL: a client
-	// address over its failure limit still gets them looked up, since
-	// other callers' failures must not lock a known key out.
+	// seen holds the keys a lookup found valid in the last SeenTTL: a
+	// client address over its failure limit still gets them looked up,
+	// since other callers' failures must not lock a known key out.
 	seen *keyCache
 	now  func() time.Time
 
@@ -136,8 +136,8 @@ func (a *Authenticator) verify(ctx context.Context, key string, client func() st
 		return Principal{}, ErrInvalidKey
 	}
 	now := a.now()
-	p, ok := a.cache.get(hash, now)
-	if !ok {
+	p, cached := a.cache.get(hash, now)
+	if !cached {
 		if p, err = a.lookup(ctx, hash, a.clientAddr(client), now); err != nil {
 			return Principal{}, err
 		}
@@ -145,7 +145,13 @@ func (a *Authenticator) verify(ctx context.Context, key string, client func() st
 	if !p.usable(now) {
 		return Principal{}, ErrInvalidKey
 	}
-	a.seen.put(hash, Principal{}, now)
+	// A key is marked seen when a lookup finds it valid. A cached key was
+	// looked up less than MaxCacheTTL ago, well inside SeenTTL, so its mark
+	// stands; refreshing it on every request would put a lock and a map
+	// write on the hot path of every cache hit.
+	if !cached {
+		a.seen.put(hash, Principal{}, now)
+	}
 	if a.onVerified != nil {
 		a.onVerified(p, now)
 	}
