@@ -55,9 +55,12 @@ func (l *Log) enabled() bool {
 // method and route (through httpmetrics, so a client cannot choose them),
 // the path with its query redacted (pkg/auth's credential parameters, such
 // as access_key, plus the private ones named), status, bytes, duration in
-// whole microseconds, client address and, once authenticated, the account
-// and key ids.
-func (l *Log) Middleware(private ...string) gin.HandlerFunc {
+// whole microseconds, client address (clientIP's answer: gin's ClientIP
+// when nil) and, once authenticated, the account and key ids.
+func (l *Log) Middleware(clientIP func(*gin.Context) string, private ...string) gin.HandlerFunc {
+	if clientIP == nil {
+		clientIP = (*gin.Context).ClientIP
+	}
 	return func(c *gin.Context) {
 		start := time.Now()
 		c.Next()
@@ -77,7 +80,7 @@ func (l *Log) Middleware(private ...string) gin.HandlerFunc {
 			// Whole microseconds, which log queries can sum and compare
 			// without parsing a decimal.
 			durationUS: end.Sub(start).Microseconds(),
-			clientIP:   c.ClientIP(),
+			clientIP:   clientIP(c),
 		}
 		if p, ok := auth.PrincipalFrom(c.Request.Context()); ok {
 			ln.accountID, ln.keyID, ln.authenticated = p.AccountID, p.KeyID, true

@@ -21,7 +21,7 @@ func TestLineRedactsAndNamesTheCaller(t *testing.T) {
 	gin.SetMode(gin.TestMode)
 	var buf bytes.Buffer
 	e := gin.New()
-	e.Use(httpedge.RequestID(), New(&buf, nil).Middleware("q"))
+	e.Use(httpedge.RequestID(), New(&buf, nil).Middleware(nil, "q"))
 	e.GET("/v1/things/:id", func(c *gin.Context) {
 		c.Request = c.Request.WithContext(auth.WithPrincipal(c.Request.Context(), auth.Principal{AccountID: "acc-1", KeyID: "key-1"}))
 		c.String(http.StatusTeapot, "body")
@@ -61,7 +61,7 @@ func TestUnmatchedMethodAndRouteAreBounded(t *testing.T) {
 	gin.SetMode(gin.TestMode)
 	var buf bytes.Buffer
 	e := gin.New()
-	e.Use(httpedge.RequestID(), New(&buf, nil).Middleware())
+	e.Use(httpedge.RequestID(), New(&buf, nil).Middleware(nil))
 	e.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("BREW", "/"+strings.Repeat("x", 100), nil))
 	var got map[string]any
 	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
@@ -80,7 +80,7 @@ func TestNoLineBelowTheLevel(t *testing.T) {
 	}{{nil, true}, {slog.LevelDebug, true}, {slog.LevelInfo, true}, {slog.LevelWarn, false}, {slog.LevelError, false}} {
 		var buf bytes.Buffer
 		e := gin.New()
-		e.Use(httpedge.RequestID(), New(&buf, tc.level).Middleware())
+		e.Use(httpedge.RequestID(), New(&buf, tc.level).Middleware(nil))
 		e.GET("/x", func(c *gin.Context) { c.Status(http.StatusNoContent) })
 		e.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/x", nil))
 		if got := buf.Len() > 0; got != tc.want {
@@ -93,7 +93,7 @@ func TestOneWritePerLine(t *testing.T) {
 	gin.SetMode(gin.TestMode)
 	var w countingWriter
 	e := gin.New()
-	e.Use(httpedge.RequestID(), New(&w, nil).Middleware())
+	e.Use(httpedge.RequestID(), New(&w, nil).Middleware(nil))
 	e.GET("/x", func(c *gin.Context) { c.Status(http.StatusNoContent) })
 	for range 3 {
 		e.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/x?"+strings.Repeat("a", 40_000), nil))

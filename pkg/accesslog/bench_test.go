@@ -29,7 +29,7 @@ func BenchmarkMiddleware(b *testing.B) {
 			out := flushwriter.New(io.Discard, flushwriter.Options{})
 			defer out.Close()
 			e := gin.New()
-			e.Use(httpedge.RequestID(), New(out, level.level).Middleware("q"))
+			e.Use(httpedge.RequestID(), New(out, level.level).Middleware(nil, "q"))
 			principal := auth.Principal{AccountID: "acc_01JD8Z3Q4W5E6R7T8Y9U0I1O2P", KeyID: "9012bf93-6445-4a70-b4d4-2b5f34fc098f"}
 			e.GET("/v1/eod", func(c *gin.Context) {
 				c.Request = c.Request.WithContext(auth.WithPrincipal(c.Request.Context(), principal))

@@ -81,7 +81,7 @@ func New(o Options) (*Handler, error) {
 		return nil, fmt.Errorf("api engine: %w", err)
 	}
 	e.Use(o.Trace...)
-	e.Use(httpedge.RequestID(), o.Access.Middleware(o.Private...), metrics.Middleware(),
+	e.Use(httpedge.RequestID(), o.Access.Middleware(httpedge.ClientIP(o.TrustedProxies), o.Private...), metrics.Middleware(),
 		httpedge.Timeout(o.RequestTimeout), httpedge.DrainBody, recovery.Middleware(o.Log, httpedge.RequestIDOf, o.Fail))
 	o.Routes(e)
 	return &Handler{engine: e}, nil

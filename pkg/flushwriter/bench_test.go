@@ -34,7 +34,7 @@ func BenchmarkAccessLoggedRequest(b *testing.B) {
 			}
 			gin.SetMode(gin.ReleaseMode)
 			e := gin.New()
-			e.Use(httpedge.RequestID(), accesslog.New(out, nil).Middleware())
+			e.Use(httpedge.RequestID(), accesslog.New(out, nil).Middleware(nil))
 			e.GET("/v1/notes/:id", func(c *gin.Context) { c.String(http.StatusOK, "{}") })
 			req := httptest.NewRequest(http.MethodGet, "/v1/notes/note_01J9Z3?x=1", nil)
 			rec := httptest.NewRecorder()
