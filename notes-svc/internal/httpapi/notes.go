@@ -114,10 +114,14 @@ func (s *Server) getNote(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	if etag.NoneMatch(c.Request.Header.Values("If-None-Match"), etagOf(n)) {
-		c.Header("ETag", etagOf(n))
-		c.Status(http.StatusNotModified)
-		return
+	// The tag is made only for a conditional request: writeNote makes its
+	// own, and most reads carry no If-None-Match.
+	if inm := c.Request.Header["If-None-Match"]; len(inm) > 0 {
+		if tag := etagOf(n); etag.NoneMatch(inm, tag) {
+			c.Header("ETag", tag)
+			c.Status(http.StatusNotModified)
+			return
+		}
 	}
 	s.writeNote(c, http.StatusOK, n)
 }
