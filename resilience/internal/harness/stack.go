@@ -93,6 +93,29 @@ func (s *Stack) HoldPSQL(ctx context.Context, db, sql string) (*exec.Cmd, error)
 	return cmd, nil
 }
 
+// WaitLock returns once a lock of mode (as pg_locks spells it, such as
+// "AccessExclusiveLock") on table in db is granted, so that a scenario's
+// timeline starts from a lock that is really held, not from when psql was
+// started. It gives up after 5 s.
+func (s *Stack) WaitLock(ctx context.Context, db, table, mode string) error {
+	query := fmt.Sprintf("SELECT count(*) FROM pg_locks WHERE relation = '%s'::regclass AND mode = '%s' AND granted", table, mode)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		out, err := s.PSQL(ctx, db, query)
+		if err == nil && out != "0" {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s on %s not granted within 5 s (last error: %v)", mode, table, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
 // RecreateDatabase drops db if it exists and creates it empty, so every run
 // starts from the same state.
 func (s *Stack) RecreateDatabase(ctx context.Context, db string) error {

@@ -60,7 +60,11 @@ func AuditConcurrentImports(ctx context.Context, e *Env) {
 			s.Check("setup", false, "%v", err)
 			return
 		}
-		time.Sleep(200 * time.Millisecond) // the lock is taken before the imports start
+		// The lock is held before the imports start.
+		if err := e.Stack.WaitLock(ctx, db, "data_version", "ShareLock"); err != nil {
+			s.Check("setup", false, "%v", err)
+			return
+		}
 		var wg sync.WaitGroup
 		errs := make([]error, 2)
 		wg.Go(func() { errs[0] = run("import", filepath.Join(dir, "split.csv")) })
