@@ -472,17 +472,10 @@ func (b *bench) runIntradayQuery(ctx context.Context) error {
 		}
 		return []string{dataFile, threads, offset, b.mdKey}
 	}}
-	before := scrapeCounters(b.mdURL("/metrics"), metricPrefixes...)
-	sessions0 := b.sessions(ctx, intradayDB)
-	side, err := b.measureHTTP(ctx, w, b.mdSvc.pid(), "marketdata-svc")
+	side, err := b.measureHTTP(ctx, w, b.mdSvc.pid(), "marketdata-svc", b.serviceCounters(ctx, "marketdata-svc", intradayDB))
 	if err != nil {
 		return fmt.Errorf("intraday_query: %w", err)
 	}
-	side.Metrics = map[string]float64{}
-	for k, v := range scrapeCounters(b.mdURL("/metrics"), metricPrefixes...) {
-		side.Metrics[k] = v - before[k]
-	}
-	side.Metrics["db_sessions_opened"] = b.sessions(ctx, intradayDB) - sessions0 - 1
 	res.Service = side
 	sym0, _ := pick(0)
 	early := 0

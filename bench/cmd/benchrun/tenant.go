@@ -284,7 +284,7 @@ func (b *bench) measureTenants(ctx context.Context, n int, keyFile string) (Tena
 	}{{listTagQuery, &run.Tag}, {listSearchQuery, &run.Q}} {
 		w := httpWorkload{url: b.notesURL(""), script: "notes.lua",
 			args: func(bool) []string { return []string{keyFile, threads, "list", x.query} }}
-		side, err := b.measureHTTP(ctx, w, svc.pid(), "notes-svc")
+		side, err := b.measureHTTP(ctx, w, svc.pid(), "notes-svc", nil)
 		if err != nil {
 			return TenantRun{}, fmt.Errorf("%d accounts, %s: %w", n, x.query, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -109,6 +110,22 @@ func roundRatios(rounds []Round) string {
 		parts[i] = fmt.Sprintf("%.2f", r.Ratio)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// serviceCounters reads, for measureHTTP, the counters recorded for a
+// service: marketdata-svc's cache and limiter counters, and the sessions
+// its database has had, so that a pool that closes and reopens
+// connections under steady load shows. The sessions are read through the
+// postgres database, so reading them opens none in db.
+func (b *bench) serviceCounters(ctx context.Context, service, db string) func() map[string]float64 {
+	return func() map[string]float64 {
+		c := map[string]float64{}
+		if service == "marketdata-svc" {
+			maps.Copy(c, scrapeCounters(b.mdURL("/metrics"), metricPrefixes...))
+		}
+		c["db_sessions_opened"] = b.sessions(ctx, db)
+		return c
+	}
 }
 
 // sessions is the number of sessions database db has had.
@@ -226,9 +243,16 @@ func (w httpWorkload) at(url string) httpWorkload {
 const minimalWhat = "minimal notes server (bench/cmd/minimalnotes: net/http, pgx pool, notes-svc's SQL; no auth, logging or metrics)"
 
 // measureHTTP warms up and measures one wrk workload while sampling pid.
-func (b *bench) measureHTTP(ctx context.Context, w httpWorkload, pid int, what string) (Side, error) {
+// counters, when not nil, is read after the warm-up and again after the
+// measurement, and Side.Metrics holds the differences: what the measured
+// load alone did, not the warm-up that grew the pools and filled caches.
+func (b *bench) measureHTTP(ctx context.Context, w httpWorkload, pid int, what string, counters func() map[string]float64) (Side, error) {
 	if _, _, err := b.wrkRun(ctx, b.cfg.Warmup, w.url, w.script, w.args(true), false); err != nil {
 		return Side{}, fmt.Errorf("warm-up: %w", err)
+	}
+	var before map[string]float64
+	if counters != nil {
+		before = counters()
 	}
 	s := startSampler(pid, b.roles(), b.cfg.Duration, b.cfg.Cores)
 	m, cmdline, err := b.wrkRun(ctx, b.cfg.Duration, w.url, w.script, w.args(false), true)
@@ -236,8 +260,15 @@ func (b *bench) measureHTTP(ctx context.Context, w httpWorkload, pid int, what s
 	if err != nil {
 		return Side{}, err
 	}
-	return Side{Measurement: m, What: what, ProcessCores: s.ProcCores, MachineBusyCores: s.MachBusy, CPU: s.Cores,
-		Command: cmdline, MaxRSSMB: mb(s.maxRSS)}, nil
+	side := Side{Measurement: m, What: what, ProcessCores: s.ProcCores, MachineBusyCores: s.MachBusy, CPU: s.Cores,
+		Command: cmdline, MaxRSSMB: mb(s.maxRSS)}
+	if counters != nil {
+		side.Metrics = map[string]float64{}
+		for k, v := range counters() {
+			side.Metrics[k] = v - before[k]
+		}
+	}
+	return side, nil
 }
 
 func (b *bench) measurePgbench(ctx context.Context, name, db string, files []string, defines map[string]string) (Side, error) {
@@ -364,31 +395,16 @@ func (b *bench) runWorkloads(ctx context.Context, caps map[string]captured) erro
 			}
 			return b.cleanNotes(ctx)
 		}
-		// The service side, with its counters and the database sessions
-		// it opened while the load ran (the harness's own query adds one:
-		// a pool that closes and reopens connections under steady load
-		// shows here).
+		// The service side, with its counters.
+		counters := b.serviceCounters(ctx, s.service, svcDB)
 		measureService := func() (Side, error) {
 			if err := reset(); err != nil {
 				return Side{}, err
 			}
-			var before map[string]float64
-			if s.service == "marketdata-svc" {
-				before = scrapeCounters(b.mdURL("/metrics"), metricPrefixes...)
-			}
-			sessions0 := b.sessions(ctx, svcDB)
-			side, err := b.measureHTTP(ctx, s.http, pids[s.service].pid(), s.service)
+			side, err := b.measureHTTP(ctx, s.http, pids[s.service].pid(), s.service, counters)
 			if err != nil {
 				return Side{}, fmt.Errorf("%s: %w", s.id, err)
 			}
-			side.Metrics = map[string]float64{}
-			if before != nil {
-				after := scrapeCounters(b.mdURL("/metrics"), metricPrefixes...)
-				for k, v := range after {
-					side.Metrics[k] = v - before[k]
-				}
-			}
-			side.Metrics["db_sessions_opened"] = b.sessions(ctx, svcDB) - sessions0 - 1
 			return side, nil
 		}
 		// The HTTP ceiling: the minimal notes server or bare Gin.
@@ -399,7 +415,7 @@ func (b *bench) runWorkloads(ctx context.Context, caps map[string]captured) erro
 				if err := reset(); err != nil {
 					return Side{}, err
 				}
-				c, err := b.measureHTTP(ctx, s.http.at(b.minimalURL("")), b.minimal.pid(), minimalWhat)
+				c, err := b.measureHTTP(ctx, s.http.at(b.minimalURL("")), b.minimal.pid(), minimalWhat, nil)
 				if err != nil {
 					return Side{}, fmt.Errorf("%s ceiling: %w", s.id, err)
 				}
@@ -407,7 +423,7 @@ func (b *bench) runWorkloads(ctx context.Context, caps map[string]captured) erro
 			}
 		case s.ceilingHTTP != nil:
 			measureCeiling = func() (Side, error) {
-				c, err := b.measureHTTP(ctx, *s.ceilingHTTP, b.ceiling.pid(), "bare Gin handler, same bytes")
+				c, err := b.measureHTTP(ctx, *s.ceilingHTTP, b.ceiling.pid(), "bare Gin handler, same bytes", nil)
 				if err != nil {
 					return Side{}, fmt.Errorf("%s ceiling: %w", s.id, err)
 				}
