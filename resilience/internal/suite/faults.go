@@ -327,14 +327,15 @@ func Sigterm(ctx context.Context, e *Env, svc *harness.Service, db, lockTable st
 			accepted++
 		case r.Err == nil:
 			failed++
-			example = fmt.Sprintf("status %d %.200s", r.Status, r.Body)
+			example = fmt.Sprintf(": status %d %.200s", r.Status, r.Body)
 		case r.Start.Before(mustServe):
 			failed++
-			example = fmt.Sprintf("started %s after SIGTERM: %v", r.Start.Sub(sig).Round(time.Millisecond), r.Err)
+			example = fmt.Sprintf(": started %s after SIGTERM: %v", r.Start.Sub(sig).Round(time.Millisecond), r.Err)
 		default:
-			// Sent once the drain delay was over: refused, or reset/closed
-			// by the listener closing under it. Never accepted by the
-			// server, so not an in-flight request.
+			// Sent in the drain delay's second half or later: refused, or
+			// reset by the listener closing while it was still in the
+			// accept queue. Never accepted by the server, so not an
+			// in-flight request.
 			notAccepted++
 		}
 	}
@@ -365,7 +366,7 @@ func Sigterm(ctx context.Context, e *Env, svc *harness.Service, db, lockTable st
 		"%d requests were waiting on a locked %s table when the drain delay ended and the server began shutting down; %d completed 2xx%s",
 		inFlight, lockTable, inFlightOK, inFlightExample)
 	s.Failed = failed
-	s.Check("0 failed in-flight requests", failed == 0, "%d sent before SIGTERM, %d completed 2xx, %d sent after the drain delay and not accepted (listener closed), %d failed %s",
+	s.Check("0 failed in-flight requests", failed == 0, "%d sent before SIGTERM, %d completed 2xx, %d sent in the drain delay's second half or later and not accepted (listener closed), %d failed%s",
 		before, accepted, notAccepted, failed, example)
 	grace := ShutdownDrain + ShutdownTimeout
 	took := exitAt.Sub(sig)
