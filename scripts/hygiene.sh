@@ -9,6 +9,10 @@
 #      stand-in can never shadow an official image (postgres:15, redis:7) on a
 #      developer's machine: the default tags in the scripts, compose and the
 #      test environments must all be tickerdesk/....
+#   3. No file, reports included, names an absolute path of this machine:
+#      the checkout's own path or the home directory. Reports show commands
+#      relative to the repository root, so they read the same on every
+#      machine.
 #
 # Run by scripts/security.sh (make security, make faults); exits non-zero
 # with the offending lines. `scripts/hygiene.sh --self-test` shows that each
@@ -33,6 +37,13 @@ check_image_names() { # files...
     grep -nIHoE 'TICKERDESK_TEST_(POSTGRES|REDIS)_IMAGE:-[^}]+' "$@" 2>/dev/null | sed -E 's/:-/ /'
     grep -nIHoE 'imageFromEnv\([A-Za-z]+, "[^"]+"\)|image = "[^"]+"' "$@" 2>/dev/null | sed -E 's/.*"([^"]+)".*/& \1/'
   } | awk '{ if ($NF !~ /^tickerdesk\//) print }' || true
+}
+
+check_abs_paths() { # root home files...
+  local r=$1 h=$2; shift 2
+  # A home of / (or none) would match every absolute path.
+  [ "${#h}" -gt 1 ] || h=$r
+  grep -nIHF -e "$r/" -e "$h/" "$@" 2>/dev/null || true
 }
 
 files() {
@@ -64,6 +75,14 @@ self_test() {
   printf 'pg_image=${TICKERDESK_TEST_POSTGRES_IMAGE:-postgres:15}\n' >"$dir/f.sh"
   printf '\t\timage = "redis:7"\n' >"$dir/g.go"
   printf 'x=${TICKERDESK_TEST_REDIS_IMAGE:-tickerdesk/test-redis:7}\n' >"$dir/ok.sh"
+  printf 'cmd: (cd %s/bench/lua && wrk)\n' "$root" >"$dir/h.json"
+  printf 'path %s/.cache/x\n' "$HOME" >"$dir/i.md"
+  local abs
+  abs=$(check_abs_paths "$root" "$HOME" "$dir"/*)
+  for want in h.json i.md; do
+    grep -q "/$want:" <<<"$abs" || { echo "hygiene self-test: $want not caught"; return 1; }
+  done
+  if grep -q '/ok\.' <<<"$abs"; then echo "hygiene self-test: false positive: $abs"; return 1; fi
   local hosts names
   hosts=$(check_hosts "$dir"/*)
   names=$(check_image_names "$dir"/*)
@@ -95,5 +114,11 @@ if [ -n "$names" ]; then
   echo "$names"
   status=1
 fi
-[ $status = 0 ] && echo "hygiene: no registry host names in ${#list[@]} files; every locally built image has a tickerdesk/ name"
+abs=$(check_abs_paths "$root" "$HOME" "${list[@]}")
+if [ -n "$abs" ]; then
+  echo "hygiene: absolute paths of this machine (write them relative to the repository root):"
+  echo "$abs"
+  status=1
+fi
+[ $status = 0 ] && echo "hygiene: no registry host names in ${#list[@]} files; every locally built image has a tickerdesk/ name; no absolute path of this machine"
 exit $status

@@ -16,18 +16,21 @@ import (
 
 // runner starts every external command of the benchmark and records it, so
 // the report can list the exact commands. Secrets of the throwaway bench
-// keys are replaced by placeholders in the record.
+// keys are replaced by placeholders in the record, and the repository's
+// absolute path by nothing.
 type runner struct {
 	log      io.Writer
 	commands []string
-	redact   map[string]string // secret value -> placeholder
+	redact   map[string]string // text -> its replacement
 }
 
-func (r *runner) addSecret(value, placeholder string) {
+func (r *runner) addSecret(value, placeholder string) { r.addReplacement(value, placeholder) }
+
+func (r *runner) addReplacement(text, replacement string) {
 	if r.redact == nil {
 		r.redact = map[string]string{}
 	}
-	r.redact[value] = placeholder
+	r.redact[text] = replacement
 }
 
 // cmdSpec describes one command: extra environment (recorded) on top of the
@@ -63,10 +66,11 @@ func (r *runner) command(ctx context.Context, s cmdSpec) *exec.Cmd {
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 10 * time.Second
 	if !s.quiet {
-		rec := r.redactText(strings.Join(line, " "))
+		rec := strings.Join(line, " ")
 		if s.dir != "" {
 			rec = "(cd " + shellQuote(s.dir) + " && " + rec + ")"
 		}
+		rec = r.redactText(rec)
 		r.commands = append(r.commands, rec)
 		fmt.Fprintf(r.log, "bench: $ %s\n", rec)
 	}

@@ -198,6 +198,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		}
 	}
 	b := &bench{cfg: cfg, r: &runner{log: stdout}, out: stdout, started: time.Now()}
+	// Reports are read on other machines: every path in a recorded command
+	// or output is shown relative to the repository root.
+	b.r.addReplacement(cfg.Root+string(filepath.Separator), "")
 	b.db = pg{r: b.r, adminURL: cfg.AdminURL}
 	defer b.stopAll()
 	return b.run(ctx)
