@@ -19,7 +19,11 @@ FUZZTIME ?= 50000x
 export GOWORK := off
 export CGO_ENABLED ?= 0
 
-.PHONY: run up down test unit fuzz lint build tidy clean stack-up stack-down test-images images compose-smoke k8s-validate k8s-apply faults security bench bench-go clients clients-check tc-test docs-browser monitoring-check monitoring-generate gateway-routes duplicates
+.PHONY: help run up down test fuzz lint build tidy clean stack-up stack-down test-images images compose-smoke k8s-validate k8s-apply faults security bench bench-go clients clients-check tc-test docs-browser monitoring-check monitoring-generate gateway-routes duplicates
+
+## help: list every target with its one-line description
+help:
+	@sed -nE 's/^## ([a-z][a-z0-9-]*): (.*)/  \1\t\2/p' $(MAKEFILE_LIST) | expand -t 22
 
 ## run: start PostgreSQL, Redis, both services and the demo data; print how to call them
 run: build
@@ -37,7 +41,6 @@ fuzz:
 build:
 	@mkdir -p $(BIN)
 	@for s in $(SERVICES); do \
-	  [ -d $$s/cmd/$$s ] || { echo "$$s: not written yet, skipped"; continue; }; \
 	  echo "build $$s $(VERSION)"; \
 	  (cd $$s && go build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o $(BIN)/$$s ./cmd/$$s) || exit 1; \
 	done
@@ -128,18 +131,22 @@ security:
 duplicates:
 	@scripts/duplicates.sh
 
+## stack-up: start only the local PostgreSQL and Redis of make run (scripts/stack.sh), detached
 stack-up:
 	@scripts/stack.sh up >/dev/null
 
+## stack-down: stop the local PostgreSQL and Redis
 stack-down:
 	@scripts/stack.sh down
 
+## clean: remove the built binaries
 clean:
 	rm -rf $(BIN)
 
-## up / down: like run, but detached, for scripts and walk-throughs
+## up: like run, but detached, for scripts and walk-throughs
 up: build
 	@scripts/run.sh --detach
 
+## down: stop what make up started
 down:
 	@scripts/run.sh --stop

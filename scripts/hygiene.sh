@@ -13,6 +13,8 @@
 #      the checkout's own path or the home directory. Reports show commands
 #      relative to the repository root, so they read the same on every
 #      machine.
+#   4. Every Makefile target has a `## target: description` line, which
+#      `make help` lists.
 #
 # Run by scripts/security.sh (make security, make faults); exits non-zero
 # with the offending lines. `scripts/hygiene.sh --self-test` shows that each
@@ -118,6 +120,13 @@ abs=$(check_abs_paths "$root" "$HOME" "${list[@]}")
 if [ -n "$abs" ]; then
   echo "hygiene: absolute paths of this machine (write them relative to the repository root):"
   echo "$abs"
+  status=1
+fi
+undocumented=$(comm -23 <(grep -oE '^[a-z][a-z0-9-]*:' Makefile | tr -d : | sort -u) \
+  <(sed -nE 's/^## ([a-z][a-z0-9-]*): .*/\1/p' Makefile | sort -u))
+if [ -n "$undocumented" ]; then
+  echo "hygiene: Makefile targets without a '## target: description' line (make help):"
+  echo "$undocumented"
   status=1
 fi
 [ $status = 0 ] && echo "hygiene: no registry host names in ${#list[@]} files; every locally built image has a tickerdesk/ name; no absolute path of this machine"
