@@ -65,6 +65,10 @@ func (h *Handler) SetShuttingDown() { h.shuttingDown.Store(true) }
 // ShuttingDown reports whether SetShuttingDown was called.
 func (h *Handler) ShuttingDown() bool { return h.shuttingDown.Load() }
 
+// Routes lists the routes the service added, so that a test can hold a
+// rule to every one of them, present and future.
+func (h *Handler) Routes() gin.RoutesInfo { return h.engine.Routes() }
+
 // New returns the API: an engine with the edge installed (the tracing
 // handlers, then request id, access log, metrics, deadline, body drain and
 // panic recovery), then the routes.

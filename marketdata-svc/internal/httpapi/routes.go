@@ -14,9 +14,6 @@ import (
 // convenience that keeps keys out of URLs and logs, as "Authorization:
 // Bearer <key>"; when both are sent the query parameter wins.
 func (s *Server) routes(e *gin.Engine) {
-	if s.cors != nil {
-		e.Use(s.cors.handle)
-	}
 	e.NoRoute(func(c *gin.Context) { s.writeError(c, errUnknownFunction) })
 	e.NoMethod(func(c *gin.Context) { s.writeError(c, errMethodNotAllowed) })
 
@@ -30,11 +27,30 @@ func (s *Server) routes(e *gin.Engine) {
 	e.GET("/docs", s.docs.Page)
 	e.GET("/docs/*asset", s.docs.Asset)
 
+	// CORS goes on the API's routes only: a browser app has no business
+	// reading the metrics, the probes or the documents from another origin.
 	keyed := ginauth.Middleware(s.auth, auth.FirstOf(auth.QueryParam("access_key"), auth.BearerHeader()), s.writeError)
-	g1 := e.Group("/v1", keyed)
-	s.versionRoutes(g1, v1)
-	g2 := e.Group("/v2", keyed)
-	s.versionRoutes(g2, v2)
+	api := []gin.HandlerFunc{keyed}
+	if s.cors != nil {
+		api = []gin.HandlerFunc{s.cors.handle, keyed}
+	}
+	operational := map[string]bool{}
+	for _, r := range e.Routes() {
+		operational[r.Path] = true
+	}
+	s.versionRoutes(e.Group("/v1", api...), v1)
+	s.versionRoutes(e.Group("/v2", api...), v2)
+	if s.cors == nil {
+		return
+	}
+	// A preflight carries no key and matches no GET route: the policy
+	// answers it on each API path, and any other OPTIONS is the 405 it is
+	// without a policy.
+	for _, r := range e.Routes() {
+		if !operational[r.Path] {
+			e.OPTIONS(r.Path, s.cors.handle, func(c *gin.Context) { s.writeError(c, errMethodNotAllowed) })
+		}
+	}
 }
 
 // versionRoutes lists the functions of one API version; handlers given the
