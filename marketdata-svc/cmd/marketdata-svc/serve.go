@@ -214,17 +214,6 @@ func newServeDeps(ctx context.Context, cfg config.Config, log *slog.Logger, reg 
 	// the limiter degrade and resume by themselves.
 	log.Info("redis cache and rate limits", "status", d.cache.Status(ctx), "ratelimit_mode", cfg.RateLimitMode)
 	checkEvictionPolicy(ctx, rdb, log)
-	if single, ok := rdb.(*redis.Client); ok {
-		// Quota counters written before their keys had hash tags.
-		uctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		moved, err := ratelimit.UpgradeUsageKeys(uctx, single, time.Now())
-		cancel()
-		if err != nil {
-			log.Warn("redis usage counters not upgraded; they are retried at the next start", "err", err, "moved", moved)
-		} else if moved > 0 {
-			log.Info("redis usage counters moved to the hash-tagged layout", "moved", moved)
-		}
-	}
 	return d, nil
 }
 
