@@ -71,7 +71,7 @@ func TestServiceLogAttrs(t *testing.T) {
 	}
 }
 
-// TestServiceKeyCacheTTL is issue 12, item 8, for both services, which
+// TestServiceKeyCacheTTL is an outside audit's finding, for both services, which
 // read the setting here: an explicit 0 is kept (no key cache), not taken
 // for the 30 s default, and the range is auth.CheckCacheTTLSetting's
 // (tested there).

@@ -6,7 +6,7 @@ import (
 )
 
 // The outputs below are go test -fuzz output as Go 1.26 prints it; the
-// deadline one is the CI failure of issue 18, verbatim.
+// deadline one is a real CI failure, verbatim.
 const (
 	cleanOut = `fuzz: elapsed: 0s, gathering baseline coverage: 0/90 completed
 fuzz: elapsed: 0s, gathering baseline coverage: 90/90 completed, now fuzzing with 2 workers

@@ -15,7 +15,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/testenv"
 )
 
-// TestRedisClusterPrimaryDown is issue 15's failover test: two replicas on
+// TestRedisClusterPrimaryDown is the failover test: two replicas on
 // a Redis Cluster (MARKETDATA_REDIS_CLUSTER_ADDRS) under load; one Redis
 // primary goes silent (DEBUG SLEEP, as a hung or cut-off host) until its
 // replica takes over. Every request is still answered 200, from

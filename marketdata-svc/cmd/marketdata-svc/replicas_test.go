@@ -186,7 +186,7 @@ func hammer(t *testing.T, targets func() []*replica, key string, workers, n int,
 	wg.Wait()
 }
 
-// TestThreeReplicas is issue 13's multi-replica test: three replicas
+// TestThreeReplicas is the multi-replica test: three replicas
 // sharing one Redis and one PostgreSQL, two of which never receive the
 // data version's pub/sub announcements. It shows that a quota holds in
 // total across them, also while one restarts, and that no replica serves

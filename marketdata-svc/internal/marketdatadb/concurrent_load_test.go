@@ -26,7 +26,7 @@ func adjCloses(t *testing.T, s *marketdatadb.Store, symbol string) map[string]fl
 	return out
 }
 
-// TestConcurrentLoadsOfOneSymbol is issue 12, item 4: import A adds a split
+// TestConcurrentLoadsOfOneSymbol reproduces an outside audit's finding: import A adds a split
 // while import B adds older bars of the same symbol. Each recomputed the
 // factors from a snapshot without the other's rows, so B's bars kept factor
 // 1 for good (adj_close 100 on 2009-12-31, 50 on 2010-01-04) and a re-import

@@ -28,7 +28,7 @@ const (
 	ScopeExchanges = "exchanges"
 	ScopeSplits    = "splits"
 	ScopeDividends = "dividends"
-	// ScopeIntraday grants the intraday routes (issue 11).
+	// ScopeIntraday grants the intraday routes.
 	ScopeIntraday = "intraday"
 )
 

@@ -223,7 +223,7 @@ func apply(ctx context.Context, tx pgx.Tx, l Load) (LoadResult, error) {
 		// Two loads of one symbol each recompute its factors from the
 		// symbol's rows: without a lock each reads a snapshot without the
 		// other's uncommitted rows, and the later commit leaves factors that
-		// match neither (issue 12, item 4). The transaction-level lock per
+		// match neither. The transaction-level lock per
 		// symbol, taken in sorted order so loads cannot deadlock on each
 		// other, makes the second load wait until the first commits; its
 		// statements (READ COMMITTED) then see the first's rows.

@@ -12,7 +12,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/testenv"
 )
 
-// TestConcurrentMigrations is issue 12, item 6: migrate took no lock, so two
+// TestConcurrentMigrations reproduces an outside audit's finding: migrate took no lock, so two
 // runs on a fresh database failed in 2 of 15 rounds (duplicate key in
 // pg_extension_name_index). migrate, keys, import, demo and generate all
 // migrate, so concurrent runs are the class: each round starts six at once

@@ -83,7 +83,7 @@ func rawExchange(t *testing.T, addr, method, path string, headers []string, size
 }
 
 // TestOversizedBodyAlwaysGetsItsAnswer is the regression case of the
-// connection reset instead of 413 (issue 12, smaller faults): the server
+// connection reset instead of 413 (an outside audit's finding): the server
 // answered before the client had sent its 2 MiB and closed the connection
 // with the rest unread, so the kernel reset it and the client often never
 // read the 413. The class is every answer given before the body is read,

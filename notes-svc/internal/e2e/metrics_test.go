@@ -10,7 +10,7 @@ import (
 )
 
 // TestMetricLabelsStayBounded is the regression case of the audit's
-// unbounded labels (issue 12, item 1) and of their class: every part of a
+// unbounded labels (an outside audit's finding) and of their class: every part of a
 // request a client chooses (method, path, query, headers, a wrong key) must
 // leave /metrics with the same series. Before the fix each made-up method
 // added series, and 500 of them grew /metrics by megabytes.

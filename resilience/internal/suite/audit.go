@@ -2,13 +2,13 @@ package suite
 
 import "context"
 
-// Audit runs the regression scenarios for the defects an outside audit found
-// (issue 12). Each scenario reproduces its defect the way the audit did and
-// widens it to the class of input the defect belongs to; before the fixes
-// each failed, and RELIABILITY.md lists the figures after them.
+// Audit runs the regression scenarios for the defects the first outside
+// audit found. Each scenario reproduces its defect the way the audit did
+// and widens it to the class of input the defect belongs to; before the
+// fixes each failed, and RELIABILITY.md lists the figures after them.
 func Audit(ctx context.Context, e *Env) {
 	for _, scenario := range []func(context.Context, *Env){
-		// One line per audit item, in the order of the issue.
+		// One line per audit item, in the audit's order.
 		AuditMetricLabels,
 		AuditStalledListings,   // item 2: one tenant can take the whole notes connection pool
 		AuditConcurrentImports, // item 4
@@ -22,12 +22,12 @@ func Audit(ctx context.Context, e *Env) {
 }
 
 // AuditIndex is the part of RELIABILITY.md that lists every defect of the
-// outside audit (issue 12) with the cases that keep it fixed. The "before"
+// first outside audit with the cases that keep it fixed. The "before"
 // figures were measured by those cases on the code before each fix (the
 // commits that fixed them hold the cases); the "after" figures of the
 // scenarios are measured by this very run, further down, and the Go tests
 // run in every `make test`, which fails if any of them fails.
-const AuditIndex = `## Outside audit (issue 12): each defect and what keeps it fixed
+const AuditIndex = `## Outside audit, round 1: each defect and what keeps it fixed
 
 | # | defect | regression cases | before the fix | after the fix |
 |---|---|---|---|---|

@@ -13,7 +13,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/resilience/internal/report"
 )
 
-// AuditConcurrentImports is issue 12, item 4: import A adds a split while
+// AuditConcurrentImports reproduces an outside audit's finding: import A adds a split while
 // import B adds older bars of the same symbol; each recomputed the factors
 // without the other's rows, so B's bars kept factor 1 for good (adj_close
 // 100 on 2009-12-31 where 50 is right). Each round runs both imports of the
@@ -97,7 +97,7 @@ func AuditConcurrentImports(ctx context.Context, e *Env) {
 		"%d of %d rounds right (split 2:1 on 2010-01-04: adj_close 50 on 2009-12-31 and 2010-01-04); %s", right, rounds, strings.Join(figures, "; "))
 }
 
-// AuditConcurrentMigrate is issue 12, item 6: marketdata-svc migrate took no
+// AuditConcurrentMigrate reproduces an outside audit's finding: marketdata-svc migrate took no
 // lock, so two runs on a fresh database failed in 2 of 15 rounds. Every
 // subcommand that migrates is the class; each round starts three `migrate`
 // and two `keys create` of the real binary at once on a fresh database,

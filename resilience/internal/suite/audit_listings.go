@@ -49,7 +49,7 @@ func openStalled(addr, path, key string) *stalledListing {
 	return l
 }
 
-// AuditStalledListings is issue 12, item 2: one tenant starts 40 listings
+// AuditStalledListings reproduces an outside audit's finding: one tenant starts 40 listings
 // of an account with thousands of 8 KB notes and never reads the answers,
 // while other tenants send a bounded load and /readyz is probed. Before the
 // fix every streaming listing kept a database connection until the request

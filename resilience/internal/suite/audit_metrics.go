@@ -9,7 +9,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/resilience/internal/harness"
 )
 
-// AuditMetricLabels is issue 12, item 1: made-up HTTP methods became label
+// AuditMetricLabels reproduces an outside audit's finding: made-up HTTP methods became label
 // values, so 2,000 requests with 8 KB methods, no key needed, grew
 // notes-svc's /metrics from 29.5 KB to 242 MB. The class is every part of a
 // request a client chooses that could reach a label: the method, the path of
