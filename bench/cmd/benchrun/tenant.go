@@ -241,7 +241,7 @@ func (b *bench) tenantKeys(ctx context.Context, n int) (string, []TenantPlan, er
 		// notesdb's filter (noteFilter) as notes-svc sends it, account
 		// compared bytewise, with the account and the value inlined.
 		{"tag count", `SELECT count(*) FROM notes WHERE account_id COLLATE "C" = 'acc_tenant000001' AND notes_tag_keys(account_id, tags) @> notes_tag_keys('acc_tenant000001', '{research}'::text[]) AND tags @> '{research}'`},
-		{"q count", `SELECT count(*) FROM notes WHERE account_id COLLATE "C" = 'acc_tenant000001' AND notes_search_keys(account_id, search) @@ notes_search_keys('acc_tenant000001', websearch_to_tsquery('english', 'dividend')) AND search @@ websearch_to_tsquery('english', 'dividend')`},
+		{"q count", `SELECT count(*) FROM notes WHERE account_id COLLATE "C" = 'acc_tenant000001' AND notes_account_search_keys(account_id, search) @@ notes_account_search_keys('acc_tenant000001', websearch_to_tsquery('english', 'dividend')) AND search @@ websearch_to_tsquery('english', 'dividend')`},
 	} {
 		rows, err := b.db.query(ctx, db, "EXPLAIN (ANALYZE, BUFFERS) "+q.sql)
 		if err != nil {

@@ -43,7 +43,7 @@ const (
 	selectNoteSQL = `SELECT ` + noteColumns + ` FROM notes WHERE account_id = $1 AND id = $2`
 	insertNoteSQL = `INSERT INTO notes (` + noteColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`
 	tagFilter     = ` WHERE account_id COLLATE "C" = $1 AND notes_tag_keys(account_id, tags) @> notes_tag_keys($1, $2::text[]) AND tags @> $2`
-	searchFilter  = ` WHERE account_id COLLATE "C" = $1 AND notes_search_keys(account_id, search) @@ notes_search_keys($1, websearch_to_tsquery('english', $2)) AND search @@ websearch_to_tsquery('english', $2)`
+	searchFilter  = ` WHERE account_id COLLATE "C" = $1 AND notes_account_search_keys(account_id, search) @@ notes_account_search_keys($1, websearch_to_tsquery('english', $2)) AND search @@ websearch_to_tsquery('english', $2)`
 	pageSuffix    = ` ORDER BY created_at, id LIMIT $3`
 )
 

@@ -428,7 +428,11 @@ type noteFilter struct {
 // comes twice: over the account-qualified keys of migration 00002, which
 // the GIN indexes hold, so that the scan reads only the account's own
 // postings; and plainly, which defines the result (the two agree, and the
-// plain one costs a check of the few rows found).
+// plain one costs a check of the few rows found). The search keys are
+// those of migration 00003, which AND every query with a key of the
+// account alone: a query that names no word a match must hold (a
+// negation) then reads the account's notes, not every account's
+// (TestSearchCostIsTheCallersOwn).
 //
 // With a tag or search condition the account is compared bytewise
 // (COLLATE "C", the same equality as the column's deterministic collation),
@@ -451,7 +455,7 @@ func newNoteFilter(accountID string, q notes.ListQuery) *noteFilter {
 	}
 	if q.Search != "" {
 		p := f.arg(q.Search)
-		f.b.WriteString(" AND notes_search_keys(account_id, search) @@ notes_search_keys($1, websearch_to_tsquery('english', " + p +
+		f.b.WriteString(" AND notes_account_search_keys(account_id, search) @@ notes_account_search_keys($1, websearch_to_tsquery('english', " + p +
 			")) AND search @@ websearch_to_tsquery('english', " + p + ")")
 	}
 	return f
