@@ -88,6 +88,39 @@ func (r *Reader) Duration(name string, def time.Duration) time.Duration {
 	return d
 }
 
+// DurationIn returns the variable as a duration within [lo, hi], or def
+// when it is unset. Every duration setting has both bounds: a value far
+// outside what the setting was designed for (a poll of 1µs that spins a
+// core, a timeout of 100h that never fires) is a typo, refused at start
+// with the range instead of run with.
+func (r *Reader) DurationIn(name string, def, lo, hi time.Duration) time.Duration {
+	d := r.Duration(name, def)
+	if d < lo || d > hi {
+		r.Fail(name, fmt.Sprintf("must be between %s and %s (got %s)", lo, hi, d))
+	}
+	return d
+}
+
+// DurationOrOff is DurationIn for a setting where 0 turns the behaviour
+// off (no drain, no cache, no wait): 0, or a duration within [lo, hi].
+func (r *Reader) DurationOrOff(name string, def, lo, hi time.Duration) time.Duration {
+	d := r.Duration(name, def)
+	if d != 0 && (d < lo || d > hi) {
+		r.Fail(name, fmt.Sprintf("must be 0 (off) or between %s and %s (got %s)", lo, hi, d))
+	}
+	return d
+}
+
+// IntIn returns the variable as a whole number within [lo, hi], or def
+// when it is unset: every count has both bounds, for DurationIn's reason.
+func (r *Reader) IntIn(name string, def, lo, hi int) int {
+	n := r.Int(name, def)
+	if n < lo || n > hi {
+		r.Fail(name, fmt.Sprintf("must be between %d and %d (got %d)", lo, hi, n))
+	}
+	return n
+}
+
 // Positive records a problem when d, read from name, is not above zero.
 func (r *Reader) Positive(name string, d time.Duration) {
 	if d <= 0 {

@@ -79,3 +79,39 @@ func TestEveryProblemIsReported(t *testing.T) {
 		t.Errorf("a positive duration was reported: %v", err)
 	}
 }
+
+// TestBounds: DurationIn, DurationOrOff and IntIn accept their bounds and
+// what lies between, 0 for DurationOrOff, and report anything else with
+// the range and the value read.
+func TestBounds(t *testing.T) {
+	check := func(value string, read func(r *Reader), want string) {
+		t.Helper()
+		r := reader(map[string]string{"APP_X": value})
+		read(r)
+		err := r.Err()
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("APP_X=%s refused: %v", value, err)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+			t.Errorf("APP_X=%s: %v, want %q", value, err, want)
+		}
+	}
+	in := func(r *Reader) { r.DurationIn("X", time.Second, 10*time.Millisecond, time.Minute) }
+	orOff := func(r *Reader) { r.DurationOrOff("X", time.Second, 10*time.Millisecond, time.Minute) }
+	count := func(r *Reader) { r.IntIn("X", 5, 1, 100) }
+	for _, ok := range []string{"", "10ms", "30s", "1m"} {
+		check(ok, in, "")
+		check(ok, orOff, "")
+	}
+	check("0", orOff, "")
+	check("0", in, "APP_X must be between 10ms and 1m0s (got 0s)")
+	check("1us", in, "APP_X must be between 10ms and 1m0s (got 1µs)")
+	check("1us", orOff, "APP_X must be 0 (off) or between 10ms and 1m0s (got 1µs)")
+	check("100h", in, "APP_X must be between 10ms and 1m0s (got 100h0m0s)")
+	check("-1s", in, "APP_X must be a non-negative duration")
+	for _, ok := range []string{"", "1", "100"} {
+		check(ok, count, "")
+	}
+	check("0", count, "APP_X must be between 1 and 100 (got 0)")
+	check("99999999999", count, "APP_X must be between 1 and 100 (got 99999999999)")
+}

@@ -47,18 +47,16 @@ func (r *Reader) Service(defaultHTTPAddr string) Service {
 	s := Service{
 		HTTPAddr:          r.String("HTTP_ADDR", defaultHTTPAddr),
 		TrustedProxies:    r.List("TRUSTED_PROXIES"),
-		RequestTimeout:    r.Duration("REQUEST_TIMEOUT", 10*time.Second),
+		RequestTimeout:    r.DurationIn("REQUEST_TIMEOUT", 10*time.Second, 100*time.Millisecond, 10*time.Minute),
 		LogLevel:          r.Level("LOG_LEVEL", slog.LevelInfo),
-		ShutdownDrain:     r.Duration("SHUTDOWN_DRAIN", 5*time.Second),
-		ShutdownTimeout:   r.Duration("SHUTDOWN_TIMEOUT", 20*time.Second),
-		KeyCacheTTL:       r.Duration("KEY_CACHE_TTL", 30*time.Second),
-		AuthFailureLimit:  r.Int("AUTH_FAILURE_LIMIT", 20),
-		AuthFailureWindow: r.Duration("AUTH_FAILURE_WINDOW", time.Minute),
+		ShutdownDrain:     r.DurationOrOff("SHUTDOWN_DRAIN", 5*time.Second, 100*time.Millisecond, 5*time.Minute),
+		ShutdownTimeout:   r.DurationIn("SHUTDOWN_TIMEOUT", 20*time.Second, time.Second, 10*time.Minute),
+		KeyCacheTTL:       r.DurationOrOff("KEY_CACHE_TTL", 30*time.Second, time.Second, auth.MaxCacheTTL),
+		AuthFailureLimit:  r.IntIn("AUTH_FAILURE_LIMIT", 20, 1, 1_000_000),
+		AuthFailureWindow: r.DurationIn("AUTH_FAILURE_WINDOW", time.Minute, time.Second, 24*time.Hour),
 		PprofAddr:         r.String("PPROF_ADDR", ""),
 		Tracing:           tracing.FromEnv(r.getenv),
 	}
-	r.Positive("REQUEST_TIMEOUT", s.RequestTimeout)
-	r.Positive("SHUTDOWN_TIMEOUT", s.ShutdownTimeout)
 	// A malformed proxy would otherwise fail only when the server starts,
 	// after the configuration was reported good.
 	for _, p := range s.TrustedProxies {
@@ -67,12 +65,6 @@ func (r *Reader) Service(defaultHTTPAddr string) Service {
 				r.Fail("TRUSTED_PROXIES", fmt.Sprintf("%q is neither an IP nor a CIDR", p))
 			}
 		}
-	}
-	if err := auth.CheckCacheTTLSetting(s.KeyCacheTTL); err != nil {
-		r.Fail("KEY_CACHE_TTL", err.Error())
-	}
-	if s.AuthFailureLimit < 1 || s.AuthFailureWindow <= 0 {
-		r.Fail("AUTH_FAILURE_LIMIT", "and "+r.prefix+"AUTH_FAILURE_WINDOW must be positive")
 	}
 	if s.PprofAddr != "" && s.PprofAddr == s.HTTPAddr {
 		r.Fail("PPROF_ADDR", "must differ from "+r.prefix+"HTTP_ADDR: profiles are never served on the public port")

@@ -39,8 +39,8 @@ func TestServiceChecks(t *testing.T) {
 	}
 	for _, want := range []string{
 		"APP_PPROF_ADDR must differ from APP_HTTP_ADDR", `APP_TRUSTED_PROXIES "nope" is neither`,
-		"APP_REQUEST_TIMEOUT must be positive", "APP_SHUTDOWN_TIMEOUT must be positive", "APP_KEY_CACHE_TTL",
-		"APP_AUTH_FAILURE_LIMIT and APP_AUTH_FAILURE_WINDOW must be positive",
+		"APP_REQUEST_TIMEOUT must be between 100ms and 10m0s (got 0s)", "APP_SHUTDOWN_TIMEOUT must be between 1s and 10m0s", "APP_KEY_CACHE_TTL",
+		"APP_AUTH_FAILURE_LIMIT must be between 1 and 1000000 (got 0)",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q: %v", want, err)

@@ -54,6 +54,10 @@ type Config struct {
 	// the database.
 	CacheTimeout   time.Duration
 	LocalCacheSize int
+	// CacheMaxEntryBytes is the largest page kept in Redis: a larger one
+	// is served but not cached, so that Redis's memory stays within
+	// request rate × CacheTTL × this size whatever the queries.
+	CacheMaxEntryBytes int
 	// DataVersionPoll is how often the data version is re-read (from
 	// Redis, else the database): the bound on serving an older version
 	// after an import when its announcement is lost.
@@ -89,32 +93,24 @@ func Load(getenv func(string) string) (Config, error) {
 		RedisClusterAddrs:     r.List("REDIS_CLUSTER_ADDRS"),
 		RedisPassword:         r.String("REDIS_PASSWORD", ""),
 		CORSOrigins:           r.List("CORS_ORIGINS"),
-		StatementTimeout:      r.Duration("STATEMENT_TIMEOUT", 5*time.Second),
-		DBMaxOpenConns:        r.Int("DB_MAX_OPEN_CONNS", 20),
-		DBMaxIdleConns:        r.Int("DB_MAX_IDLE_CONNS", 20),
-		DBConnMaxLifetime:     r.Duration("DB_CONN_MAX_LIFETIME", 30*time.Minute),
-		DBConnMaxIdleTime:     r.Duration("DB_CONN_MAX_IDLE_TIME", 5*time.Minute),
-		CacheTTL:              r.Duration("CACHE_TTL", 5*time.Minute),
-		CacheTimeout:          r.Duration("CACHE_TIMEOUT", 50*time.Millisecond),
-		LocalCacheSize:        r.Int("LOCAL_CACHE_SIZE", 10_000),
-		DataVersionPoll:       r.Duration("DATA_VERSION_POLL", 250*time.Millisecond),
+		StatementTimeout:      r.DurationIn("STATEMENT_TIMEOUT", 5*time.Second, 100*time.Millisecond, 10*time.Minute),
+		DBMaxOpenConns:        r.IntIn("DB_MAX_OPEN_CONNS", 20, 1, 1000),
+		DBMaxIdleConns:        r.IntIn("DB_MAX_IDLE_CONNS", 20, 0, 1000),
+		DBConnMaxLifetime:     r.DurationIn("DB_CONN_MAX_LIFETIME", 30*time.Minute, time.Minute, 24*time.Hour),
+		DBConnMaxIdleTime:     r.DurationIn("DB_CONN_MAX_IDLE_TIME", 5*time.Minute, time.Second, 24*time.Hour),
+		CacheTTL:              r.DurationIn("CACHE_TTL", 5*time.Minute, time.Second, 24*time.Hour),
+		CacheTimeout:          r.DurationIn("CACHE_TIMEOUT", 50*time.Millisecond, 5*time.Millisecond, 30*time.Second),
+		LocalCacheSize:        r.IntIn("LOCAL_CACHE_SIZE", 10_000, 1, 10_000_000),
+		CacheMaxEntryBytes:    r.IntIn("CACHE_MAX_ENTRY_BYTES", 1<<20, 1<<10, 64<<20),
+		DataVersionPoll:       r.DurationIn("DATA_VERSION_POLL", 250*time.Millisecond, 10*time.Millisecond, time.Minute),
 		RateLimitMode:         r.String("RATELIMIT_MODE", RateLimitLease),
 	}
 	c.DatabaseReplicaURLs = r.List("DATABASE_REPLICA_URLS")
-	c.ReplicaWait = r.Duration("DATABASE_REPLICA_WAIT", 10*time.Second)
+	c.ReplicaWait = r.DurationIn("DATABASE_REPLICA_WAIT", 10*time.Second, 100*time.Millisecond, 10*time.Minute)
 	if c.DatabaseURL == "" {
 		r.Fail("DATABASE_URL", "is required")
 	}
 	c.checkRedis(r)
-	if c.DBMaxOpenConns < 1 || c.DBMaxIdleConns < 0 || c.LocalCacheSize < 1 {
-		r.Fail("DB_MAX_OPEN_CONNS", "pool and cache sizes must be positive")
-	}
-	if c.ReplicaWait <= 0 {
-		r.Fail("DATABASE_REPLICA_WAIT", "must be positive")
-	}
-	if c.DataVersionPoll <= 0 {
-		r.Fail("DATA_VERSION_POLL", "must be positive")
-	}
 	if c.RateLimitMode != RateLimitLease && c.RateLimitMode != RateLimitExact {
 		r.Fail("RATELIMIT_MODE", "must be lease or exact")
 	}
@@ -149,6 +145,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("cache_ttl", c.CacheTTL.String()),
 		slog.String("cache_timeout", c.CacheTimeout.String()),
 		slog.Int("local_cache_size", c.LocalCacheSize),
+		slog.Int("cache_max_entry_bytes", c.CacheMaxEntryBytes),
 		slog.String("data_version_poll", c.DataVersionPoll.String()),
 		slog.String("ratelimit_mode", c.RateLimitMode),
 	)...)

@@ -59,63 +59,39 @@ func Load(getenv func(string) string) (Config, error) {
 	c := Config{
 		Service:               r.Service(":8080"),
 		DatabaseURL:           r.String("DATABASE_URL", ""),
-		HTTPReadTimeout:       r.Duration("HTTP_READ_TIMEOUT", 15*time.Second),
-		HTTPReadHeaderTimeout: r.Duration("HTTP_READ_HEADER_TIMEOUT", 5*time.Second),
-		HTTPWriteTimeout:      r.Duration("HTTP_WRITE_TIMEOUT", 60*time.Second),
-		HTTPIdleTimeout:       r.Duration("HTTP_IDLE_TIMEOUT", 120*time.Second),
-		HTTPMaxHeaderBytes:    r.Int("HTTP_MAX_HEADER_BYTES", 64<<10),
-		DBMaxOpenConns:        r.Int("DB_MAX_OPEN_CONNS", 20),
-		DBConnMaxLifetime:     r.Duration("DB_CONN_MAX_LIFETIME", 30*time.Minute),
-		DBConnMaxIdleTime:     r.Duration("DB_CONN_MAX_IDLE_TIME", 5*time.Minute),
-		DBStatementTimeout:    r.Duration("DB_STATEMENT_TIMEOUT", 5*time.Second),
-		KeyCacheSize:          r.Int("KEY_CACHE_SIZE", 10000),
-		LastUsedFlushInterval: r.Duration("LAST_USED_FLUSH_INTERVAL", 30*time.Second),
-		GCPercent:             r.Int("GC_PERCENT", 400),
+		HTTPReadTimeout:       r.DurationIn("HTTP_READ_TIMEOUT", 15*time.Second, 100*time.Millisecond, 10*time.Minute),
+		HTTPReadHeaderTimeout: r.DurationIn("HTTP_READ_HEADER_TIMEOUT", 5*time.Second, 100*time.Millisecond, time.Minute),
+		HTTPWriteTimeout:      r.DurationIn("HTTP_WRITE_TIMEOUT", 60*time.Second, 100*time.Millisecond, 10*time.Minute),
+		HTTPIdleTimeout:       r.DurationIn("HTTP_IDLE_TIMEOUT", 120*time.Second, time.Second, time.Hour),
+		HTTPMaxHeaderBytes:    r.IntIn("HTTP_MAX_HEADER_BYTES", 64<<10, 1024, 1<<20),
+		DBMaxOpenConns:        r.IntIn("DB_MAX_OPEN_CONNS", 20, 1, 1000),
+		DBConnMaxLifetime:     r.DurationIn("DB_CONN_MAX_LIFETIME", 30*time.Minute, time.Minute, 24*time.Hour),
+		DBConnMaxIdleTime:     r.DurationIn("DB_CONN_MAX_IDLE_TIME", 5*time.Minute, time.Second, 24*time.Hour),
+		DBStatementTimeout:    r.DurationIn("DB_STATEMENT_TIMEOUT", 5*time.Second, 100*time.Millisecond, 10*time.Minute),
+		KeyCacheSize:          r.IntIn("KEY_CACHE_SIZE", 10000, 1, 10_000_000),
+		LastUsedFlushInterval: r.DurationIn("LAST_USED_FLUSH_INTERVAL", 30*time.Second, time.Second, time.Hour),
+		GCPercent:             r.IntIn("GC_PERCENT", 400, 25, 100_000),
 	}
 	// Idle connections below the open limit make a busy pool close and
 	// reopen PostgreSQL sessions under steady load, so by default every
 	// open connection may stay idle.
-	c.DBMaxIdleConns = r.Int("DB_MAX_IDLE_CONNS", c.DBMaxOpenConns)
+	c.DBMaxIdleConns = r.IntIn("DB_MAX_IDLE_CONNS", c.DBMaxOpenConns, 0, 1000)
 	// A listing holds no connection while its client reads, but each one
 	// in progress still costs a batch of memory and database time: a
 	// quarter of the pool by default, and half of that for one account,
 	// so that one account never holds every slot.
-	c.ListMaxConcurrent = r.Int("LIST_MAX_CONCURRENT", min(max(c.DBMaxOpenConns, 1), max(2, c.DBMaxOpenConns/4)))
+	c.ListMaxConcurrent = r.IntIn("LIST_MAX_CONCURRENT", min(max(c.DBMaxOpenConns, 1), max(2, c.DBMaxOpenConns/4)), 1, 10_000)
 	c.ListMaxPerAccount = r.Int("LIST_MAX_PER_ACCOUNT", max(1, min(2, c.ListMaxConcurrent/2)))
-	c.ListWait = r.Duration("LIST_WAIT", time.Second)
-	c.ListBatchSize = r.Int("LIST_BATCH_SIZE", 500)
-	r.Positive("HTTP_READ_TIMEOUT", c.HTTPReadTimeout)
-	r.Positive("HTTP_READ_HEADER_TIMEOUT", c.HTTPReadHeaderTimeout)
-	r.Positive("HTTP_WRITE_TIMEOUT", c.HTTPWriteTimeout)
-	r.Positive("HTTP_IDLE_TIMEOUT", c.HTTPIdleTimeout)
-	r.Positive("DB_STATEMENT_TIMEOUT", c.DBStatementTimeout)
-	r.Positive("LAST_USED_FLUSH_INTERVAL", c.LastUsedFlushInterval)
-	if c.HTTPMaxHeaderBytes < 1024 {
-		r.Fail("HTTP_MAX_HEADER_BYTES", "must be at least 1024")
-	}
-	if c.GCPercent < 25 {
-		r.Fail("GC_PERCENT", "must be at least 25")
-	}
-	if c.DBMaxOpenConns < 1 {
-		r.Fail("DB_MAX_OPEN_CONNS", "must be at least 1")
-	}
-	if c.DBMaxIdleConns < 0 || c.DBMaxIdleConns > c.DBMaxOpenConns {
+	c.ListWait = r.DurationOrOff("LIST_WAIT", time.Second, time.Millisecond, time.Minute)
+	c.ListBatchSize = r.IntIn("LIST_BATCH_SIZE", 500, 1, 10_000)
+	if c.DBMaxIdleConns > c.DBMaxOpenConns {
 		r.Fail("DB_MAX_IDLE_CONNS", "must be between 0 and DB_MAX_OPEN_CONNS")
-	}
-	if c.ListMaxConcurrent < 1 {
-		r.Fail("LIST_MAX_CONCURRENT", "must be at least 1")
 	}
 	if c.ListMaxPerAccount < 1 || c.ListMaxPerAccount > max(c.ListMaxConcurrent, 1) {
 		r.Fail("LIST_MAX_PER_ACCOUNT", "must be between 1 and LIST_MAX_CONCURRENT")
 	}
 	if c.ListWait >= c.RequestTimeout {
 		r.Fail("LIST_WAIT", "must be below REQUEST_TIMEOUT")
-	}
-	if c.ListBatchSize < 1 || c.ListBatchSize > 10000 {
-		r.Fail("LIST_BATCH_SIZE", "must be between 1 and 10000")
-	}
-	if c.KeyCacheSize < 1 {
-		r.Fail("KEY_CACHE_SIZE", "must be at least 1")
 	}
 	if c.RequestTimeout > c.HTTPWriteTimeout {
 		r.Fail("REQUEST_TIMEOUT", "must not exceed HTTP_WRITE_TIMEOUT")
