@@ -75,17 +75,11 @@ func sendTaggedJSON(c *gin.Context, tag, cacheControl string, parts ...[]byte) {
 // directly: Header.Set canonicalises each key, which for keys such as
 // "ETag" or "X-RateLimit-Limit" allocates a new string on every request.
 const (
-	hdrETag             = "Etag"
-	hdrCacheControl     = "Cache-Control"
-	hdrIfNoneMatch      = "If-None-Match"
-	hdrContentType      = "Content-Type"
-	hdrContentLength    = "Content-Length"
-	hdrRateLimit        = "Ratelimit"
-	hdrRateLimitPolicy  = "Ratelimit-Policy"
-	hdrXRateLimitLimit  = "X-Ratelimit-Limit"
-	hdrXRateLimitRemain = "X-Ratelimit-Remaining"
-	hdrXRateLimitReset  = "X-Ratelimit-Reset"
-	hdrRetryAfter       = "Retry-After"
+	hdrETag          = "Etag"
+	hdrCacheControl  = "Cache-Control"
+	hdrIfNoneMatch   = "If-None-Match"
+	hdrContentType   = "Content-Type"
+	hdrContentLength = "Content-Length"
 )
 
 // Header values every answer of a kind shares. net/http only reads header

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -20,6 +19,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/pkg/apidocs"
 	"github.com/tickerdesk/tickerdesk/pkg/apiengine"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
+	"github.com/tickerdesk/tickerdesk/pkg/keyrate"
 )
 
 // Limiter checks and counts a request against its key's limits.
@@ -72,8 +72,8 @@ type Server struct {
 	openapiV2   []byte
 	docs        *apidocs.Pages
 	cors        *corsPolicy
-	// limitHeaders keeps the last limits' header values (see rateLimit).
-	limitHeaders atomic.Pointer[limitHeaders]
+	// limitHeaders writes the limit headers (see rateLimit).
+	limitHeaders keyrate.Headers
 }
 
 // NewServer builds the server and its router.

@@ -8,16 +8,18 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
+	"github.com/tickerdesk/tickerdesk/pkg/keyrate"
 )
 
 // Local is the in-process equivalent of Redis for a single instance
-// without Redis: the same GCRA and monthly counter, kept in memory (so
-// usage restarts at zero when the process restarts).
+// without Redis: the same GCRA (pkg/keyrate's, which notes-svc applies
+// too) and monthly counter, kept in memory (so usage restarts at zero
+// when the process restarts).
 type Local struct {
 	mu      sync.Mutex
 	now     func() time.Time
-	tat     map[string]time.Time // GCRA theoretical arrival time per key
-	usage   map[string]int64     // "keyID:YYYY-MM" -> count
+	rates   keyrate.Table    // GCRA state per key
+	usage   map[string]int64 // "keyID:YYYY-MM" -> count
 	metrics *metrics
 	months  monthCache
 }
@@ -27,7 +29,7 @@ func NewLocal(reg prometheus.Registerer, now func() time.Time) *Local {
 	if now == nil {
 		now = time.Now
 	}
-	return &Local{now: now, tat: map[string]time.Time{}, usage: map[string]int64{}, metrics: newMetrics(reg, "local")}
+	return &Local{now: now, usage: map[string]int64{}, metrics: newMetrics(reg, "local")}
 }
 
 // Allow checks and counts one request of p.
@@ -39,23 +41,16 @@ func (l *Local) Allow(_ context.Context, p auth.Principal) Decision {
 	month, reset, window := l.months.window(now)
 	d.QuotaResetAfter, d.QuotaWindow = reset, window
 	if p.RatePerSecond > 0 {
-		l.prune(now)
-		emission := time.Second / time.Duration(p.RatePerSecond)
-		burst := emission * time.Duration(p.RatePerSecond)
-		tat := l.tat[p.KeyID]
-		if tat.Before(now) {
-			tat = now
+		if l.rates.Prune(now) {
+			l.pruneUsage(now)
 		}
-		newTAT := tat.Add(emission)
-		if allowAt := newTAT.Add(-burst); now.Before(allowAt) {
-			d.Err, d.RetryAfter = ErrRateLimited, allowAt.Sub(now)
-			d.ResetAfter = tat.Sub(now)
+		r := l.rates.Allow(now, p.KeyID, p.RatePerSecond)
+		d.Remaining, d.ResetAfter = r.Remaining, r.ResetAfter
+		if !r.Allowed {
+			d.Err, d.RetryAfter = ErrRateLimited, r.RetryAfter
 			l.metrics.refused.WithLabelValues("rate").Inc()
 			return d
 		}
-		d.Remaining = int((burst - newTAT.Sub(now)) / emission)
-		d.ResetAfter = newTAT.Sub(now)
-		l.tat[p.KeyID] = newTAT
 	}
 	if p.MonthlyQuota > 0 {
 		k := p.KeyID + ":" + month
@@ -70,18 +65,9 @@ func (l *Local) Allow(_ context.Context, p auth.Principal) Decision {
 	return d
 }
 
-// prune drops keys whose bucket is full again, so the map holds only keys
-// active in the last second or so; old months' counters go with a month
-// change.
-func (l *Local) prune(now time.Time) {
-	if len(l.tat) < 10_000 {
-		return
-	}
-	for k, tat := range l.tat {
-		if tat.Before(now) {
-			delete(l.tat, k)
-		}
-	}
+// pruneUsage drops old months' counters, when the rates are pruned (the
+// table of rates holds only keys active in the last second or so).
+func (l *Local) pruneUsage(now time.Time) {
 	month, _, _ := monthWindow(now)
 	for k := range l.usage {
 		if len(k) < 7 || k[len(k)-7:] != month {
