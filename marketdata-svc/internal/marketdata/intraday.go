@@ -102,7 +102,9 @@ func (q IntradayQuery) AppendCanonicalKey(b []byte) []byte {
 	for _, t := range []time.Time{q.From, q.To} {
 		b = append(b, "|t="...)
 		if !t.IsZero() {
-			b = t.UTC().AppendFormat(b, time.RFC3339)
+			// To the nanosecond: the store reads the instant exactly, so a
+			// bound half a second later may select other minutes.
+			b = t.UTC().AppendFormat(b, time.RFC3339Nano)
 		}
 	}
 	for _, t := range []time.Time{q.FromDay, q.ToDay} {
