@@ -25,6 +25,8 @@
 // caller: it runs detached from their contexts with a deadline of its own
 // (Options.QueryTimeout), and each caller waits for it on its own context,
 // so a caller who gives up gets its own error and never fails the others.
+// Once the last caller waiting for it has given up, the query is
+// cancelled: work nobody waits for would only load the database.
 //
 // The in-process LRU (l1.go) is our own, not
 // hashicorp/golang-lru/v2/expirable, on measurement (issue 14; benchstat
@@ -41,6 +43,7 @@ import (
 	"context"
 	"log/slog"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -70,6 +73,10 @@ type Store struct {
 	// queryTimeout bounds shared store queries (see shared).
 	queryTimeout time.Duration
 	group        singleflight.Group
+	// flights are the shared queries in progress by key, with their
+	// waiting callers; flightsMu also orders group's calls (see shared).
+	flightsMu sync.Mutex
+	flights   map[string]*flight
 	log          *slog.Logger
 	metrics      *metrics
 	now          func() time.Time
@@ -101,7 +108,15 @@ func newStore(inner marketdata.Store, versions Versions, memory *l1, kind string
 		o.QueryTimeout = 30 * time.Second
 	}
 	return &Store{Store: inner, versions: versions, memory: memory, timeout: o.Timeout, queryTimeout: o.QueryTimeout,
-		log: o.Logger, metrics: newMetrics(o.Registry, kind), now: time.Now}
+		log: o.Logger, metrics: newMetrics(o.Registry, kind), now: time.Now, flights: map[string]*flight{}}
+}
+
+// flight is one shared store query: the context it runs on and how many
+// callers wait for it.
+type flight struct {
+	ctx     context.Context
+	cancel  context.CancelFunc
+	waiters int
 }
 
 // shared runs fn once for all concurrent callers of key. fn runs on a
@@ -109,19 +124,42 @@ func newStore(inner marketdata.Store, versions Versions, memory *l1, kind string
 // caller's values) with the store's query timeout: the work is everyone's,
 // so no one caller going away may end it. Each caller waits on its own ctx
 // and, when that ends first, returns its own error while the others keep
-// waiting.
+// waiting; when the last one leaves, fn's context is cancelled and key
+// forgotten, so that a caller coming later starts afresh rather than join
+// cancelled work. Joining and leaving hold flightsMu, so a caller never
+// joins a flight its last waiter is cancelling.
 func (s *Store) shared(ctx context.Context, key string, fn func(context.Context) (any, error)) (any, error) {
-	ch := s.group.DoChan(key, func() (any, error) {
+	s.flightsMu.Lock()
+	f := s.flights[key]
+	if f == nil {
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.queryTimeout)
-		defer cancel()
-		return fn(wctx)
-	})
+		f = &flight{ctx: wctx, cancel: cancel}
+		s.flights[key] = f
+	}
+	f.waiters++
+	ch := s.group.DoChan(key, func() (any, error) { return fn(f.ctx) })
+	s.flightsMu.Unlock()
 	select {
 	case r := <-ch:
+		s.leave(key, f)
 		return r.Val, r.Err
 	case <-ctx.Done():
+		s.leave(key, f)
 		return nil, ctx.Err()
 	}
+}
+
+// leave ends one caller's wait for f; the last one cancels f's work (done
+// or not: its context is released either way).
+func (s *Store) leave(key string, f *flight) {
+	s.flightsMu.Lock()
+	defer s.flightsMu.Unlock()
+	if f.waiters--; f.waiters > 0 {
+		return
+	}
+	f.cancel()
+	delete(s.flights, key)
+	s.group.Forget(key)
 }
 
 // Status reports the cache for /readyz: "ok", "unavailable" or "in-process".

@@ -122,3 +122,56 @@ func TestSharedWorkHasItsOwnDeadline(t *testing.T) {
 		t.Fatalf("a shared query that never ends gave %v, want context.DeadlineExceeded", err)
 	}
 }
+
+// endingStore is a ctxStore that reports how each EOD query ended.
+type endingStore struct {
+	ctxStore
+	ended chan error
+}
+
+func (s *endingStore) EOD(ctx context.Context, q marketdata.EODQuery) (marketdata.EODPage, error) {
+	p, err := s.ctxStore.EOD(ctx, q)
+	s.ended <- err
+	return p, err
+}
+
+// TestSharedWorkEndsWhenNoCallerWaits: the shared query outlives a caller
+// who gives up while others wait, but once every caller has gone it is
+// cancelled, not left to load the database until its own deadline; and a
+// caller coming after that starts a query of its own rather than join the
+// cancelled one.
+func TestSharedWorkEndsWhenNoCallerWaits(t *testing.T) {
+	inner := &endingStore{ctxStore: ctxStore{countingStore: countingStore{gate: make(chan struct{})}, started: make(chan struct{})},
+		ended: make(chan error, 2)}
+	c := NewLocal(inner, at(0), 16, Options{Registry: prometheus.NewRegistry(), QueryTimeout: time.Minute})
+	ctxA, cancelA := context.WithCancel(context.Background())
+	ctxB, cancelB := context.WithCancel(context.Background())
+	errA, errB := make(chan error, 1), make(chan error, 1)
+	go func() { _, err := c.EncodedEOD(ctxA, query("GOOG")); errA <- err }()
+	<-inner.started
+	go func() { _, err := c.EncodedEOD(ctxB, query("GOOG")); errB <- err }()
+	for testutil.ToFloat64(c.metrics.misses) < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	cancelA()
+	<-errA
+	select {
+	case err := <-inner.ended:
+		t.Fatalf("the shared query ended (%v) while a caller still waited", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	cancelB()
+	<-errB
+	select {
+	case err := <-inner.ended:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("the abandoned query ended with %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the shared query ran on after every caller had gone")
+	}
+	close(inner.gate)
+	if _, err := c.EncodedEOD(context.Background(), query("GOOG")); err != nil {
+		t.Fatalf("a caller after the cancelled query got %v", err)
+	}
+}
