@@ -77,9 +77,9 @@ type Store struct {
 	// waiting callers; flightsMu also orders group's calls (see shared).
 	flightsMu sync.Mutex
 	flights   map[string]*flight
-	log          *slog.Logger
-	metrics      *metrics
-	now          func() time.Time
+	log       *slog.Logger
+	metrics   *metrics
+	now       func() time.Time
 	// bypassUntil (unix nanos) skips Redis for a moment after an error.
 	bypassUntil atomic.Int64
 	lastLog     atomic.Int64
