@@ -200,7 +200,7 @@ func newServeDeps(ctx context.Context, cfg config.Config, log *slog.Logger, reg 
 	versions := dataversion.NewRedis(rdb, store.DataVersion, versionOpts)
 	d := serveDeps{
 		versions: versions,
-		cache:    cache.NewRedis(reads, rdb, versions, cacheOpts),
+		cache:    cache.NewRedis(reads, rdb, versions, cacheOpts).WithMaxEntryBytes(cfg.CacheMaxEntryBytes),
 		close:    func() { _ = rdb.Close() },
 		tracing:  tr,
 	}
@@ -275,7 +275,9 @@ func newHTTPServer(cfg config.Config, log *slog.Logger, api http.Handler) *http.
 
 // checkEvictionPolicy warns when Redis could evict limiter state: only the
 // volatile policies spare the usage counters, which carry no expiry (see
-// deploy/README.md). Managed Redis that refuses CONFIG is left alone.
+// deploy/README.md); and when Redis has no maxmemory, so that only the
+// entries' TTL and size cap bound what the cache puts there. Managed Redis
+// that refuses CONFIG is left alone.
 func checkEvictionPolicy(ctx context.Context, rdb redis.UniversalClient, log *slog.Logger) {
 	cctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
@@ -288,5 +290,8 @@ func checkEvictionPolicy(ctx context.Context, rdb redis.UniversalClient, log *sl
 	default:
 		log.Error("redis maxmemory-policy should be volatile-lru: cache entries expire and make room, quota counters must not be evicted",
 			"maxmemory_policy", policy)
+	}
+	if res, err := rdb.ConfigGet(cctx, "maxmemory").Result(); err == nil && res["maxmemory"] == "0" {
+		log.Error("redis has no maxmemory: set one with maxmemory-policy volatile-lru, or the cache's memory is bounded only by request rate × MARKETDATA_CACHE_TTL × MARKETDATA_CACHE_MAX_ENTRY_BYTES")
 	}
 }

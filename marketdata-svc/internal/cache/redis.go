@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/eodjson"
@@ -21,11 +22,22 @@ const (
 )
 
 // redisLayer keeps encoded pages under (data version, query digest), for
-// every instance to share.
+// every instance to share. Its memory is bounded whatever Redis's
+// maxmemory says: every entry expires within the TTL and none is larger
+// than maxEntry, so Redis holds at most (distinct misses per TTL) ×
+// maxEntry bytes of pages.
 type redisLayer struct {
-	rdb redis.UniversalClient
-	ttl time.Duration
+	rdb      redis.UniversalClient
+	ttl      time.Duration
+	maxEntry int
+	// oversize counts pages served but not stored for their size.
+	oversize prometheus.Counter
 }
+
+// DefaultMaxEntryBytes is the largest entry kept in Redis unless
+// WithMaxEntryBytes says otherwise: a full page of 1,000 EOD bars is
+// about 280 KB.
+const DefaultMaxEntryBytes = 1 << 20
 
 // NewRedis returns the Redis-backed cache around inner, at the versions
 // that versions tells. rdb should be made by NewRedisClient, which makes
@@ -35,7 +47,22 @@ func NewRedis(inner marketdata.Store, rdb redis.UniversalClient, versions Versio
 		o.TTL = 5 * time.Minute
 	}
 	s := newStore(inner, versions, newL1(L1MaxItems, L1MaxBytes, o.TTL), "redis", o)
-	s.redis = &redisLayer{rdb: rdb, ttl: o.TTL}
+	s.redis = &redisLayer{rdb: rdb, ttl: o.TTL, maxEntry: DefaultMaxEntryBytes,
+		oversize: prometheus.NewCounter(prometheus.CounterOpts{Name: "marketdata_cache_oversize_total",
+			Help: "Pages served but not written to Redis because they exceed the entry size cap.", ConstLabels: prometheus.Labels{"backend": "redis"}})}
+	if o.Registry != nil {
+		o.Registry.MustRegister(s.redis.oversize)
+	}
+	return s
+}
+
+// WithMaxEntryBytes caps the size of one Redis entry at n bytes (positive):
+// a larger page is served, and kept in process memory, but not written.
+// It returns s.
+func (s *Store) WithMaxEntryBytes(n int) *Store {
+	if s.redis != nil && n > 0 {
+		s.redis.maxEntry = n
+	}
 	return s
 }
 
@@ -116,9 +143,19 @@ func (r *redisLayer) get(ctx context.Context, key string) ([]byte, bool, error) 
 }
 
 // store keeps entry for life (the TTL, or less for a page of a session
-// still trading).
+// still trading). An entry over the size cap is not kept (and counted);
+// nor is one with no life left, which Redis would keep forever (SET with
+// no expiry).
 func (r *redisLayer) store(ctx context.Context, key string, entry []byte, life time.Duration) error {
-	if err := r.rdb.Set(ctx, key, entry, min(life, r.ttl)).Err(); err != nil {
+	if len(entry) > r.maxEntry {
+		r.oversize.Inc()
+		return nil
+	}
+	ttl := min(life, r.ttl)
+	if ttl <= 0 {
+		return nil
+	}
+	if err := r.rdb.Set(ctx, key, entry, ttl).Err(); err != nil {
 		return fmt.Errorf("cache store: %w", err)
 	}
 	return nil
