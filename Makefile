@@ -19,7 +19,7 @@ FUZZTIME ?= 50000x
 export GOWORK := off
 export CGO_ENABLED ?= 0
 
-.PHONY: help run up down test fuzz lint build tidy clean stack-up stack-down test-images images compose-smoke k8s-validate k8s-apply faults security bench bench-go clients clients-check tc-test docs-browser monitoring-check monitoring-generate gateway-routes duplicates
+.PHONY: help run up down test fuzz lint build tidy clean stack-up stack-down test-images images compose-smoke k8s-validate k8s-apply faults security bench bench-go clients clients-check tc-test docs-browser monitoring-check monitoring-generate gateway-routes routes duplicates
 
 ## help: list every target with its one-line description
 help:
@@ -107,8 +107,12 @@ k8s-validate:
 k8s-apply:
 	@scripts/k8s-apply.sh
 
-## gateway-routes: regenerate deploy/gateway/routes.conf (the compose gateway's nginx routes) from the Kubernetes HTTPRoute
-gateway-routes:
+## routes: rewrite deploy/routes/<service>.txt, each service's routes as its router lists them (public or internal)
+routes:
+	@for s in $(SERVICES); do (cd $$s && go test -count=1 -run '^TestRoutesFile$$' ./internal/httpapi/ -update) || exit 1; done
+
+## gateway-routes: regenerate deploy/gateway/routes.conf (the compose gateway's nginx routes) from the Kubernetes HTTPRoute, checked against the route files
+gateway-routes: routes
 	@cd deploy/k8s/validate && UPDATE_GATEWAY_ROUTES=1 go test -count=1 -run '^TestGatewayRoutes$$' .
 
 ## bench: both services under load against the machine's ceilings; writes BENCHMARKS.md and bench/results.json

@@ -1,0 +1,25 @@
+package httpapi_test
+
+import (
+	"flag"
+	"testing"
+
+	"github.com/tickerdesk/tickerdesk/pkg/routetable"
+)
+
+// updateRoutes rewrites the route file instead of comparing it (make
+// routes).
+var updateRoutes = flag.Bool("update", false, "rewrite deploy/routes/marketdata-svc.txt from the router")
+
+// routesFile is the route table the gateway, the ingress and make
+// k8s-validate are checked against.
+const routesFile = "../../../deploy/routes/marketdata-svc.txt"
+
+// TestRoutesFile holds the router, as cmd/marketdata-svc wires it with the
+// default options, to its checked-in route table, visibility included.
+func TestRoutesFile(t *testing.T) {
+	srv, _ := newServer(t, newFakeStore(nil))
+	if err := routetable.Sync(routesFile, "marketdata-svc", srv, *updateRoutes); err != nil {
+		t.Fatal(err)
+	}
+}
