@@ -2,7 +2,8 @@
 # k8s-validate.sh renders every overlay under deploy/k8s/overlays with the
 # pinned kustomize and runs the validation module (deploy/k8s/validate):
 # strict decoding of every object into the client-go and Gateway API types,
-# and semantic checks against the services' config and routes.
+# and semantic checks against the services' config and their route tables
+# (deploy/routes, written by make routes) in both directions.
 #
 #   KUSTOMIZE_VERSION   pinned kustomize (default v5.8.2, installed into .bin/)
 #   KUSTOMIZE           use this binary instead

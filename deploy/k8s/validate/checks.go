@@ -29,30 +29,6 @@ import (
 // services' config packages; manifests may set them too.
 var RuntimeEnv = map[string]bool{"GOMEMLIMIT": true, "GOMAXPROCS": true, "GOGC": true, "GODEBUG": true}
 
-// Routes maps every public path prefix to the service the gateway must send
-// it to (issue: "/v1/notes (and the /notes alias) goes to notes-svc; ...").
-var Routes = map[string]string{
-	"/v1/notes":       "notes-svc",
-	"/notes":          "notes-svc",
-	"/v1/eod":         "marketdata-svc",
-	"/v1/tickers":     "marketdata-svc",
-	"/v1/exchanges":   "marketdata-svc",
-	"/v1/splits":      "marketdata-svc",
-	"/v1/dividends":   "marketdata-svc",
-	"/v1/currencies":  "marketdata-svc",
-	"/v1/timezones":   "marketdata-svc",
-	"/v1/intraday":    "marketdata-svc",
-	"/v2/eod":         "marketdata-svc",
-	"/v2/tickers":     "marketdata-svc",
-	"/v2/tickerslist": "marketdata-svc",
-	"/v2/exchanges":   "marketdata-svc",
-	"/v2/splits":      "marketdata-svc",
-	"/v2/dividends":   "marketdata-svc",
-	"/v2/currencies":  "marketdata-svc",
-	"/v2/timezones":   "marketdata-svc",
-	"/v2/intraday":    "marketdata-svc",
-}
-
 // Secrets lists the Secrets the manifests reference and their keys; they are
 // created outside the manifests (deploy/README.md says how).
 var Secrets = map[string][]string{
@@ -404,8 +380,8 @@ func (c *checker) probesAndPorts(where string, spec *corev1.PodSpec, src Service
 		if get.Path != p.path {
 			c.failf("%s: %s path %q, want %s", where, p.name, get.Path, p.path)
 		}
-		if !src.GETRoutes[get.Path] {
-			c.failf("%s: %s path %q is not a GET route of %s", where, p.name, get.Path, src.Name)
+		if !src.HasInternal("GET", get.Path) {
+			c.failf("%s: %s path %q is not an internal GET route of %s (%s/%s.txt)", where, p.name, get.Path, src.Name, RoutesDir, src.Name)
 		}
 		if !hasPort(ctr.Ports, get.Port) {
 			c.failf("%s: %s port %s is not a container port", where, p.name, get.Port.String())
@@ -532,9 +508,9 @@ func (c *checker) networkPolicies(r *Rendered) {
 	}
 }
 
-// routing checks that the HTTPRoutes and Ingresses send exactly the public
-// paths of Routes to the right Services, on ports those Services expose, and
-// that the target service really serves each path.
+// routing checks that the HTTPRoutes and Ingresses send every public route
+// of the services, and nothing else, to the right Service on a port that
+// Service exposes (checkPaths).
 func (c *checker) routing(r *Rendered, sources map[string]ServiceSource) {
 	if len(r.HTTPRoutes) == 0 && len(r.Ingresses) == 0 {
 		c.failf("no HTTPRoute or Ingress: the services are unreachable from the gateway")
@@ -556,21 +532,6 @@ func (c *checker) routing(r *Rendered, sources map[string]ServiceSource) {
 		}
 		c.failf("%s: Service %s has no port %d", where, svc, port)
 	}
-	compare := func(where string, got map[string]string) {
-		for path, want := range Routes {
-			if got[path] != want {
-				c.failf("%s: %s goes to %q, want %s", where, path, got[path], want)
-			}
-		}
-		for path, svc := range got {
-			if _, ok := Routes[path]; !ok {
-				c.failf("%s: routes unexpected path %s to %s", where, path, svc)
-			}
-			if src, ok := sources[svc]; ok && !src.Serves(path) {
-				c.failf("%s: %s has no GET route at or below %s", where, svc, path)
-			}
-		}
-	}
 
 	for _, hr := range r.HTTPRoutes {
 		where := "HTTPRoute " + hr.Name
@@ -584,7 +545,7 @@ func (c *checker) routing(r *Rendered, sources map[string]ServiceSource) {
 				c.failf("%s: Gateway %s has no listener %q", where, gw.Name, *ref.SectionName)
 			}
 		}
-		got := map[string]string{}
+		var got []GatewayPath
 		for _, rule := range hr.Spec.Rules {
 			if len(rule.BackendRefs) != 1 {
 				c.failf("%s: a rule has %d backends, want 1", where, len(rule.BackendRefs))
@@ -601,15 +562,15 @@ func (c *checker) routing(r *Rendered, sources map[string]ServiceSource) {
 					c.failf("%s: every match must be a PathPrefix", where)
 					continue
 				}
-				got[*m.Path.Value] = string(b.Name)
+				got = append(got, GatewayPath{Path: *m.Path.Value, Match: Prefix, Service: string(b.Name)})
 			}
 		}
-		compare(where, got)
+		c.checkPaths(where, got, sources)
 	}
 
 	for _, ing := range r.Ingresses {
 		where := "Ingress " + ing.Name
-		got := map[string]string{}
+		var got []GatewayPath
 		for _, rule := range ing.Spec.Rules {
 			if rule.HTTP == nil {
 				continue
@@ -623,10 +584,10 @@ func (c *checker) routing(r *Rendered, sources map[string]ServiceSource) {
 					continue
 				}
 				backend(where, p.Backend.Service.Name, p.Backend.Service.Port.Number)
-				got[p.Path] = p.Backend.Service.Name
+				got = append(got, GatewayPath{Path: p.Path, Match: Prefix, Service: p.Backend.Service.Name})
 			}
 		}
-		compare(where, got)
+		c.checkPaths(where, got, sources)
 	}
 }
 

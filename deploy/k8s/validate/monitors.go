@@ -96,8 +96,8 @@ func (c *checker) scrape(where string, d *appsv1.Deployment, port intstr.IntOrSt
 	if path == "" {
 		path = "/metrics"
 	}
-	if src, ok := sources[d.Labels[nameLabel]]; ok && !src.Serves(path) {
-		c.failf("%s: %s serves no %s", where, d.Name, path)
+	if src, ok := sources[d.Labels[nameLabel]]; ok && !src.HasInternal("GET", path) {
+		c.failf("%s: %s serves no %s (no internal GET route in %s/%s.txt)", where, d.Name, path, RoutesDir, src.Name)
 	}
 	for _, np := range r.NetworkPolicies {
 		sel, err := metav1.LabelSelectorAsSelector(&np.Spec.PodSelector)

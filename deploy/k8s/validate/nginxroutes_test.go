@@ -58,12 +58,54 @@ func TestGatewayRoutes(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Fatalf("%s differs from what %s renders to; run make gateway-routes and commit the result.\n--- rendered:\n%s", routesConfFile, httpRouteFile, want)
 	}
-	// Every public path reaches its service through the gateway.
-	for path, svc := range Routes {
-		loc := "location = " + path + " {\n    proxy_pass http://" + svc + ";\n}"
-		if !strings.Contains(string(got), loc) {
-			t.Errorf("%s: no exact location for %s to %s", routesConfFile, path, svc)
-		}
+	// Both directions against the route tables: every public route
+	// reaches its service through the compose gateway, and every location
+	// is served by one.
+	if err := CheckNginx(routesConfFile, got, loadSources(t)); err != nil {
+		t.Errorf("%v", err)
+	}
+}
+
+// TestNginxPathsCatchMistakes plants one mistake at a time in the compose
+// gateway's routes and expects CheckNginx to name it, in each direction.
+func TestNginxPathsCatchMistakes(t *testing.T) {
+	conf, err := os.ReadFile(filepath.Join(repoRoot, routesConfFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sources := loadSources(t)
+	if err := CheckNginx("routes.conf", conf, sources); err != nil {
+		t.Fatalf("unbroken routes.conf fails: %v", err)
+	}
+	location := func(loc, svc string) string {
+		return "location " + loc + " {\n    proxy_pass http://" + svc + ";\n}\n"
+	}
+	for name, tc := range map[string]struct {
+		conf, want string
+	}{
+		"public route missing": {
+			strings.Replace(strings.Replace(string(conf), location("= /v2/tickerslist", "marketdata-svc"), "", 1),
+				location("^~ /v2/tickerslist/", "marketdata-svc"), "", 1),
+			"public route GET /v2/tickerslist of marketdata-svc is not routed"},
+		"only the prefix below": {
+			strings.Replace(string(conf), location("= /v1/notes", "notes-svc"), "", 1),
+			"public route GET /v1/notes of notes-svc is not routed"},
+		"wrong service": {
+			strings.Replace(string(conf), location("^~ /v1/notes/", "notes-svc"), location("^~ /v1/notes/", "marketdata-svc"), 1),
+			"public route DELETE /v1/notes/:id goes to marketdata-svc, want notes-svc"},
+		"path with no route": {
+			string(conf) + location("= /v1/news", "marketdata-svc"),
+			"/v1/news goes to marketdata-svc, which serves no public route"},
+		"internal route exposed": {
+			string(conf) + location("= /metrics", "notes-svc"),
+			"/metrics goes to notes-svc, which serves no public route"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := CheckNginx("routes.conf", []byte(tc.conf), sources)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
 	}
 }
 

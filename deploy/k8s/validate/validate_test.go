@@ -1,7 +1,6 @@
 package validate
 
 import (
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -151,28 +152,49 @@ spec:
 	}
 }
 
-// TestServiceSource guards the source parsing the checks depend on.
+// TestServiceSource guards what the checks read: the variables from the
+// config source and the route tables the services' routers write.
 func TestServiceSource(t *testing.T) {
 	for name, src := range loadSources(t) {
 		for _, route := range []string{"/healthz", "/readyz", "/metrics"} {
-			if !src.GETRoutes[route] {
-				t.Errorf("%s: GET %s not found among %v", name, route, slices.Sorted(maps.Keys(src.GETRoutes)))
+			if !src.HasInternal("GET", route) {
+				t.Errorf("%s: no internal GET %s among %v", name, route, src.Routes)
 			}
 		}
-		// Routes registered on groups made inside a function from a group
-		// it is handed (marketdata's versionRoutes(g1, v1) and g.Group("")):
-		// missed once, they emptied every versioned path.
-		if name == "marketdata-svc" {
-			for _, route := range []string{"/v1/eod", "/v2/eod", "/v2/tickerslist", "/v1/tickers/:symbol/splits", "/v2/exchanges/:mic/intraday/:date"} {
-				if !src.GETRoutes[route] {
-					t.Errorf("%s: GET %s not found among %v", name, route, slices.Sorted(maps.Keys(src.GETRoutes)))
-				}
+		public := 0
+		for _, r := range src.Routes {
+			if r.Public {
+				public++
 			}
+		}
+		if public == 0 {
+			t.Errorf("%s: no public route among %v", name, src.Routes)
 		}
 		if src.Env[src.Prefix+"TEST_DATABASE_URL"] {
 			t.Errorf("%s: test-only variable read as service config", name)
 		}
-		t.Logf("%s: %d variables, GET routes %v", name, len(src.Env), slices.Sorted(maps.Keys(src.GETRoutes)))
+		t.Logf("%s: %d variables, %d routes (%d public)", name, len(src.Env), len(src.Routes), public)
+	}
+}
+
+// TestReadRoutesRejects proves a malformed route table is an error, not a
+// table with fewer routes.
+func TestReadRoutesRejects(t *testing.T) {
+	for name, body := range map[string]string{
+		"no visibility":      "GET /v1/eod\n",
+		"unknown visibility": "GET /v1/eod exposed\n",
+		"relative path":      "GET v1/eod public\n",
+		"empty":              "# nothing\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "svc.txt")
+			if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if routes, err := ReadRoutes(path); err == nil {
+				t.Fatalf("read %v without error", routes)
+			}
+		})
 	}
 }
 
@@ -234,6 +256,23 @@ func TestChecksCatchMistakes(t *testing.T) {
 				hr.Spec.Rules[0].BackendRefs[0].Name = "marketdata-svc"
 			}
 		}, "want notes-svc"},
+		{"public route missing from the HTTPRoute", func(r *Rendered) {
+			for _, hr := range r.HTTPRoutes {
+				for i := range hr.Spec.Rules {
+					rule := &hr.Spec.Rules[i]
+					rule.Matches = slices.DeleteFunc(rule.Matches, func(m gatewayv1.HTTPRouteMatch) bool { return *m.Path.Value == "/v1/intraday" })
+				}
+			}
+			for _, ing := range r.Ingresses {
+				ing.Spec.Rules[0].HTTP.Paths = slices.DeleteFunc(ing.Spec.Rules[0].HTTP.Paths, func(p networkingv1.HTTPIngressPath) bool { return p.Path == "/v1/intraday" })
+			}
+		}, "public route GET /v1/intraday of marketdata-svc is not routed"},
+		{"gateway path with no route", func(r *Rendered) {
+			addPath(r, "/v1/news", "marketdata-svc")
+		}, "/v1/news goes to marketdata-svc, which serves no public route"},
+		{"internal route exposed", func(r *Rendered) {
+			addPath(r, "/metrics", "notes-svc")
+		}, "/metrics goes to notes-svc, which serves no public route"},
 		{"service target port", func(r *Rendered) {
 			r.Services[0].Spec.Ports[0].TargetPort = intstr.FromString("web")
 		}, "targetPort web"},
@@ -277,6 +316,66 @@ func TestChecksCatchMistakes(t *testing.T) {
 			err := Check(r, sources)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// addPath routes path to svc in every HTTPRoute and Ingress, beside the
+// paths already routed there.
+func addPath(r *Rendered, path, svc string) {
+	for _, hr := range r.HTTPRoutes {
+		for i := range hr.Spec.Rules {
+			if rule := &hr.Spec.Rules[i]; string(rule.BackendRefs[0].Name) == svc {
+				m := rule.Matches[0]
+				m.Path = &gatewayv1.HTTPPathMatch{Type: m.Path.Type, Value: &path}
+				rule.Matches = append(rule.Matches, m)
+			}
+		}
+	}
+	for _, ing := range r.Ingresses {
+		for _, p := range ing.Spec.Rules[0].HTTP.Paths {
+			if p.Backend.Service.Name == svc {
+				p.Path = path
+				ing.Spec.Rules[0].HTTP.Paths = append(ing.Spec.Rules[0].HTTP.Paths, p)
+				break
+			}
+		}
+	}
+}
+
+// TestNewPublicRouteMustBeRouted adds a public route to a service's route
+// table, as make routes does for a new endpoint, and expects every
+// HTTPRoute and Ingress of every overlay to fail until its path is routed.
+func TestNewPublicRouteMustBeRouted(t *testing.T) {
+	kustomize := kustomizeBinary(t)
+	dec := newDecoder(t)
+	for _, dir := range overlays(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			out, err := Build(kustomize, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			objs, err := dec.DecodeAll(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := Index(objs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sources := loadSources(t)
+			md := sources["marketdata-svc"]
+			md.Routes = append(slices.Clone(md.Routes), Route{Method: "GET", Path: "/v1/news/:id", Public: true})
+			sources["marketdata-svc"] = md
+			err = Check(r, sources)
+			const want = ": public route GET /v1/news/:id of marketdata-svc is not routed"
+			if n := len(r.HTTPRoutes) + len(r.Ingresses); err == nil || strings.Count(err.Error(), want) != n {
+				t.Fatalf("got %v, want %d errors containing %q", err, n, want)
+			}
+			addPath(r, "/v1/news", "marketdata-svc")
+			if err := Check(r, sources); err != nil {
+				t.Fatalf("routed, still fails: %v", err)
 			}
 		})
 	}
