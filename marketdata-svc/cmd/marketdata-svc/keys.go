@@ -25,23 +25,24 @@ func keys(ctx context.Context, cfg config.Config, args []string, stdout io.Write
 		return errors.New(keysUsage)
 	}
 	sub, rest := args[0], args[1:]
-	fs, flags := newKeysFlagSet(sub, stdout)
-	if err := fs.Parse(rest); err != nil {
-		return err
-	}
-	line := keysLine{keysFlags: flags, args: fs.Args(), stdout: stdout}
-	var action keysAction
-	var err error
-	switch sub {
-	case "create":
-		action, err = keysCreate(line)
-	case "list":
-		action, err = keysList(line)
-	case "revoke":
-		action, err = keysRevoke(line)
-	default:
+	check, ok := map[string]func(keysLine) (keysAction, error){"create": keysCreate, "list": keysList, "revoke": keysRevoke}[sub]
+	if !ok {
 		return fmt.Errorf("unknown keys command %q\n%s", sub, keysUsage)
 	}
+	fs, flags := newKeysFlagSet(sub, stdout)
+	if err := fs.Parse(rest); err != nil {
+		return fmt.Errorf("keys %s: %w\n%s", sub, err, keysUsage)
+	}
+	line := keysLine{keysFlags: flags, set: map[string]bool{}, args: fs.Args(), stdout: stdout}
+	fs.Visit(func(f *flag.Flag) { line.set[f.Name] = true })
+	if sub != "create" {
+		for name := range line.set {
+			return fmt.Errorf("keys %s: --%s applies to keys create only\n%s", sub, name, keysUsage)
+		}
+	}
+	// Every argument is checked here, before the database: a bad one
+	// gets a message naming it, never a driver's error.
+	action, err := check(line)
 	if err != nil {
 		return err
 	}
@@ -58,9 +59,11 @@ func keys(ctx context.Context, cfg config.Config, args []string, stdout io.Write
 type keysAction func(context.Context, *marketdatadb.Store) error
 
 // keysLine is one parsed keys command line, all a subcommand checks and
-// prints with: the options, the arguments left after them, and stdout.
+// prints with: the options, which of them were given, the arguments left
+// after them, and stdout.
 type keysLine struct {
 	keysFlags
+	set    map[string]bool
 	args   []string
 	stdout io.Writer
 }
@@ -75,18 +78,26 @@ type keysFlags struct {
 }
 
 // newKeysFlagSet defines every keys flag on each subcommand, as one flag
-// set always did: list and revoke accept and ignore create's flags, and
-// their -h lists them.
+// set always did, so that their -h lists them; list and revoke refuse
+// create's flags when given.
 func newKeysFlagSet(sub string, stdout io.Writer) (*flag.FlagSet, keysFlags) {
 	fs := newFlagSet("keys "+sub, stdout)
 	return fs, keysFlags{
 		account:   fs.String("account", "", "account name (created on first use)"),
-		rate:      fs.Int("rate-per-second", 0, "requests per second allowed (0: no limit)"),
-		quota:     fs.Int64("monthly-quota", 0, "requests per calendar month allowed (0: no limit)"),
-		scopes:    fs.String("scopes", "", "comma-separated scopes (default all: "+strings.Join(marketdatadb.AllScopes, ",")+")"),
+		rate:      fs.Int("rate-per-second", 0, fmt.Sprintf("requests per second allowed, up to %d (0: no limit)", maxRatePerSecond)),
+		quota:     fs.Int64("monthly-quota", 0, fmt.Sprintf("requests per calendar month allowed, up to %d (0: no limit)", maxMonthlyQuota)),
+		scopes:    fs.String("scopes", strings.Join(marketdatadb.AllScopes, ","), "comma-separated scopes"),
 		expiresIn: fs.Duration("expires-in", 0, "lifetime of the key, e.g. 720h (0: never expires)"),
 	}
 }
+
+// Limits a key command accepts: far above any plan, far below what the
+// columns hold, so that a typo is refused with this message rather than
+// by the database.
+const (
+	maxRatePerSecond = 1_000_000
+	maxMonthlyQuota  = 1_000_000_000_000
+)
 
 func limitText(n int64) string {
 	if n == 0 {

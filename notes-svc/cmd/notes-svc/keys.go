@@ -11,30 +11,37 @@ import (
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notesdb"
 )
 
-// keysCommand is `notes-svc keys`: it opens the store and hands it to the
-// subcommand, each in a file of its name. An unknown subcommand is
-// reported without touching the database.
+// keysCommand is `notes-svc keys`: it parses and checks the subcommand's
+// arguments, each subcommand in a file of its name, then opens the store
+// and runs it. A bad command line is reported without touching the
+// database, so never with a driver's error.
 func keysCommand(ctx context.Context, cfg config.Config, args []string, stdout io.Writer) error {
 	if len(args) == 0 {
 		return fmt.Errorf("keys needs a subcommand: create, list or revoke\n%s", usage)
 	}
 	sub, args := args[0], args[1:]
-	run, ok := map[string]func(context.Context, keysCall) error{"create": keysCreate, "list": keysList, "revoke": keysRevoke}[sub]
+	check, ok := map[string]func(keysCall) (keysAction, error){"create": keysCreate, "list": keysList, "revoke": keysRevoke}[sub]
 	if !ok {
 		return fmt.Errorf("unknown keys subcommand %q\n%s", sub, usage)
+	}
+	action, err := check(keysCall{cfg: cfg, args: args, stdout: stdout})
+	if err != nil {
+		return err
 	}
 	store, db, err := openStore(cfg, nil)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	return run(ctx, keysCall{store: store, cfg: cfg, args: args, stdout: stdout})
+	return action(ctx, store)
 }
 
-// keysCall is what a keys subcommand works with: the open store, the
+// keysAction is a keys subcommand whose arguments have been checked.
+type keysAction func(context.Context, *notesdb.Store) error
+
+// keysCall is what a keys subcommand checks and prints with: the
 // configuration, its arguments and stdout.
 type keysCall struct {
-	store  *notesdb.Store
 	cfg    config.Config
 	args   []string
 	stdout io.Writer
