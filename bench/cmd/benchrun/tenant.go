@@ -266,7 +266,7 @@ func (b *bench) tenantKeys(ctx context.Context, n int) (string, []TenantPlan, er
 func (b *bench) measureTenants(ctx context.Context, n int, keyFile string) (TenantRun, error) {
 	db := tenantDB(n)
 	notesEnv := map[string]string{"NOTES_DATABASE_URL": b.db.dbURL(db), "NOTES_HTTP_ADDR": fmt.Sprintf("127.0.0.1:%d", b.cfg.Ports.Notes),
-		"NOTES_SHUTDOWN_DRAIN": "0s"}
+		"NOTES_SHUTDOWN_DRAIN": "0s", "NOTES_RATE_LIMIT_PER_SECOND": notesBenchRate}
 	svc, err := b.r.start(ctx, cmdSpec{name: b.bin("notes-svc"), args: []string{"serve"}, env: notesEnv},
 		filepath.Join(b.cfg.Out, "logs", fmt.Sprintf("notes-svc.tenants-%d.log", n)))
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
 	"github.com/tickerdesk/tickerdesk/pkg/flushwriter"
 	"github.com/tickerdesk/tickerdesk/pkg/httpserve"
+	"github.com/tickerdesk/tickerdesk/pkg/keyrate"
 	"github.com/tickerdesk/tickerdesk/pkg/tracing"
 )
 
@@ -83,10 +84,15 @@ func serve(ctx context.Context, cfg config.Config, stdout io.Writer) error {
 		Prefix: auth.NotesPrefix, Store: store, CacheTTL: auth.CacheTTLFromSetting(cfg.KeyCacheTTL), CacheSize: cfg.KeyCacheSize, OnVerified: tracker.Record,
 		Throttle: auth.NewFailureThrottle(cfg.AuthFailureLimit, cfg.AuthFailureWindow, 100_000, nil),
 	})
+	// Each instance counts its own requests: notes-svc has no shared store.
+	var rateLimit *keyrate.Limiter
+	if cfg.RateLimitPerSecond > 0 {
+		rateLimit = keyrate.NewLimiter(cfg.RateLimitPerSecond, nil)
+	}
 	gin.SetMode(gin.ReleaseMode)
 	api, err := httpapi.NewServer(httpapi.Options{
 		Notes: notes.NewService(store, nil).WithListLimiter(listings), Auth: authn, Ping: store.Ping, DB: db, Log: log, AccessLog: accesslog.New(out, cfg.LogLevel),
-		RequestTimeout: cfg.RequestTimeout, TrustedProxies: cfg.TrustedProxies, Version: version, Trace: tr.Middleware(),
+		RequestTimeout: cfg.RequestTimeout, TrustedProxies: cfg.TrustedProxies, Version: version, Trace: tr.Middleware(), RateLimit: rateLimit,
 	})
 	if err != nil {
 		return err

@@ -29,5 +29,6 @@ func TestEverySettingBounded(t *testing.T) {
 		{Var: "KEY_CACHE_SIZE", Field: "KeyCacheSize", OK: "500"},
 		{Var: "LAST_USED_FLUSH_INTERVAL", Field: "LastUsedFlushInterval", OK: "10s"},
 		{Var: "GC_PERCENT", Field: "GCPercent", OK: "200"},
+		{Var: "RATE_LIMIT_PER_SECOND", Field: "RateLimitPerSecond", OK: "20", Off: true},
 	}...))
 }

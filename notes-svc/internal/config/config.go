@@ -46,6 +46,12 @@ type Config struct {
 	KeyCacheSize          int
 	LastUsedFlushInterval time.Duration
 
+	// RateLimitPerSecond is the requests per second each API key may make,
+	// with a burst of one second's worth; 0 turns the limit off. Each
+	// instance counts its own requests (notes-svc has no shared store),
+	// so N replicas admit up to N times the rate.
+	RateLimitPerSecond int
+
 	// GCPercent is the garbage collector's target (runtime/debug
 	// SetGCPercent) while serving. It applies only when the standard GOGC
 	// variable is not set, which always wins.
@@ -71,6 +77,7 @@ func Load(getenv func(string) string) (Config, error) {
 		KeyCacheSize:          r.IntIn("KEY_CACHE_SIZE", 10000, 1, 10_000_000),
 		LastUsedFlushInterval: r.DurationIn("LAST_USED_FLUSH_INTERVAL", 30*time.Second, time.Second, time.Hour),
 		GCPercent:             r.IntIn("GC_PERCENT", 400, 25, 100_000),
+		RateLimitPerSecond:    r.IntIn("RATE_LIMIT_PER_SECOND", 50, 0, 100_000),
 	}
 	// Idle connections below the open limit make a busy pool close and
 	// reopen PostgreSQL sessions under steady load, so by default every
@@ -135,6 +142,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("list_batch_size", c.ListBatchSize),
 		slog.Int("key_cache_size", c.KeyCacheSize),
 		slog.String("last_used_flush_interval", c.LastUsedFlushInterval.String()),
+		slog.Int("rate_limit_per_second", c.RateLimitPerSecond),
 		slog.Int("gc_percent", c.GCPercent),
 	)...)
 }

@@ -95,3 +95,20 @@ func TestListingBounds(t *testing.T) {
 		t.Error("a negative per-account bound was accepted")
 	}
 }
+
+func TestRateLimitSetting(t *testing.T) {
+	c, err := Load(env(nil))
+	if err != nil || c.RateLimitPerSecond != 50 {
+		t.Fatalf("default rate limit = %d (%v), want 50", c.RateLimitPerSecond, err)
+	}
+	for v, want := range map[string]int{"0": 0, "1": 1, "100000": 100_000} {
+		if c, err := Load(env(map[string]string{"NOTES_RATE_LIMIT_PER_SECOND": v})); err != nil || c.RateLimitPerSecond != want {
+			t.Errorf("NOTES_RATE_LIMIT_PER_SECOND=%s: %d (%v), want %d", v, c.RateLimitPerSecond, err, want)
+		}
+	}
+	for _, v := range []string{"-1", "100001", "fast"} {
+		if _, err := Load(env(map[string]string{"NOTES_RATE_LIMIT_PER_SECOND": v})); err == nil || !strings.Contains(err.Error(), "NOTES_RATE_LIMIT_PER_SECOND") {
+			t.Errorf("NOTES_RATE_LIMIT_PER_SECOND=%s: error %v does not name it", v, err)
+		}
+	}
+}

@@ -28,6 +28,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/testenv"
 	"github.com/tickerdesk/tickerdesk/pkg/accesslog"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
+	"github.com/tickerdesk/tickerdesk/pkg/keyrate"
 	"github.com/tickerdesk/tickerdesk/pkg/logbuf"
 	"github.com/tickerdesk/tickerdesk/pkg/tracing"
 )
@@ -155,6 +156,9 @@ func newEnv(t *testing.T, opts ...envOptions) *env {
 		Notes: notes.NewService(e.store, nil).WithListLimiter(e.listings), Auth: authn, Ping: e.store.Ping, DB: db,
 		Log: slog.New(slog.NewJSONHandler(e.logs, nil)), AccessLog: accesslog.New(e.logs, nil), RequestTimeout: o.requestTimeout, Version: "test",
 		Trace: o.tracing.Middleware(),
+		// On, as in production, so that its headers are checked against
+		// the OpenAPI document; never reached.
+		RateLimit: keyrate.NewLimiter(100_000, nil),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
+	"github.com/tickerdesk/tickerdesk/pkg/keyrate"
 )
 
 // deprecatedSince is when the unversioned alias was deprecated, as an RFC
@@ -18,6 +19,23 @@ func (s *Server) deprecatedAlias() gin.HandlerFunc {
 		c.Writer.Header().Add("Link", "</v1"+c.Request.URL.EscapedPath()+`>; rel="successor-version"`)
 		c.Next()
 	}
+}
+
+// rateLimit admits the request under its key's rate, and reports the
+// limit on every answer with the headers marketdata-svc sends
+// (pkg/keyrate): RateLimit, RateLimit-Policy, X-RateLimit-Limit/
+// -Remaining/-Reset, and Retry-After on a 429. The count is this
+// instance's: replicas do not share it.
+func (s *Server) rateLimit(c *gin.Context) {
+	p, _ := auth.PrincipalFrom(c.Request.Context())
+	r := s.limiter.Allow(p.KeyID)
+	s.limitHeaders.Write(c.Writer.Header(), keyrate.State{Rate: s.limiter.Rate(), Remaining: r.Remaining, ResetAfter: r.ResetAfter,
+		Refused: !r.Allowed, RetryAfter: r.RetryAfter})
+	if !r.Allowed {
+		s.fail(c, errRateLimited)
+		return
+	}
+	c.Next()
 }
 
 // requireScope refuses keys without scope.

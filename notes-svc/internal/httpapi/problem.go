@@ -41,6 +41,7 @@ type fieldError struct {
 var (
 	errRouteNotFound    = errors.New("no such route")
 	errMethodNotAllowed = errors.New("method not allowed")
+	errRateLimited      = errors.New("rate limit reached")
 )
 
 // requestError is a request the server refuses before it reaches the
@@ -95,6 +96,8 @@ func problemFor(err error) problem {
 		return p(http.StatusUnauthorized, "unauthorized", "Unauthorized", "The API key is malformed, unknown, revoked or expired.")
 	case errors.Is(err, auth.ErrThrottled):
 		return p(http.StatusTooManyRequests, "too-many-failed-attempts", "Too many failed attempts", "Too many invalid API keys came from your address; retry after the time in Retry-After.")
+	case errors.Is(err, errRateLimited):
+		return p(http.StatusTooManyRequests, "rate-limited", "Rate limit reached", "Your API key has made more requests than its rate allows; retry after the time in Retry-After.")
 	case errors.As(err, &scErr):
 		return p(http.StatusForbidden, "forbidden", "Forbidden", "The API key lacks the "+scErr.scope+" scope.")
 	case errors.Is(err, notes.ErrNotFound):

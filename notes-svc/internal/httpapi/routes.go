@@ -34,13 +34,17 @@ func (s *Server) routes(e *gin.Engine) {
 	e.GET("/docs", s.docs.Page)
 	e.GET("/docs/*asset", s.docs.Asset)
 
-	authn := ginauth.Middleware(s.auth, auth.BearerHeader(), s.fail)
-	v1 := e.Group("/v1", authn)
+	// Every request with a valid key counts against the key's rate.
+	authn := []gin.HandlerFunc{ginauth.Middleware(s.auth, auth.BearerHeader(), s.fail)}
+	if s.limiter != nil {
+		authn = append(authn, s.rateLimit)
+	}
+	v1 := e.Group("/v1", authn...)
 	s.noteRoutes(v1)
 
 	// The spec's listing example uses /notes: served as a deprecated alias
 	// of /v1 (docs/API.md, "Unversioned alias").
-	alias := e.Group("", s.deprecatedAlias(), authn)
+	alias := e.Group("", append([]gin.HandlerFunc{s.deprecatedAlias()}, authn...)...)
 	s.noteRoutes(alias)
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/pkg/apidocs"
 	"github.com/tickerdesk/tickerdesk/pkg/apiengine"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
+	"github.com/tickerdesk/tickerdesk/pkg/keyrate"
 )
 
 // Options wire a Server.
@@ -42,6 +43,8 @@ type Options struct {
 	// Trace are pkg/tracing's handlers, first in the chain; none when
 	// tracing is off.
 	Trace []gin.HandlerFunc
+	// RateLimit bounds each API key's requests; nil means no limit.
+	RateLimit *keyrate.Limiter
 }
 
 // Server handles the notes API. Its Handler serves it and makes /readyz
@@ -55,6 +58,9 @@ type Server struct {
 	registry *prometheus.Registry
 	openapi  []byte
 	docs     *apidocs.Pages
+	limiter  *keyrate.Limiter
+	// limitHeaders writes the rate limit's headers (see rateLimit).
+	limitHeaders keyrate.Headers
 }
 
 // NewServer returns a Server for o.
@@ -66,7 +72,7 @@ func NewServer(o Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new server: %w", err)
 	}
-	s := &Server{notes: o.Notes, auth: o.Auth, ping: o.Ping, log: o.Log, registry: prometheus.NewRegistry(), openapi: doc}
+	s := &Server{notes: o.Notes, auth: o.Auth, ping: o.Ping, log: o.Log, registry: prometheus.NewRegistry(), openapi: doc, limiter: o.RateLimit}
 	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if o.DB != nil {
 		s.registry.MustRegister(collectors.NewDBStatsCollector(o.DB, "notes"))

@@ -44,6 +44,12 @@ type harness struct {
 
 func newHarness(t testing.TB) harness {
 	t.Helper()
+	return newHarnessWith(t, nil)
+}
+
+// newHarnessWith is newHarness with the Options changed by change first.
+func newHarnessWith(t testing.TB, change func(*httpapi.Options)) harness {
+	t.Helper()
 	gin.SetMode(gin.ReleaseMode)
 	store := notestest.New()
 	keys := keyStore{}
@@ -57,12 +63,16 @@ func newHarness(t testing.TB) harness {
 	}
 	h := harness{t: t, store: store, alice: issue("acct_alice"), bob: issue("acct_bob"), logs: &logbuf.Buffer{}}
 	log := slog.New(slog.NewJSONHandler(h.logs, nil))
-	srv, err := httpapi.NewServer(httpapi.Options{
+	o := httpapi.Options{
 		Notes: notes.NewService(store, nil).WithListLimiter(notes.NewListLimiter(2, 8, 0)),
 		Auth:  auth.NewAuthenticator(auth.Options{Prefix: auth.NotesPrefix, Store: keys}),
 		Ping:  func(context.Context) error { return nil },
 		Log:   log, AccessLog: accesslog.New(h.logs, nil), Version: "test",
-	})
+	}
+	if change != nil {
+		change(&o)
+	}
+	srv, err := httpapi.NewServer(o)
 	if err != nil {
 		t.Fatal(err)
 	}
