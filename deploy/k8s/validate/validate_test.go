@@ -72,6 +72,25 @@ func newDecoder(t *testing.T) *Decoder {
 	return NewDecoder(scheme)
 }
 
+// renderOverlay builds the overlay in dir, decodes every object strictly
+// and indexes them; it returns how many objects there are.
+func renderOverlay(t *testing.T, kustomize string, dec *Decoder, dir string) (*Rendered, int) {
+	t.Helper()
+	out, err := Build(kustomize, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := dec.DecodeAll(out)
+	if err != nil {
+		t.Fatalf("strict decoding:\n%v", err)
+	}
+	r, err := Index(objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, len(objs)
+}
+
 // TestOverlays renders every overlay, decodes every object strictly and
 // runs the semantic checks against the services' source.
 func TestOverlays(t *testing.T) {
@@ -80,25 +99,14 @@ func TestOverlays(t *testing.T) {
 	dec := newDecoder(t)
 	for _, dir := range overlays(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			out, err := Build(kustomize, dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			objs, err := dec.DecodeAll(out)
-			if err != nil {
-				t.Fatalf("strict decoding:\n%v", err)
-			}
-			r, err := Index(objs)
-			if err != nil {
-				t.Fatal(err)
-			}
+			r, n := renderOverlay(t, kustomize, dec, dir)
 			if len(r.Others) > 0 {
 				t.Logf("not checked semantically: %v", r.Others)
 			}
 			if err := Check(r, sources); err != nil {
 				t.Fatalf("semantic checks:\n%v", err)
 			}
-			t.Logf("%d objects decoded strictly and checked", len(objs))
+			t.Logf("%d objects decoded strictly and checked", n)
 		})
 	}
 }
@@ -180,13 +188,9 @@ func TestServiceSource(t *testing.T) {
 // TestReadRoutesRejects proves a malformed route table is an error, not a
 // table with fewer routes.
 func TestReadRoutesRejects(t *testing.T) {
-	for name, body := range map[string]string{
-		"no visibility":      "GET /v1/eod\n",
-		"unknown visibility": "GET /v1/eod exposed\n",
-		"relative path":      "GET v1/eod public\n",
-		"empty":              "# nothing\n",
-	} {
-		t.Run(name, func(t *testing.T) {
+	// No visibility, an unknown one, a relative path, no route at all.
+	for _, body := range []string{"GET /v1/eod\n", "GET /v1/eod exposed\n", "GET v1/eod public\n", "# nothing\n"} {
+		t.Run(body, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "svc.txt")
 			if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 				t.Fatal(err)
@@ -352,23 +356,12 @@ func TestNewPublicRouteMustBeRouted(t *testing.T) {
 	dec := newDecoder(t)
 	for _, dir := range overlays(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			out, err := Build(kustomize, dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			objs, err := dec.DecodeAll(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := Index(objs)
-			if err != nil {
-				t.Fatal(err)
-			}
+			r, _ := renderOverlay(t, kustomize, dec, dir)
 			sources := loadSources(t)
 			md := sources["marketdata-svc"]
 			md.Routes = append(slices.Clone(md.Routes), Route{Method: "GET", Path: "/v1/news/:id", Public: true})
 			sources["marketdata-svc"] = md
-			err = Check(r, sources)
+			err := Check(r, sources)
 			const want = ": public route GET /v1/news/:id of marketdata-svc is not routed"
 			if n := len(r.HTTPRoutes) + len(r.Ingresses); err == nil || strings.Count(err.Error(), want) != n {
 				t.Fatalf("got %v, want %d errors containing %q", err, n, want)
