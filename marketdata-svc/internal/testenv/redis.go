@@ -122,6 +122,8 @@ type Proxy struct {
 	conns   map[net.Conn]struct{}
 	latency time.Duration
 	wg      sync.WaitGroup
+	// paused, while Pause holds the proxy, is closed by Resume.
+	paused chan struct{}
 }
 
 // RedisProxy leases a Redis database (as Redis does) and returns a started
@@ -168,8 +170,10 @@ func (p *Proxy) Start() {
 	go p.accept(ln)
 }
 
-// Stop cuts the proxy: the listener and all connections are closed.
+// Stop cuts the proxy: the listener and all connections are closed. A
+// paused proxy is resumed first, so that nothing stays held.
 func (p *Proxy) Stop() {
+	p.Resume()
 	p.mu.Lock()
 	ln := p.ln
 	p.ln = nil
@@ -236,7 +240,11 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 		if n > 0 {
 			p.mu.Lock()
 			d := p.latency
+			paused := p.paused
 			p.mu.Unlock()
+			if paused != nil {
+				<-paused
+			}
 			if d > 0 {
 				time.Sleep(d)
 			}

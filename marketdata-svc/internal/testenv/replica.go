@@ -99,6 +99,26 @@ func (r *Replica) ResumeReplay(t testing.TB) {
 	r.sql(t, "SELECT pg_wal_replay_resume()")
 }
 
+// Freeze stops the replica's server processes with SIGSTOP, as a hung
+// host or a stalled VM would: its connections stay open and new ones are
+// accepted by the kernel, but nothing answers until Thaw.
+func (r *Replica) Freeze(t testing.TB) {
+	t.Helper()
+	r.ctl(t, serverProcs+`kill -STOP "$P" $KIDS`)
+}
+
+// Thaw resumes a frozen replica (SIGCONT).
+func (r *Replica) Thaw(t testing.TB) {
+	t.Helper()
+	r.ctl(t, serverProcs+`kill -CONT $KIDS "$P"`)
+}
+
+// serverProcs sets P to the replica's postmaster and KIDS to its children,
+// read from /proc (the test image has no pgrep).
+const serverProcs = `P=$(head -1 "$DIR/postmaster.pid")
+KIDS=$(for f in /proc/[0-9]*/stat; do read -r pid _ _ ppid _ <"$f" 2>/dev/null && [ "$ppid" = "$P" ] && echo "$pid"; done || true)
+`
+
 func (r *Replica) ctl(t testing.TB, cmd string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
