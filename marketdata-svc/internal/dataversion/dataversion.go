@@ -15,15 +15,30 @@
 // Key every PollInterval (250 ms by default). The staleness bound: once an
 // import's Publish has returned, no Source reports an older version for
 // longer than PollInterval plus one read (at most Timeout, which is
-// PollInterval unless set: 500 ms in all by default), lost messages included. A Redis that holds no version (new, or flushed) is given the
+// PollInterval unless set: 500 ms in all by default), lost messages
+// included. A Redis that holds no version (new, or flushed) is given the
 // database's.
+//
+// Versions never go back. A Source reports the highest version it has
+// seen, from Redis, an announcement, the database, or Observe (a read
+// replica found serving a newer one): a Redis that comes back from an
+// outage still holding the version from before an import, or a read that
+// raced an announcement, cannot make the caches key on an older version,
+// so a process that has answered from version v never again answers from
+// an older cache entry. A Redis that cannot be read (down, or slower than
+// Timeout) is replaced by the database for that read: the database's
+// version is the one every answer read from it was built at, and the
+// first read of Redis after the outage checks the database too, raising
+// Redis's version when an import committed meanwhile could not announce
+// itself (the import reports "not announced").
 //
 // Without Redis, a Source re-reads the database's version every
 // PollInterval, and another process's import is seen within that bound.
 //
-// When the version cannot be read (Redis or the database unreachable or
-// slower than Timeout), the Source reports it unknown until a read
-// succeeds; caches then answer from the database.
+// When no version can be read (the database unreachable too, or slower
+// than Timeout), the Source reports it unknown until a read succeeds;
+// caches then answer from the database. The highest version seen is kept
+// meanwhile, and a version read afterwards below it is not used.
 package dataversion
 
 import (
@@ -67,10 +82,12 @@ type Options struct {
 	// checks against the database's (NewRedis); DefaultReconcileEvery
 	// when zero.
 	ReconcileEvery int
-	// Timeout bounds each read; PollInterval when zero, so that the
-	// staleness bound is twice the poll interval (500 ms by default). A
-	// read that takes longer makes the version unknown, which sends reads
-	// to the database: slow, never stale.
+	// Timeout bounds each call to Redis or the database; PollInterval
+	// when zero, so that the staleness bound is twice the poll interval
+	// (500 ms by default; one Timeout more while Redis is down, for the
+	// database's read behind it). A read that takes longer makes the
+	// version unknown, which sends reads to the database: slow, never
+	// stale.
 	Timeout time.Duration
 	Logger  *slog.Logger
 }
@@ -78,7 +95,11 @@ type Options struct {
 // Source holds the data version in force. Its zero value is not usable:
 // make one with NewRedis or NewDatabase, and keep Run running.
 type Source struct {
-	current  atomic.Int64
+	// highest is the highest version seen, -1 before the first; it is
+	// the version in force while known is set.
+	highest atomic.Int64
+	known   atomic.Bool
+	// read reads the version, each call bounded by timeout.
 	read     func(ctx context.Context) (int64, error)
 	watch    func(ctx context.Context, announced func())
 	interval time.Duration
@@ -95,43 +116,61 @@ func newSource(read func(context.Context) (int64, error), o Options) *Source {
 		o.Timeout = o.PollInterval
 	}
 	s := &Source{read: read, interval: o.PollInterval, timeout: o.Timeout, log: o.Logger}
-	s.current.Store(unknown)
+	s.highest.Store(unknown)
 	return s
+}
+
+// bounded calls read with the Source's timeout.
+func (s *Source) bounded(ctx context.Context, read func(context.Context) (int64, error)) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	return read(ctx)
 }
 
 // NewRedis returns a Source that reads Key from rdb and listens on
 // Channel. database reads the database's version, which is published when
-// Redis holds none.
+// Redis holds none, and which stands in for Redis's while Redis cannot be
+// read.
 //
-// Every ReconcileEvery reads, the database's version is read as well and
-// published when it is ahead of Redis's: an import whose own Publish
-// failed (Redis unreachable just after its commit) is then seen by every
-// Source within ReconcileEvery poll intervals (5 s by default), instead
-// of only when cached entries expire.
+// Every ReconcileEvery reads, and at the first read after Redis could not
+// be read, the database's version is read as well and published when it
+// is ahead of Redis's: an import whose own Publish failed (Redis
+// unreachable just after its commit) is then seen by every Source within
+// ReconcileEvery poll intervals (5 s by default), or as soon as Redis is
+// back, instead of only when cached entries expire.
 func NewRedis(rdb redis.UniversalClient, database func(context.Context) (int64, error), o Options) *Source {
 	every := o.ReconcileEvery
 	if every <= 0 {
 		every = DefaultReconcileEvery
 	}
 	var reads atomic.Int64
-	s := newSource(func(ctx context.Context) (int64, error) {
-		v, err := rdb.Get(ctx, Key).Int64()
+	// outage is set while Redis cannot be read.
+	var outage atomic.Bool
+	var s *Source
+	s = newSource(func(ctx context.Context) (int64, error) {
+		v, err := s.bounded(ctx, func(ctx context.Context) (int64, error) { return rdb.Get(ctx, Key).Int64() })
 		missing := errors.Is(err, redis.Nil)
 		if err != nil && !missing {
-			return unknown, fmt.Errorf("read data version: %w", err)
+			outage.Store(true)
+			dbv, derr := s.bounded(ctx, database)
+			if derr != nil {
+				return unknown, errors.Join(fmt.Errorf("read data version: %w", err), fmt.Errorf("database version: %w", derr))
+			}
+			return dbv, nil
 		}
-		if !missing && reads.Add(1)%int64(every) != 0 {
+		if !missing && reads.Add(1)%int64(every) != 0 && !outage.Load() {
 			return v, nil
 		}
-		dbv, err := database(ctx)
+		dbv, err := s.bounded(ctx, database)
 		if err != nil {
 			if missing {
 				return unknown, fmt.Errorf("database version: %w", err)
 			}
 			return v, nil // Redis's version stands; the next check retries
 		}
+		outage.Store(false)
 		if missing || dbv > v {
-			return Publish(ctx, rdb, dbv)
+			return s.bounded(ctx, func(ctx context.Context) (int64, error) { return Publish(ctx, rdb, dbv) })
 		}
 		return v, nil
 	}, o)
@@ -142,26 +181,39 @@ func NewRedis(rdb redis.UniversalClient, database func(context.Context) (int64, 
 // NewDatabase returns a Source that polls database, for a service without
 // Redis.
 func NewDatabase(database func(context.Context) (int64, error), o Options) *Source {
-	return newSource(database, o)
+	var s *Source
+	s = newSource(func(ctx context.Context) (int64, error) { return s.bounded(ctx, database) }, o)
+	return s
 }
 
-// Current returns the version in force; ok is false while it is unknown.
-// It reads process memory only.
+// Current returns the version in force, the highest seen; ok is false
+// while it is unknown. It reads process memory only.
 func (s *Source) Current() (v int64, ok bool) {
-	v = s.current.Load()
+	if !s.known.Load() {
+		return unknown, false
+	}
+	v = s.highest.Load()
 	return v, v >= 0
 }
 
-// Refresh reads the version now. A failed read makes it unknown.
+// Observe raises the version in force to v, a version the process has
+// served from elsewhere (a read replica that had replayed it), so that
+// the caches key on it from now on. It never lowers the version, and
+// leaves an unknown version unknown.
+func (s *Source) Observe(v int64) {
+	s.raise(v)
+}
+
+// Refresh reads the version now. A failed read makes it unknown; a read
+// below the highest seen leaves the highest in force.
 func (s *Source) Refresh(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
-	defer cancel()
 	v, err := s.read(ctx)
 	if err != nil {
-		s.current.Store(unknown)
+		s.known.Store(false)
 		return err
 	}
 	s.raise(v)
+	s.known.Store(true)
 	return nil
 }
 
@@ -195,11 +247,12 @@ func (s *Source) Run(ctx context.Context) {
 }
 
 // raise moves the version forward only: a poll that read the key just
-// before an announcement must not undo it.
+// before an announcement, or a Redis back from an outage with the version
+// from before it, must not undo it.
 func (s *Source) raise(v int64) {
 	for {
-		cur := s.current.Load()
-		if v <= cur || s.current.CompareAndSwap(cur, v) {
+		cur := s.highest.Load()
+		if v <= cur || s.highest.CompareAndSwap(cur, v) {
 			return
 		}
 	}

@@ -130,18 +130,71 @@ func TestFailedPublishIsReconciled(t *testing.T) {
 	}
 }
 
-// TestRedisDownIsUnknown: an unreachable Redis makes the version unknown
-// within the poll interval, and known again once Redis is back.
-func TestRedisDownIsUnknown(t *testing.T) {
+// TestRedisDownFallsBackToTheDatabase: while Redis cannot be read, the
+// version is the database's (an import that commits meanwhile is seen);
+// once Redis is back, still holding the version from before, the Source
+// does not go back to it, and raises Redis's to the database's at its
+// first read; with the database down as well, the version is unknown.
+func TestRedisDownFallsBackToTheDatabase(t *testing.T) {
 	proxy := testenv.RedisProxy(t)
 	rdb := client(t, proxy.URL)
-	s := dataversion.NewRedis(rdb, fixedDatabase(3), dataversion.Options{PollInterval: 50 * time.Millisecond, Timeout: 200 * time.Millisecond})
+	var database atomic.Int64
+	var dbDown atomic.Bool
+	database.Store(3)
+	s := dataversion.NewRedis(rdb, func(context.Context) (int64, error) {
+		if dbDown.Load() {
+			return 0, errors.New("database down")
+		}
+		return database.Load(), nil
+	}, dataversion.Options{PollInterval: 50 * time.Millisecond, Timeout: 200 * time.Millisecond, ReconcileEvery: 1000})
 	run(t, s)
 	waitFor(t, s, 3, true, 5*time.Second)
+	for _, cut := range []struct {
+		name        string
+		stop, start func()
+	}{{"refused", proxy.Stop, proxy.Start}, {"frozen", proxy.Pause, proxy.Resume}} {
+		cut.stop()
+		v := database.Add(1) // an import that cannot announce itself
+		waitFor(t, s, v, true, 5*time.Second)
+		cut.start()
+		// Redis still holds the older version: never reported again.
+		deadline := time.Now().Add(500 * time.Millisecond)
+		for time.Now().Before(deadline) {
+			if got, ok := s.Current(); !ok || got != v {
+				t.Fatalf("%s: Redis back with an older version: the source reports %d (known %v), want %d", cut.name, got, ok, v)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		if got, err := rdb.Get(context.Background(), dataversion.Key).Int64(); err != nil || got != v {
+			t.Errorf("%s: Redis holds %d (%v) after it came back, want the database's %d", cut.name, got, err, v)
+		}
+	}
 	proxy.Stop()
+	dbDown.Store(true)
 	waitFor(t, s, 0, false, 2*time.Second)
+	dbDown.Store(false)
 	proxy.Start()
-	waitFor(t, s, 3, true, 5*time.Second)
+	waitFor(t, s, 5, true, 5*time.Second)
+}
+
+// TestVersionNeverGoesBack: a Redis version below one already seen (from
+// Redis, or observed on a read replica) is not used.
+func TestVersionNeverGoesBack(t *testing.T) {
+	rdb := client(t, testenv.Redis(t))
+	s := dataversion.NewRedis(rdb, fixedDatabase(4), dataversion.Options{PollInterval: 20 * time.Millisecond, ReconcileEvery: 1000})
+	run(t, s)
+	waitFor(t, s, 4, true, 5*time.Second)
+	s.Observe(6)
+	if v, ok := s.Current(); !ok || v != 6 {
+		t.Fatalf("after Observe(6): %d, %v", v, ok)
+	}
+	if err := rdb.Set(context.Background(), dataversion.Key, 2, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // ten polls
+	if v, ok := s.Current(); !ok || v != 6 {
+		t.Errorf("after Redis went back to 2: %d, %v; want 6", v, ok)
+	}
 }
 
 func TestPublishNeverLowers(t *testing.T) {
