@@ -57,14 +57,18 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, access *acc
 	defer store.Close()
 	reg := newRegistry(store)
 	// With replicas, the API's reads go through them; they must have
-	// replayed the data version the cache keys on (current, set below
-	// before anything reads).
+	// replayed the data version the cache keys on (versions, set below
+	// before anything reads), which every version a read was answered at
+	// raises.
 	var reads marketdata.Store = store
-	var current func() (int64, bool)
+	var versions *dataversion.Source
 	var replicas *marketdatadb.Replicas
 	if len(cfg.DatabaseReplicaURLs) > 0 {
-		replicas, err = marketdatadb.OpenReplicas(cfg, store, tr.PgxTracer(),
-			marketdatadb.ReplicaOptions{Logger: log, Version: func() (int64, bool) { return current() }})
+		replicas, err = marketdatadb.OpenReplicas(cfg, store, tr.PgxTracer(), marketdatadb.ReplicaOptions{
+			Logger: log, ReadTimeout: cfg.ReplicaReadTimeout,
+			Version: func() (int64, bool) { return versions.Current() },
+			Observe: func(v int64) { versions.Observe(v) },
+		})
 		if err != nil {
 			return fmt.Errorf("serve: %w", err)
 		}
@@ -77,7 +81,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, access *acc
 		return fmt.Errorf("serve: %w", err)
 	}
 	defer deps.close()
-	current = deps.versions.Current
+	versions = deps.versions
 
 	// Read once before serving, so the first requests can use the cache.
 	if err := deps.versions.Refresh(ctx); err != nil {

@@ -13,6 +13,7 @@ import (
 func TestEverySettingBounded(t *testing.T) {
 	envconfigtest.Check(t, Prefix, map[string]string{"MARKETDATA_DATABASE_URL": "postgres://db/m"}, Load, append(envconfigtest.ServiceSettings(), []envconfigtest.Setting{
 		{Var: "DATABASE_REPLICA_WAIT", Field: "ReplicaWait", OK: "5s"},
+		{Var: "DATABASE_REPLICA_READ_TIMEOUT", Field: "ReplicaReadTimeout", OK: "300ms"},
 		{Var: "STATEMENT_TIMEOUT", Field: "StatementTimeout", OK: "3s"},
 		{Var: "DB_MAX_OPEN_CONNS", Field: "DBMaxOpenConns", OK: "30"},
 		{Var: "DB_MAX_IDLE_CONNS", Field: "DBMaxIdleConns", OK: "10"},

@@ -26,6 +26,10 @@ type Config struct {
 	// ReplicaWait bounds how long an import waits for the replicas to
 	// replay its commit before it publishes the new data version.
 	ReplicaWait time.Duration
+	// ReplicaReadTimeout bounds one read on a replica: past it the read is
+	// retried on the primary and the replica leaves the rotation for a
+	// while. At most half of the request timeout, so the primary has time.
+	ReplicaReadTimeout time.Duration
 	// RedisURL is the cache and rate-limit store; empty selects a bounded
 	// in-process cache and in-process limits.
 	RedisURL string
@@ -107,6 +111,9 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	c.DatabaseReplicaURLs = r.List("DATABASE_REPLICA_URLS")
 	c.ReplicaWait = r.DurationIn("DATABASE_REPLICA_WAIT", 10*time.Second, 100*time.Millisecond, 10*time.Minute)
+	// 1 s, or half a request timeout shorter than 2 s.
+	half := max(c.RequestTimeout/2, 10*time.Millisecond)
+	c.ReplicaReadTimeout = r.DurationIn("DATABASE_REPLICA_READ_TIMEOUT", min(time.Second, half), 10*time.Millisecond, half)
 	if c.DatabaseURL == "" {
 		r.Fail("DATABASE_URL", "is required")
 	}
@@ -132,6 +139,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("database_url", dsn.Mask(c.DatabaseURL)),
 		slog.Any("database_replica_urls", maskAll(c.DatabaseReplicaURLs)),
 		slog.String("database_replica_wait", c.ReplicaWait.String()),
+		slog.String("database_replica_read_timeout", c.ReplicaReadTimeout.String()),
 		slog.String("redis_url", dsn.Mask(c.RedisURL)),
 		slog.Any("redis_sentinel_addrs", c.RedisSentinelAddrs),
 		slog.String("redis_sentinel_master", c.RedisSentinelMaster),

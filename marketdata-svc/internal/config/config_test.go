@@ -121,6 +121,27 @@ func TestLoadReplicaURLs(t *testing.T) {
 		!strings.Contains(err.Error(), "MARKETDATA_DATABASE_REPLICA_WAIT") {
 		t.Errorf("a zero replica wait accepted (%v)", err)
 	}
+	if c.ReplicaReadTimeout != time.Second {
+		t.Errorf("replica read timeout %s by default, want 1s", c.ReplicaReadTimeout)
+	}
+	for _, tc := range []struct {
+		env  map[string]string
+		want time.Duration // 0: refused
+	}{
+		{map[string]string{"MARKETDATA_DATABASE_REPLICA_READ_TIMEOUT": "250ms"}, 250 * time.Millisecond},
+		{map[string]string{"MARKETDATA_REQUEST_TIMEOUT": "1s"}, 500 * time.Millisecond},
+		{map[string]string{"MARKETDATA_DATABASE_REPLICA_READ_TIMEOUT": "6s"}, 0},
+		{map[string]string{"MARKETDATA_DATABASE_REPLICA_READ_TIMEOUT": "1ms"}, 0},
+	} {
+		tc.env["MARKETDATA_DATABASE_URL"] = "postgres://db/m"
+		c, err := Load(env(tc.env))
+		switch {
+		case tc.want == 0 && (err == nil || !strings.Contains(err.Error(), "MARKETDATA_DATABASE_REPLICA_READ_TIMEOUT")):
+			t.Errorf("%v accepted (%v)", tc.env, err)
+		case tc.want != 0 && (err != nil || c.ReplicaReadTimeout != tc.want):
+			t.Errorf("%v: %s, %v; want %s", tc.env, c.ReplicaReadTimeout, err, tc.want)
+		}
+	}
 }
 
 func TestLoadRedisModes(t *testing.T) {

@@ -28,23 +28,43 @@ import (
 // a read-only decorator the service puts under its cache.
 //
 // A replica is usable when its last health check succeeded and it has
-// replayed the data version in force. Every import bumps the version in
-// the transaction that writes its rows, so a replica whose data_version
-// row is at least the version the caches key on has replayed the import's
-// commit record (its pg_last_wal_replay_lsn is past the commit's LSN):
-// rows it serves are never older than the version they are cached under.
-// A replica that lags is skipped, not waited for, until a check finds it
-// caught up. Replica versions only grow, so a stale check can only skip a
-// replica too long, never use one too early.
+// replayed the highest data version the process has seen: the version in
+// force (the caches' key), or a newer one that a read has already been
+// answered at. Every import bumps the version in the transaction that
+// writes its rows, so a replica whose data_version row is at least that
+// version has replayed the import's commit record (its
+// pg_last_wal_replay_lsn is past the commit's LSN): rows it serves are
+// never older than the version they are cached under, nor than any
+// answer the process gave before. A replica that lags is skipped, not
+// waited for, until a check finds it caught up. Replica versions only
+// grow, so a stale check can only skip a replica too long, never use one
+// too early.
+//
+// Versions never go back. After every read, the version of the database
+// that answered it (replica or primary) is read too, one cheap query on
+// the same server; read after the rows, it is at least the version they
+// were read at. The highest such version joins the requirement at once
+// (and ReplicaOptions.Observe passes it on to the caches' version), so
+// while an import waits for its replicas before it publishes, a replica
+// that has replayed it makes every other one still behind it unusable:
+// readers never alternate between the new rows and the old.
+//
+// A sick replica costs little, once. A read on a replica has its own
+// deadline, ReadTimeout (1 s by default, far below the request's), and is
+// retried on the primary when it passes, within the request's own
+// deadline. A replica whose read timed out or failed with a connection
+// error is out of rotation for a backoff (CheckInterval, doubling with
+// each consecutive failure up to maxBackoff) and then probed back in by
+// the health check; its first successful read clears the count. So a
+// frozen replica (a stopped process, a stalled host) costs the reads in
+// flight on it ReadTimeout once, and none after; any other failed read on
+// a replica (cancelled by a recovery conflict, say) is retried once on the
+// primary as well, so the client does not see it. Domain answers (unknown
+// symbol, not found) are answers, not failures.
 //
 // The checks: one cheap query per replica every CheckInterval (1 s by
-// default), at once when the version in force rises, and every
-// LagInterval (50 ms) while a replica that is up lags behind it. A read
-// that fails on a replica with a connection error marks it down until the
-// next check succeeds; any failed read on a replica (down, timed out,
-// cancelled by a recovery conflict) is retried once on the primary, so the
-// client does not see it. Domain answers (unknown symbol, not found) are
-// answers, not failures.
+// default), at once when the required version rises, and every
+// LagInterval (50 ms) while a replica that is up lags behind it.
 //
 // Imports wait for the replicas before they publish a version
 // (WaitReplayed), so that after a publish the replicas usually serve at
@@ -54,6 +74,10 @@ import (
 const (
 	DefaultCheckInterval = time.Second
 	DefaultLagInterval   = 50 * time.Millisecond
+	DefaultReadTimeout   = time.Second
+	// maxBackoff bounds how long a replica whose reads fail stays out
+	// of rotation before it is probed again.
+	maxBackoff = 30 * time.Second
 	// checkTimeout bounds one health check: a replica slower than this
 	// to answer "SELECT 1"-cheap queries is no help to readers.
 	checkTimeout = time.Second
@@ -72,7 +96,14 @@ type ReplicaOptions struct {
 	// LagInterval is the period of the checks while a replica lags;
 	// DefaultLagInterval when zero.
 	LagInterval time.Duration
-	Logger      *slog.Logger
+	// ReadTimeout bounds a read on a replica, after which it is retried
+	// on the primary; DefaultReadTimeout when zero.
+	ReadTimeout time.Duration
+	// Observe, when set, is told every data version a read was answered
+	// at (dataversion.Source.Observe), so that the caches never key on an
+	// older version than an answer already given.
+	Observe func(v int64)
+	Logger  *slog.Logger
 }
 
 // Replicas routes reads to replicas of the primary. It implements
@@ -82,8 +113,8 @@ type Replicas struct {
 	primary  *Store
 	replicas []*replica
 	o        ReplicaOptions
-	// floor is the highest data version in force seen: a replica must
-	// have replayed it to be read.
+	// floor is the highest data version seen (in force, or answered
+	// at): a replica must have replayed it to be read.
 	floor atomic.Int64
 	next  atomic.Uint64
 	kick  chan struct{}
@@ -101,6 +132,11 @@ type replica struct {
 	// lsn is pg_last_wal_replay_lsn at the last check.
 	lsn   atomic.Uint64
 	reads atomic.Int64
+	// failures counts consecutive failed reads (timed out, connection
+	// lost); downUntil (unix nanos) is when the health check may bring
+	// the replica back after the last one.
+	failures  atomic.Int64
+	downUntil atomic.Int64
 	// state is the last logged state, so that changes are logged once.
 	mu    sync.Mutex
 	state string
@@ -133,6 +169,9 @@ func NewReplicas(primary *Store, replicas []*Store, o ReplicaOptions) *Replicas 
 	}
 	if o.LagInterval <= 0 {
 		o.LagInterval = DefaultLagInterval
+	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = DefaultReadTimeout
 	}
 	r := &Replicas{primary: primary, o: o, kick: make(chan struct{}, 1)}
 	r.floor.Store(-1)
@@ -195,24 +234,52 @@ func (rep *replica) usable(need int64) bool {
 // A rise of the version in force triggers a check at once, so a replica
 // that has caught up is used again without waiting for the period.
 func (r *Replicas) required() int64 {
-	if r.o.Version == nil {
-		return -1
+	if r.o.Version != nil {
+		if v, ok := r.o.Version(); ok {
+			r.raise(v)
+		}
 	}
-	v, ok := r.o.Version()
-	for ok {
+	return r.floor.Load()
+}
+
+// raise makes v the required version if it is higher, and then checks the
+// replicas at once.
+func (r *Replicas) raise(v int64) {
+	for {
 		cur := r.floor.Load()
 		if v <= cur {
-			break
+			return
 		}
 		if r.floor.CompareAndSwap(cur, v) {
 			select {
 			case r.kick <- struct{}{}:
 			default:
 			}
-			break
+			return
 		}
 	}
-	return r.floor.Load()
+}
+
+// answeredOn reads the data version of s (rep's store, or the primary's
+// when rep is nil) after a read it answered: the answer was at that
+// version or older, and no later read may be older. Without versions
+// (ReplicaOptions.Version nil: routing alone), it does nothing.
+func (r *Replicas) answeredOn(ctx context.Context, rep *replica, s *Store) {
+	if r.o.Version == nil {
+		return
+	}
+	v, err := s.DataVersion(ctx)
+	if err != nil {
+		return // the next health check tells
+	}
+	if rep != nil {
+		for cur := rep.version.Load(); v > cur && !rep.version.CompareAndSwap(cur, v); cur = rep.version.Load() {
+		}
+	}
+	r.raise(v)
+	if r.o.Observe != nil {
+		r.o.Observe(v)
+	}
 }
 
 // pick returns the next usable replica in turn, or nil.
@@ -231,26 +298,61 @@ func (r *Replicas) pick() *replica {
 	return nil
 }
 
-// routed runs read on a usable replica, else on the primary; a read that
-// fails on a replica is retried on the primary.
-func routed[T any](ctx context.Context, r *Replicas, read func(*Store) (T, error)) (T, error) {
+// routed runs read on a usable replica, with the replica's own deadline,
+// else on the primary; a read that fails on a replica is retried on the
+// primary. The version of the server that answered is read after the
+// rows, so that no later read is answered from an older one.
+func routed[T any](ctx context.Context, r *Replicas, read func(context.Context, *Store) (T, error)) (T, error) {
 	rep := r.pick()
 	if rep == nil {
 		r.primaryReads.Add(1)
-		return read(r.primary)
+		return onPrimary(ctx, r, read)
 	}
-	v, err := read(rep.store)
-	if err == nil || answered(err) || ctx.Err() != nil {
+	rctx, cancel := context.WithTimeout(ctx, r.o.ReadTimeout)
+	defer cancel()
+	v, err := read(rctx, rep.store)
+	if err == nil || answered(err) {
 		rep.reads.Add(1)
 		r.replicaReads.Add(1)
+		rep.failures.Store(0)
+		r.answeredOn(rctx, rep, rep.store)
 		return v, err
 	}
-	if errors.Is(err, marketdata.ErrUnavailable) {
-		rep.up.Store(false)
-		r.logState(rep, "down", err)
+	if ctx.Err() != nil { // the request itself is over
+		return v, err
+	}
+	if rctx.Err() != nil || errors.Is(err, marketdata.ErrUnavailable) {
+		r.trip(rep, err)
 	}
 	r.fallbacks.Add(1)
-	return read(r.primary)
+	return onPrimary(ctx, r, read)
+}
+
+// onPrimary runs read on the primary and records the version it answered
+// at (see routed).
+func onPrimary[T any](ctx context.Context, r *Replicas, read func(context.Context, *Store) (T, error)) (T, error) {
+	v, err := read(ctx, r.primary)
+	if err == nil || answered(err) {
+		r.answeredOn(ctx, nil, r.primary)
+	}
+	return v, err
+}
+
+// trip takes rep out of rotation after a failed read, for a backoff that
+// doubles with each consecutive failure; the health check probes it back
+// in afterwards. The reads that were in flight together when it failed
+// count as one failure: the first takes it out.
+func (r *Replicas) trip(rep *replica, err error) {
+	if !rep.up.CompareAndSwap(true, false) {
+		return
+	}
+	n := rep.failures.Add(1)
+	backoff := maxBackoff
+	if n <= 16 {
+		backoff = min(r.o.CheckInterval<<(n-1), maxBackoff)
+	}
+	rep.downUntil.Store(time.Now().Add(backoff).UnixNano())
+	r.logState(rep, "down", err)
 }
 
 // answered tells a domain answer, which the primary would give as well,
@@ -261,43 +363,43 @@ func answered(err error) bool {
 
 // EOD reads q from a replica, else the primary (Store.EOD).
 func (r *Replicas) EOD(ctx context.Context, q marketdata.EODQuery) (marketdata.EODPage, error) {
-	return routed(ctx, r, func(s *Store) (marketdata.EODPage, error) { return s.EOD(ctx, q) })
+	return routed(ctx, r, func(ctx context.Context, s *Store) (marketdata.EODPage, error) { return s.EOD(ctx, q) })
 }
 
 // Intraday reads q from a replica, else the primary (Store.Intraday).
 func (r *Replicas) Intraday(ctx context.Context, q marketdata.IntradayQuery) (marketdata.IntradayPage, error) {
-	return routed(ctx, r, func(s *Store) (marketdata.IntradayPage, error) { return s.Intraday(ctx, q) })
+	return routed(ctx, r, func(ctx context.Context, s *Store) (marketdata.IntradayPage, error) { return s.Intraday(ctx, q) })
 }
 
 // Tickers reads q from a replica, else the primary (Store.Tickers).
 func (r *Replicas) Tickers(ctx context.Context, q marketdata.TickerQuery) (marketdata.TickerPage, error) {
-	return routed(ctx, r, func(s *Store) (marketdata.TickerPage, error) { return s.Tickers(ctx, q) })
+	return routed(ctx, r, func(ctx context.Context, s *Store) (marketdata.TickerPage, error) { return s.Tickers(ctx, q) })
 }
 
 // Ticker reads one ticker from a replica, else the primary (Store.Ticker).
 func (r *Replicas) Ticker(ctx context.Context, symbol string) (marketdata.Ticker, error) {
-	return routed(ctx, r, func(s *Store) (marketdata.Ticker, error) { return s.Ticker(ctx, symbol) })
+	return routed(ctx, r, func(ctx context.Context, s *Store) (marketdata.Ticker, error) { return s.Ticker(ctx, symbol) })
 }
 
 // Exchanges reads q from a replica, else the primary (Store.Exchanges).
 func (r *Replicas) Exchanges(ctx context.Context, q marketdata.ExchangeQuery) (marketdata.ExchangePage, error) {
-	return routed(ctx, r, func(s *Store) (marketdata.ExchangePage, error) { return s.Exchanges(ctx, q) })
+	return routed(ctx, r, func(ctx context.Context, s *Store) (marketdata.ExchangePage, error) { return s.Exchanges(ctx, q) })
 }
 
 // Exchange reads one exchange from a replica, else the primary
 // (Store.Exchange).
 func (r *Replicas) Exchange(ctx context.Context, mic string) (marketdata.Exchange, error) {
-	return routed(ctx, r, func(s *Store) (marketdata.Exchange, error) { return s.Exchange(ctx, mic) })
+	return routed(ctx, r, func(ctx context.Context, s *Store) (marketdata.Exchange, error) { return s.Exchange(ctx, mic) })
 }
 
 // Splits reads q from a replica, else the primary (Store.Splits).
 func (r *Replicas) Splits(ctx context.Context, q marketdata.ActionQuery) (marketdata.SplitPage, error) {
-	return routed(ctx, r, func(s *Store) (marketdata.SplitPage, error) { return s.Splits(ctx, q) })
+	return routed(ctx, r, func(ctx context.Context, s *Store) (marketdata.SplitPage, error) { return s.Splits(ctx, q) })
 }
 
 // Dividends reads q from a replica, else the primary (Store.Dividends).
 func (r *Replicas) Dividends(ctx context.Context, q marketdata.ActionQuery) (marketdata.DividendPage, error) {
-	return routed(ctx, r, func(s *Store) (marketdata.DividendPage, error) { return s.Dividends(ctx, q) })
+	return routed(ctx, r, func(ctx context.Context, s *Store) (marketdata.DividendPage, error) { return s.Dividends(ctx, q) })
 }
 
 var (
@@ -317,6 +419,9 @@ func (r *Replicas) Check(ctx context.Context) (lagging bool) {
 	var wg sync.WaitGroup
 	var lag atomic.Bool
 	for _, rep := range r.replicas {
+		if time.Now().UnixNano() < rep.downUntil.Load() {
+			continue // out of rotation after failed reads: not probed yet
+		}
 		wg.Go(func() {
 			cctx, cancel := context.WithTimeout(ctx, checkTimeout)
 			defer cancel()

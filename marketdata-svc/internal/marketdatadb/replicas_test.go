@@ -3,6 +3,7 @@ package marketdatadb_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,10 +25,17 @@ type replicaSetup struct {
 
 func newReplicaSetup(t *testing.T) *replicaSetup {
 	t.Helper()
+	return newReplicaSetupOf(t, func(primaryURL string, r *testenv.Replica) []string { return []string{r.URL(primaryURL)} })
+}
+
+// newReplicaSetupOf is newReplicaSetup with the replica URLs that urls
+// returns, from the primary's URL and the streaming replica.
+func newReplicaSetupOf(t *testing.T, urls func(primaryURL string, r *testenv.Replica) []string) *replicaSetup {
+	t.Helper()
 	url := testenv.Postgres(t)
 	s := &replicaSetup{primary: testenv.StoreAt(t, url), replica: testenv.StartReplica(t)}
 	cfg := testConfig(url)
-	cfg.DatabaseReplicaURLs = []string{s.replica.URL(url)}
+	cfg.DatabaseReplicaURLs = urls(url, s.replica)
 	r, err := marketdatadb.OpenReplicas(cfg, s.primary, nil, marketdatadb.ReplicaOptions{
 		Version: func() (int64, bool) { return s.inForce.Load(), true }, CheckInterval: 200 * time.Millisecond, LagInterval: 10 * time.Millisecond,
 	})
@@ -43,6 +51,19 @@ func newReplicaSetup(t *testing.T) *replicaSetup {
 // replica has replayed it or bound has passed, as the import command does.
 func (s *replicaSetup) load(t *testing.T, day string, close float64, bound time.Duration) marketdatadb.ReplayWait {
 	t.Helper()
+	v := s.commit(t, day, close)
+	w, err := s.replicas.WaitReplayed(context.Background(), bound)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.inForce.Store(v)
+	return w
+}
+
+// commit applies one GOOG bar of day and returns its data version, not
+// yet published.
+func (s *replicaSetup) commit(t *testing.T, day string, close float64) int64 {
+	t.Helper()
 	d, _ := time.Parse(time.DateOnly, day)
 	res, err := s.primary.Apply(context.Background(), marketdatadb.Load{
 		Tickers: []marketdatadb.TickerRow{{Symbol: "GOOG", Name: "Alphabet", AssetType: "Stock", PriceCurrency: "USD"}},
@@ -51,12 +72,15 @@ func (s *replicaSetup) load(t *testing.T, day string, close float64, bound time.
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := s.replicas.WaitReplayed(context.Background(), bound)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.inForce.Store(res.Version)
-	return w
+	return res.Version
+}
+
+// run keeps the replicas' checks running until the test ends.
+func (s *replicaSetup) run(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); s.replicas.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
 }
 
 func (s *replicaSetup) latest(t *testing.T) marketdata.Bar {
@@ -175,4 +199,135 @@ func TestReplicasFallBackToThePrimaryWhenAReplicaDies(t *testing.T) {
 	if s.replicas.Stats().ReplicaReads != before+1 {
 		t.Errorf("replica not used again: %+v", s.replicas.Stats())
 	}
+}
+
+// A replica frozen (SIGSTOP) under concurrent reads: every read is
+// answered without error, from the primary once the replica's own short
+// deadline has passed, so none waits for the request's deadline; and the
+// frozen replica leaves the rotation, so reads after the first ones do
+// not pay that deadline again.
+func TestReplicasFailFastOnAFrozenReplica(t *testing.T) {
+	s := newReplicaSetup(t)
+	s.load(t, "2008-10-14", 362.71, 30*time.Second)
+	s.waitUsable(t, 1)
+	s.run(t)
+	// The request deadline, as the API's (10 s by default) would be.
+	const requestTimeout = 5 * time.Second
+	// A read may pay the replica's deadline once, then the primary's
+	// answer: generous against a loaded machine, well under the request's.
+	const bound = 2500 * time.Millisecond
+	var reads, failed, slow atomic.Int64
+	var worst atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 24 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+				start := time.Now()
+				p, err := s.replicas.EOD(ctx, marketdata.EODQuery{Symbols: []string{"GOOG"}, Latest: true})
+				took := time.Since(start)
+				cancel()
+				reads.Add(1)
+				for w := worst.Load(); int64(took) > w && !worst.CompareAndSwap(w, int64(took)); w = worst.Load() {
+				}
+				if err != nil || len(p.Bars) != 1 {
+					failed.Add(1)
+				} else if took > bound {
+					slow.Add(1)
+				}
+			}
+		})
+	}
+	for s.replicas.Stats().ReplicaReads < 50 {
+		time.Sleep(time.Millisecond)
+	}
+	s.replica.Freeze(t)
+	thawed := false
+	t.Cleanup(func() {
+		if !thawed {
+			s.replica.Thaw(t)
+		}
+	})
+	time.Sleep(2 * requestTimeout)
+	close(stop)
+	wg.Wait()
+	s.replica.Thaw(t)
+	thawed = true
+	st := s.replicas.Stats()
+	t.Logf("%d reads, %d failed, %d over %s, slowest %s; %+v", reads.Load(), failed.Load(), slow.Load(), bound, time.Duration(worst.Load()), st)
+	if failed.Load() > 0 || slow.Load() > 0 {
+		t.Errorf("a frozen replica: %d of %d reads failed, %d took over %s (slowest %s)", failed.Load(), reads.Load(), slow.Load(), bound, time.Duration(worst.Load()))
+	}
+	if st.Usable != 0 {
+		t.Errorf("the frozen replica is still in rotation: %+v", st)
+	}
+	// Only the reads in flight when it froze paid its deadline.
+	if st.Fallbacks > 24 {
+		t.Errorf("%d reads fell back from the frozen replica: it was not taken out of rotation after the first", st.Fallbacks)
+	}
+	s.waitUsable(t, 1)
+}
+
+// Two replicas replaying at different speeds (here the primary itself,
+// always caught up, and the streaming replica with its replay paused)
+// while an import waits for them before it publishes its version: once a
+// read has answered with the new rows, no later read answers with the
+// old ones, although the version in force is still the old one.
+func TestReplicasNeverGoBackAVersion(t *testing.T) {
+	s := newReplicaSetupOf(t, func(primaryURL string, r *testenv.Replica) []string {
+		return []string{primaryURL, r.URL(primaryURL)}
+	})
+	// The primary replays nothing, so the wait for it runs to its bound;
+	// the checks find both serving the version.
+	s.load(t, "2008-10-13", 381.02, 100*time.Millisecond)
+	s.waitUsable(t, 2)
+	s.run(t)
+	s.replica.PauseReplay(t)
+	resumed := false
+	t.Cleanup(func() {
+		if !resumed {
+			s.replica.ResumeReplay(t)
+		}
+	})
+	s.commit(t, "2008-10-14", 362.71) // not published: the import waits
+	var newSeen atomic.Bool
+	var reads, news, back atomic.Int64
+	var wg sync.WaitGroup
+	deadline := time.Now().Add(2 * time.Second)
+	for range 4 {
+		wg.Go(func() {
+			for time.Now().Before(deadline) {
+				after := newSeen.Load()
+				p, err := s.replicas.EOD(context.Background(), marketdata.EODQuery{Symbols: []string{"GOOG"}, Latest: true})
+				if err != nil || len(p.Bars) != 1 {
+					t.Errorf("latest: %+v, %v", p, err)
+					return
+				}
+				reads.Add(1)
+				switch {
+				case p.Bars[0].Close == 362.71:
+					news.Add(1)
+					newSeen.Store(true)
+				case after:
+					back.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	t.Logf("%d reads, %d new, %d old after a new one; %+v", reads.Load(), news.Load(), back.Load(), s.replicas.Stats())
+	if news.Load() == 0 {
+		t.Fatal("no read saw the committed rows")
+	}
+	if back.Load() > 0 {
+		t.Errorf("time travel: %d of %d reads answered the old rows after one had answered the new", back.Load(), reads.Load())
+	}
+	s.replica.ResumeReplay(t)
+	resumed = true
 }
