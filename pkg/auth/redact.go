@@ -1,30 +1,103 @@
 package auth
 
 import (
+	"bytes"
 	"net/url"
-	"slices"
-	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Redacted replaces every credential that Redact* helpers remove.
 const Redacted = "REDACTED"
 
-// isCredentialParam reports whether lower, a lower-case parameter name,
-// carries keys. access_key is marketstack's; the others are common enough
-// that a caller may try them.
-func isCredentialParam(lower string) bool {
-	switch lower {
-	case "access_key", "api_key", "apikey", "key", "token":
+// A parameter is a credential when its folded name (see appendFold)
+// contains one of these words: access_key, api_key, apikey, key and token,
+// but also every spelling near them that no parser reads as the real name
+// (access_key%00, ACCESS-KEY, x_access_key, auth_token), since the value
+// sent under it is a key all the same and must not reach a log. Neither
+// service has a parameter with such a word in its name that is not a
+// credential.
+func isCredentialFold(folded []byte) bool {
+	return bytes.Contains(folded, []byte("key")) || bytes.Contains(folded, []byte("token")) ||
+		bytes.Contains(folded, []byte("secret")) || bytes.Contains(folded, []byte("passw"))
+}
+
+// isCredentialWord reports whether folded is exactly a credential name, so
+// that the raw name, whatever else it holds (escapes, separators, case),
+// carries no letter or digit of a key and can be logged as it came. A
+// credential name holding more (access_key%3D<key> is one name) is logged
+// as Redacted.
+func isCredentialWord(folded []byte) bool {
+	switch string(folded) {
+	case "accesskey", "apikey", "key", "token", "accesstoken", "authtoken", "secret", "clientsecret", "password", "passwd":
 		return true
 	}
 	return false
 }
 
-// RedactQuery returns rawQuery with the values of credential parameters,
-// and of the extra parameters named (say, ones that quote private content),
-// replaced. It works on the raw text, so a malformed query that
-// url.ParseQuery would reject is still redacted, and names are matched
-// after unescaping (access%5Fkey is access_key).
+// appendFold appends the letters and digits of name to dst, lower-cased
+// (with the two letters that lower-casing leaves apart from their ASCII
+// fold, ſ and ı, folded too); every other byte (NUL, space, '_', '-',
+// '.', a zero-width character, invalid UTF-8) is dropped, so that names
+// that differ by those alone compare equal.
+func appendFold(dst []byte, name string) []byte {
+	for i := 0; i < len(name); {
+		c := name[i]
+		if c < utf8.RuneSelf {
+			i++
+			switch {
+			case 'a' <= c && c <= 'z' || '0' <= c && c <= '9':
+				dst = append(dst, c)
+			case 'A' <= c && c <= 'Z':
+				dst = append(dst, c+'a'-'A')
+			}
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(name[i:])
+		i += n
+		switch {
+		case r == 'ſ':
+			dst = append(dst, 's')
+		case r == 'ı':
+			dst = append(dst, 'i')
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			dst = utf8.AppendRune(dst, unicode.ToLower(r))
+		}
+	}
+	return dst
+}
+
+// classify tells whether the pair named name (raw, still escaped) has its
+// value redacted, and whether its name must be too. The name is unescaped
+// when it is a valid escape, then folded.
+func classify(name string, extra []string) (redact, hideName bool) {
+	decoded := name
+	if hasEscapes(name) {
+		if d, err := url.QueryUnescape(name); err == nil {
+			decoded = d
+		}
+	}
+	var buf [32]byte
+	folded := appendFold(buf[:0], decoded)
+	if isCredentialFold(folded) {
+		return true, !isCredentialWord(folded)
+	}
+	for _, e := range extra {
+		var ebuf [32]byte
+		if bytes.Equal(folded, appendFold(ebuf[:0], e)) && len(folded) > 0 {
+			return true, false
+		}
+	}
+	return false, false
+}
+
+// RedactQuery returns rawQuery with the values of credential parameters
+// (isCredentialFold: access_key and every name near it), and of the extra
+// parameters named (say, ones that quote private content), replaced. It
+// works on the raw text, so a malformed query that url.ParseQuery would
+// reject is still redacted, and names are matched after unescaping and
+// folding (access%5Fkey, ACCESS_KEY%00 and access-key are access_key; Q%00
+// is q).
 func RedactQuery(rawQuery string, extra ...string) string {
 	if !needsRewrite(rawQuery, extra) {
 		return rawQuery
@@ -81,7 +154,8 @@ func needsRewrite(rawQuery string, extra []string) bool {
 
 // appendRedactedQuery appends RedactQuery's rewrite of rawQuery: the
 // non-empty pairs between '&' and ';', joined by '&', with the values of
-// credential and extra parameters replaced.
+// credential and extra parameters replaced, and the name too when it holds
+// more than a credential name.
 func appendRedactedQuery(dst []byte, rawQuery string, extra []string) []byte {
 	first := true
 	for rest := rawQuery; rest != ""; {
@@ -95,58 +169,62 @@ func appendRedactedQuery(dst []byte, rawQuery string, extra []string) []byte {
 		}
 		first = false
 		name, hasValue := nameOf(part)
-		if hasValue && isRedactedName(name, extra) {
-			dst = append(dst, name...)
-			dst = append(dst, '=')
-			dst = append(dst, Redacted...)
+		redact, hideName := false, false
+		if isRedactedName(name, extra) {
+			redact, hideName = classify(name, extra)
+		}
+		if !redact {
+			dst = append(dst, part...)
 			continue
 		}
-		dst = append(dst, part...)
+		if hideName {
+			dst = append(dst, Redacted...)
+		} else {
+			dst = append(dst, name...)
+		}
+		if hasValue {
+			dst = append(dst, '=')
+			dst = append(dst, Redacted...)
+		}
 	}
 	return dst
 }
 
 // isRedactedName reports whether the raw (still escaped) parameter name is
-// a credential parameter or one of extra: unescaped when it is a valid
-// escape, trimmed and compared without regard to case.
+// a credential parameter, one near it, or one of extra (see classify).
 func isRedactedName(name string, extra []string) bool {
-	// The common name, short ASCII with nothing to unescape or trim, is
-	// lower-cased in one pass on the stack.
+	// The common name, short ASCII with nothing to unescape, is folded in
+	// one pass on the stack.
 	var buf [16]byte
-	if lower, ok := plainLower(buf[:0], name); ok {
-		// ASCII lower-casing keeps each letter in its case-folding class,
-		// so EqualFold against the name is EqualFold against lower.
-		return isCredentialParam(string(lower)) || slices.ContainsFunc(extra, func(e string) bool { return strings.EqualFold(e, name) })
-	}
-	decoded := name
-	if hasEscapes(name) {
-		if d, err := url.QueryUnescape(name); err == nil {
-			decoded = d
+	if folded, ok := plainFold(buf[:0], name); ok {
+		if isCredentialFold(folded) {
+			return true
 		}
+		for _, e := range extra {
+			var ebuf [32]byte
+			if len(folded) > 0 && bytes.Equal(folded, appendFold(ebuf[:0], e)) {
+				return true
+			}
+		}
+		return false
 	}
-	lower := strings.ToLower(strings.TrimSpace(decoded))
-	return isCredentialParam(lower) || slices.ContainsFunc(extra, func(e string) bool { return strings.EqualFold(e, lower) })
+	redact, _ := classify(name, extra)
+	return redact
 }
 
-// plainLower appends name lower-cased to dst when name needs no
-// unescaping or trimming (printable ASCII other than '%', '+' and space)
-// and fits dst's capacity; ok is false otherwise, and the caller takes the
-// general path.
-func plainLower(dst []byte, name string) ([]byte, bool) {
+// plainFold appends name folded (appendFold) to dst when name needs no
+// unescaping (ASCII other than '%' and '+') and fits dst's capacity; ok is
+// false otherwise, and the caller takes the general path.
+func plainFold(dst []byte, name string) ([]byte, bool) {
 	if len(name) > cap(dst) {
 		return nil, false
 	}
 	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if c <= ' ' || c >= 0x7f || c == '%' || c == '+' {
+		if c := name[i]; c >= utf8.RuneSelf || c == '%' || c == '+' {
 			return nil, false
 		}
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		dst = append(dst, c)
 	}
-	return dst, true
+	return appendFold(dst, name), true
 }
 
 // RedactURL returns the path and redacted query of u, fit for a log line;

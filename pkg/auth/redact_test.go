@@ -78,12 +78,8 @@ func FuzzRedactQuery(f *testing.F) {
 	})
 }
 
-// referenceCredentials are the credential parameter names, as the
-// reference below matches them.
-var referenceCredentials = map[string]bool{"access_key": true, "api_key": true, "apikey": true, "key": true, "token": true}
-
-// redactQueryReference is RedactQuery as it was before it rewrote in one
-// pass: split, unescape, lower-case and join.
+// redactQueryReference is RedactQuery the slow way: split, unescape,
+// fold, compare and join.
 func redactQueryReference(rawQuery string, extra ...string) string {
 	if rawQuery == "" {
 		return ""
@@ -92,15 +88,18 @@ func redactQueryReference(rawQuery string, extra ...string) string {
 	changed := false
 	for i, part := range parts {
 		name, _, hasValue := strings.Cut(part, "=")
-		decoded, err := url.QueryUnescape(name)
-		if err != nil {
-			decoded = name
+		folded := foldedReference(name)
+		secret := secretLike(name)
+		if !secret && (folded == "" || !slices.ContainsFunc(extra, func(e string) bool { return foldedReference(url.QueryEscape(e)) == folded })) {
+			continue
 		}
-		if lower := strings.ToLower(strings.TrimSpace(decoded)); referenceCredentials[lower] || slices.ContainsFunc(extra, func(e string) bool { return strings.EqualFold(e, lower) }) {
-			if hasValue {
-				parts[i] = name + "=" + Redacted
-			}
-			changed = true
+		changed = true
+		if secret && !slices.Contains([]string{"accesskey", "apikey", "key", "token", "accesstoken", "authtoken", "secret", "clientsecret", "password", "passwd"}, folded) {
+			name = Redacted
+		}
+		parts[i] = name
+		if hasValue {
+			parts[i] += "=" + Redacted
 		}
 	}
 	if !changed && !strings.Contains(rawQuery, ";") && !strings.Contains(rawQuery, "&&") {
