@@ -117,6 +117,14 @@ func testIntradayEndToEnd(t *testing.T, e *e2e) {
 			{"/v1/intraday", []string{"symbols", "GOOG", "interval", "2min"}, 422, "validation_error", "interval"},
 			{"/v2/intraday", []string{"symbols", "GOOG", "after_hours", "maybe"}, 422, "validation_error", "after_hours"},
 			{"/v1/intraday", []string{"symbols", "GOOG", "date_from", "2008-10-14T15:00:00Z", "date_to", "2008-10-14T14:00:00Z"}, 422, "validation_error", "date_from"},
+			// A range longer than its interval's span is refused, on every
+			// route that takes one; the longest allowed one is served.
+			{"/v1/intraday", []string{"symbols", "GOOG", "interval", "1min", "date_from", "2008-10-01", "date_to", "2008-10-08"}, 422, "validation_error", "date_from"},
+			{"/v1/intraday", []string{"symbols", "GOOG", "interval", "1min", "date_from", "2008-10-01T00:00:00Z", "date_to", "2008-10-08T00:00:00Z"}, 422, "validation_error", "date_from"},
+			{"/v2/tickers/GOOG/intraday", []string{"date_from", "2000-01-01", "date_to", "2008-10-14"}, 422, "validation_error", "date_from"},
+			{"/v1/exchanges/XNAS/intraday", []string{"symbols", "GOOG", "interval", "24hour", "date_from", "2008-01-01", "date_to", "2008-10-14"}, 422, "validation_error", "date_from"},
+			{"/v1/intraday", []string{"symbols", "GOOG", "interval", "1min", "date_from", "2008-10-01", "date_to", "2008-10-07"}, 200, "", ""},
+			{"/v1/intraday", []string{"symbols", "GOOG", "interval", "1min", "date_from", "2008-10-01T00:00:00Z", "date_to", "2008-10-07T23:59:59.999Z"}, 200, "", ""},
 			{"/v1/intraday", nil, 422, "validation_error", "symbols"},
 			{"/v1/intraday", []string{"symbols", "NOPE"}, 422, "no_valid_symbols_provided", ""},
 			{"/v2/tickers/NOPE/intraday", nil, 404, "404_not_found", ""},

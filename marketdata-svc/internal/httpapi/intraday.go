@@ -64,11 +64,28 @@ func intradayParams(p *queryParams, route intradayRoute, pathDateRaw string) (ma
 			if lo.After(hi) {
 				p.fail("date_from", "invalid_date_range", "must not be after date_to")
 			}
+			// The store reads every minute of the range (the total counts
+			// its buckets), so the range bounds the work; an open range is
+			// cut to the span instead (marketdata.IntradayQuery).
+			if span := marketdata.MaxSpan(q.Interval); hi.Sub(lo) >= span && !p.failed("interval") {
+				p.fail("date_from", "invalid_date_range", fmt.Sprintf("the range may span at most %d days with interval %s",
+					span/(24*time.Hour), intervalName(q.Interval)))
+			}
 		}
 	}
 	page := p.page()
 	q.Limit, q.Offset = page.Limit, page.Offset
 	return q, page
+}
+
+// intervalName is the name of an interval of marketdata.Intervals.
+func intervalName(minutes int) string {
+	for _, iv := range marketdata.Intervals {
+		if iv.Minutes == minutes {
+			return iv.Name
+		}
+	}
+	return strconv.Itoa(minutes) + "min"
 }
 
 func firstOf(a, b time.Time) time.Time {

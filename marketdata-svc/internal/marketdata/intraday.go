@@ -8,15 +8,38 @@ import (
 	"time"
 )
 
-// Intervals are marketstack's intraday intervals and their length in
-// minutes. Every one divides a day, so a bucket grid aligned to the session
-// open is the same on every local day.
+// Intervals are marketstack's intraday intervals, their length in minutes
+// and the longest range a query of the interval may span (MaxSpan). Every
+// interval divides a day, so a bucket grid aligned to the session open is
+// the same on every local day.
+//
+// Buckets are aggregated from the stored minutes at request time and the
+// total counts every bucket of the range, so a query reads every minute of
+// its range whatever its limit: MaxSpan is what bounds that work, to at
+// most 90 days of minutes (about 35,000 regular-session minutes a symbol),
+// and 7 days for 1min. A range given whole (date_from and date_to) longer
+// than MaxSpan is refused; an open one is cut to MaxSpan (IntradayQuery).
 var Intervals = []struct {
 	Name    string
 	Minutes int
+	MaxSpan time.Duration
 }{
-	{"1min", 1}, {"5min", 5}, {"10min", 10}, {"15min", 15}, {"30min", 30},
-	{"1hour", 60}, {"3hour", 180}, {"6hour", 360}, {"12hour", 720}, {"24hour", 1440},
+	{"1min", 1, 7 * day}, {"5min", 5, 30 * day}, {"10min", 10, 30 * day}, {"15min", 15, 60 * day},
+	{"30min", 30, 60 * day}, {"1hour", 60, 90 * day}, {"3hour", 180, 90 * day}, {"6hour", 360, 90 * day},
+	{"12hour", 720, 90 * day}, {"24hour", 1440, 90 * day},
+}
+
+const day = 24 * time.Hour
+
+// MaxSpan is the longest range a query of interval minutes may span (see
+// Intervals); an unknown interval has the shortest.
+func MaxSpan(interval int) time.Duration {
+	for _, iv := range Intervals {
+		if iv.Minutes == interval {
+			return iv.MaxSpan
+		}
+	}
+	return Intervals[0].MaxSpan
 }
 
 // DefaultInterval is marketstack's default interval, 1hour.
@@ -44,6 +67,10 @@ func ParseInterval(s string) (int, error) {
 // the stored 1-minute bars. A bound is either an instant (From, To: a
 // timestamp the client gave) or a calendar day (FromDay, ToDay: a date,
 // read on each symbol's exchange calendar, inclusive); zero for open.
+//
+// The range read is at most MaxSpan(Interval) long: from its start when it
+// has one, else back from each symbol's last minute in it. (Latest reads
+// only the four days before that minute, which hold its last bucket.)
 type IntradayQuery struct {
 	Symbols    []string
 	Exchange   string

@@ -3,6 +3,7 @@ package marketdatadb
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/adjust"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
@@ -49,6 +50,27 @@ var (
 	eodLatestDesc = fmt.Sprintf(eodLateralSQL, "DESC", "ORDER BY b.date DESC\n  LIMIT 1", "LIMIT $4 OFFSET $5")
 	eodLatestAsc  = fmt.Sprintf(eodLateralSQL, "ASC", "ORDER BY b.date DESC\n  LIMIT 1", "LIMIT $4 OFFSET $5")
 )
+
+// eodSkipSQL finds where a deep page starts: the date, in the page's
+// order (%s), of the bar at offset $4, with how many bars come before that
+// date. It counts the range's bars by date with the primary key alone,
+// where the page walk would read every bar up to the offset in full and
+// sort them.
+const eodSkipSQL = `
+SELECT date, before FROM (
+  SELECT b.date, sum(count(*)) OVER (ORDER BY b.date %s) - count(*) AS before
+  FROM eod_bars b WHERE b.symbol = ANY($1) AND b.date BETWEEN $2 AND $3
+  GROUP BY b.date
+) c WHERE before <= $4 ORDER BY before DESC LIMIT 1`
+
+var (
+	eodSkipAsc  = fmt.Sprintf(eodSkipSQL, "ASC")
+	eodSkipDesc = fmt.Sprintf(eodSkipSQL, "DESC")
+)
+
+// eodDeepOffset is the offset from which a page starts at the date
+// eodSkipSQL finds rather than walk every symbol's bars from the start.
+const eodDeepOffset = 1000
 
 type barMeta struct {
 	name, assetType, currency, mic, acronym string
@@ -108,13 +130,33 @@ func (s *Store) EOD(ctx context.Context, q marketdata.EODQuery) (marketdata.EODP
 	case q.Sort == marketdata.SortAsc:
 		query = eodPageAsc
 	}
+	offset := q.Offset
+	if q.Limit > 0 && !q.Latest && offset >= eodDeepOffset {
+		skip := eodSkipDesc
+		if q.Sort == marketdata.SortAsc {
+			skip = eodSkipAsc
+		}
+		var start time.Time
+		var before int64
+		if err := s.db.QueryRowContext(ctx, skip, symbols, from, to, offset).Scan(&start, &before); err != nil {
+			return marketdata.EODPage{}, fmt.Errorf("eod: %w", translate(err))
+		}
+		// The page starts on that date: the bars before it are skipped
+		// by the range, the rest of the offset within the date.
+		if q.Sort == marketdata.SortAsc {
+			from = start
+		} else {
+			to = start
+		}
+		offset -= int(before)
+	}
 	var limit, perSymbol any // NULL: no limit
 	if q.Limit > 0 {
-		limit, perSymbol = q.Limit, q.Limit+q.Offset
+		limit, perSymbol = q.Limit, q.Limit+offset
 	}
-	args := []any{symbols, from, to, perSymbol, limit, q.Offset}
+	args := []any{symbols, from, to, perSymbol, limit, offset}
 	if q.Latest {
-		args = []any{symbols, from, to, limit, q.Offset}
+		args = []any{symbols, from, to, limit, offset}
 	}
 	rows, err = s.db.QueryContext(ctx, query, args...)
 	if err != nil {

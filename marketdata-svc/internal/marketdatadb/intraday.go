@@ -2,6 +2,7 @@ package marketdatadb
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 
@@ -20,9 +21,12 @@ ORDER BY s.ord`
 // IntradaySQL aggregates 1-minute bars into buckets, in one statement:
 //
 //   - r: each symbol's bounds, an instant ($5, $7) or a calendar day of its
-//     exchange ($6, $8), upper bound exclusive; for latest ($14) the range
-//     is cut to the four days before the symbol's last minute, which holds
-//     its last bucket of any interval (a weekend included).
+//     exchange ($6, $8), upper bound exclusive, cut to the interval's
+//     longest span ($18): from the start when there is one, else back from
+//     the symbol's last minute in range (one backward probe of the key).
+//     For latest ($14) the range is cut to the four days before that
+//     minute, which hold its last bucket of any interval (a weekend
+//     included). So no query reads more than $18 of a symbol's minutes.
 //   - m: the symbol's minutes in range, read by its primary key in each
 //     monthly partition the range touches (runtime partition pruning),
 //     with their local wall-clock time.
@@ -32,8 +36,9 @@ ORDER BY s.ord`
 //     UTC offset of the day; 24hour buckets are local calendar days. Bars
 //     outside [open, close) are left out unless after_hours ($13).
 //     open/close are the first and last minute's, by array_agg ordered.
-//   - the page: by bucket start ($17 sort) and request order, with the
-//     exact number of buckets of all symbols as a window count.
+//   - the page: by bucket start ($17 sort) and request order, joined to
+//     the exact number of buckets of all symbols, so that a page past the
+//     end still has one row, with the total alone.
 //
 // The bench runs this statement (docs/DATA.md).
 const IntradaySQL = `
@@ -44,13 +49,18 @@ WITH s AS (
     coalesce($5::timestamptz, ($6::date)::timestamp AT TIME ZONE s.tz, '-infinity'::timestamptz) AS lo,
     coalesce($7::timestamptz + interval '1 microsecond', ($8::date + 1)::timestamp AT TIME ZONE s.tz, 'infinity'::timestamptz) AS hi
   FROM s
-), r AS (
-  SELECT r0.symbol, r0.tz, r0.sopen, r0.sclose, r0.ord, r0.hi,
-    CASE WHEN $14 THEN greatest(r0.lo, (
-      SELECT b.ts - interval '4 days' FROM intraday_bars b
-      WHERE b.symbol = r0.symbol AND b.ts >= r0.lo AND b.ts < r0.hi ORDER BY b.ts DESC LIMIT 1))
-    ELSE r0.lo END AS lo
+), r1 AS (
+  SELECT r0.*, CASE WHEN $14 OR r0.lo = '-infinity' THEN (
+      SELECT b.ts FROM intraday_bars b
+      WHERE b.symbol = r0.symbol AND b.ts >= r0.lo AND b.ts < r0.hi ORDER BY b.ts DESC LIMIT 1) END AS last
   FROM r0
+), r AS (
+  SELECT r1.symbol, r1.tz, r1.sopen, r1.sclose, r1.ord,
+    CASE WHEN $14 THEN greatest(r1.lo, r1.last - interval '4 days')
+         WHEN r1.lo = '-infinity' THEN greatest(r1.lo, r1.last - $18::interval + interval '1 microsecond')
+         ELSE r1.lo END AS lo,
+    CASE WHEN $14 OR r1.lo = '-infinity' THEN r1.hi ELSE least(r1.hi, r1.lo + $18::interval) END AS hi
+  FROM r1
 ), m AS (
   SELECT r.ord, r.symbol, r.tz, r.sopen, r.sclose, b.ts, b.open, b.high, b.low, b.close, b.volume,
          (b.ts AT TIME ZONE r.tz) AS lt
@@ -76,12 +86,17 @@ WITH s AS (
   SELECT g.*, (g.bucket AT TIME ZONE g.tz) AS start,
     row_number() OVER (PARTITION BY g.ord ORDER BY g.bucket DESC) AS rn
   FROM g
+), p AS (
+  SELECT * FROM h WHERE NOT $14 OR rn = 1
 )
-SELECT symbol, start, open, high, low, close, volume, count(*) OVER () AS total
-FROM h
-WHERE NOT $14 OR rn = 1
-ORDER BY CASE WHEN $17 THEN start END ASC, CASE WHEN NOT $17 THEN start END DESC, ord
-LIMIT $15 OFFSET $16`
+SELECT pg.symbol, pg.start, pg.open, pg.high, pg.low, pg.close, pg.volume, t.total
+FROM (SELECT count(*) AS total FROM p) t
+LEFT JOIN LATERAL (
+  SELECT * FROM p
+  ORDER BY CASE WHEN $17 THEN start END ASC, CASE WHEN NOT $17 THEN start END DESC, ord
+  LIMIT $15 OFFSET $16
+) pg ON true
+ORDER BY CASE WHEN $17 THEN pg.start END ASC, CASE WHEN NOT $17 THEN pg.start END DESC, pg.ord`
 
 // Intraday returns one page of q's buckets, aggregated from the 1-minute
 // bars. Unknown symbols are left out; if none is known it returns
@@ -135,19 +150,11 @@ func (s *Store) Intraday(ctx context.Context, q marketdata.IntradayQuery) (marke
 	if q.Limit > 0 {
 		limit = q.Limit
 	}
+	span := fmt.Sprintf("%d seconds", int64(marketdata.MaxSpan(interval)/time.Second))
 	args := []any{syms, zones, opens, closes, nullTime(q.From), nullDay(q.FromDay), nullTime(q.To), nullDay(q.ToDay),
-		eSyms, eDays, eCloses, interval, q.AfterHours, q.Latest, limit, q.Offset, q.Sort == marketdata.SortAsc}
+		eSyms, eDays, eCloses, interval, q.AfterHours, q.Latest, limit, q.Offset, q.Sort == marketdata.SortAsc, span}
 	if err := s.intradayPage(ctx, args, mics, &page); err != nil {
 		return marketdata.IntradayPage{}, err
-	}
-	if len(page.Bars) == 0 && q.Offset > 0 {
-		// Past the end: the window count saw no row; count from the start.
-		args[14], args[15] = 1, 0
-		var first marketdata.IntradayPage
-		if err := s.intradayPage(ctx, args, mics, &first); err != nil {
-			return marketdata.IntradayPage{}, err
-		}
-		page.Total = first.Total
 	}
 	return page, nil
 }
@@ -159,11 +166,19 @@ func (s *Store) intradayPage(ctx context.Context, args []any, mics map[string]st
 	}
 	defer rows.Close()
 	for rows.Next() {
+		// A page past the end is one row of NULLs but the total.
+		var sym sql.NullString
 		var b marketdata.IntradayBar
-		if err := rows.Scan(&b.Symbol, &b.Date, &b.Open, &b.High, &b.Low, &b.Close, &b.Volume, &page.Total); err != nil {
+		var date sql.NullTime
+		var open, high, low, close, volume sql.NullFloat64
+		if err := rows.Scan(&sym, &date, &open, &high, &low, &close, &volume, &page.Total); err != nil {
 			return fmt.Errorf("intraday: %w", translate(err))
 		}
-		b.Date = b.Date.UTC()
+		if !sym.Valid {
+			continue
+		}
+		b.Symbol, b.Date = sym.String, date.Time.UTC()
+		b.Open, b.High, b.Low, b.Close, b.Volume = open.Float64, high.Float64, low.Float64, close.Float64, volume.Float64
 		b.Exchange = mics[b.Symbol]
 		page.Bars = append(page.Bars, b)
 	}
