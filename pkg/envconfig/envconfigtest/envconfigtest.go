@@ -1,94 +1,127 @@
 // Package envconfigtest holds every numeric setting of a service's
-// configuration to its bounds, for both services' config tests: each
-// duration and count field of the Config must be listed, and each listed
-// variable must refuse absurd values with a message naming it. A field
-// added without a bound therefore fails its service's tests.
+// configuration to its bounds, for both services' config tests. It needs
+// no list of the settings: it finds the variable behind each duration and
+// count field of the Config by setting each variable the loader reads, in
+// turn, to probe values; then each of those variables must refuse absurd
+// values with a message naming it. A field added without a variable, or
+// read without bounds, therefore fails its service's tests.
 package envconfigtest
 
 import (
-	"fmt"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
 
-// Setting is one numeric variable of a configuration.
-type Setting struct {
-	// Var is the variable's name after the prefix, as in "CACHE_TTL".
-	Var string
-	// Field is the Config field it sets, as a dotted path through
-	// embedded and nested structs ("Service.RequestTimeout").
-	Field string
-	// OK is a value within the bounds that the field must then hold.
-	OK string
-	// Off marks a duration whose 0 turns the behaviour off, so 0 is
-	// accepted rather than refused.
-	Off bool
-}
-
 // Check loads the configuration through load with base's variables (a
-// configuration that loads) and one variable at a time changed: every
-// time.Duration and int field of C must be listed in settings; each listed
-// variable must set its field and refuse the absurd values (and 0, unless
-// Off, for durations) with an error naming prefix+Var.
-func Check[C any](t *testing.T, prefix string, base map[string]string, load func(getenv func(string) string) (C, error), settings []Setting) {
+// configuration that loads), then with one variable at a time changed.
+// Every time.Duration and int field of C (through nested structs) must be
+// set by some variable under prefix that load reads; each such variable
+// must refuse 1ns, 1µs, 100h and -1s (a duration) or -1 and 99999999999 (a
+// count) with an error naming it.
+func Check[C any](t *testing.T, prefix string, base map[string]string, load func(getenv func(string) string) (C, error)) {
 	t.Helper()
-	// Far below or above anything a setting of either service is
-	// designed for, or negative.
-	absurdDurations := []string{"1ns", "1us", "100h", "-1s"}
-	absurdCounts := []string{"-1", "99999999999"}
-	listed := map[string]Setting{}
-	for _, s := range settings {
-		listed[s.Field] = s
-	}
-	for _, f := range numericFields(reflect.TypeFor[C](), "") {
-		if _, ok := listed[f]; !ok {
-			t.Errorf("field %s has no bounded variable in the table: read it with envconfig's DurationIn, DurationOrOff or IntIn, document its bounds, and list it", f)
-		}
+	read := map[string]bool{}
+	cfg, err := load(func(key string) string { read[key] = true; return base[key] })
+	if err != nil {
+		t.Fatalf("base configuration: %v", err)
 	}
 	with := func(name, value string) func(string) string {
 		return func(key string) string {
-			if key == prefix+name {
+			if key == name {
 				return value
 			}
 			return base[key]
 		}
 	}
-	if _, err := load(with("", "")); err != nil {
-		t.Fatalf("base configuration: %v", err)
+	fields := numericFields(reflect.TypeFor[C](), "")
+	baseValue := map[string]int64{}
+	for _, f := range fields {
+		baseValue[f] = fieldByPath(reflect.ValueOf(cfg), f).Int()
 	}
-	for _, s := range settings {
-		c, err := load(with(s.Var, s.OK))
-		if err != nil {
-			t.Errorf("%s%s=%s refused: %v", prefix, s.Var, s.OK, err)
-			continue
+	// Values within the bounds of every setting of both services, tried
+	// until one loads and lands, unchanged, in exactly the field it sets.
+	probes := []string{"2s", "5s", "30s", "3m", "250ms", "50ms", "15m", "2h", "3", "7", "50", "5000", "100000"}
+	// candidates are, for each variable, the fields the first probe that
+	// loads lands in; a variable whose default others follow (a pool size
+	// and its idle connections) lands in several, and is given the one no
+	// other variable sets.
+	candidates := map[string][]string{}
+	var names []string
+	for name := range read {
+		if strings.HasPrefix(name, prefix) {
+			names = append(names, name)
 		}
-		field, ok := fieldByPath(reflect.ValueOf(c), s.Field)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		for _, probe := range probes {
+			c, err := load(with(name, probe))
+			if err != nil {
+				continue
+			}
+			if fs := holding(reflect.ValueOf(c), fields, baseValue, probe); len(fs) > 0 {
+				candidates[name] = fs
+				break
+			}
+		}
+	}
+	setBy := map[string]string{}
+	for progress := true; progress; {
+		progress = false
+		for _, name := range names {
+			var open []string
+			for _, f := range candidates[name] {
+				if _, taken := setBy[f]; !taken {
+					open = append(open, f)
+				}
+			}
+			if len(open) == 1 {
+				setBy[open[0]] = name
+				delete(candidates, name)
+				progress = true
+			}
+		}
+	}
+	for _, f := range fields {
+		name, ok := setBy[f]
 		if !ok {
-			t.Errorf("no field %s for %s%s", s.Field, prefix, s.Var)
+			t.Errorf("field %s is set by no variable: read it with envconfig's DurationIn, DurationOrOff or IntIn", f)
 			continue
 		}
-		absurd := absurdCounts
-		if field.Type() == reflect.TypeFor[time.Duration]() {
-			absurd = absurdDurations
-			if !s.Off {
-				absurd = append([]string{"0"}, absurd...)
-			}
-			want, _ := time.ParseDuration(s.OK)
-			if time.Duration(field.Int()) != want {
-				t.Errorf("%s%s=%s set %s to %v", prefix, s.Var, s.OK, s.Field, field.Interface())
-			}
-		} else if got := fmt.Sprint(field.Interface()); got != s.OK {
-			t.Errorf("%s%s=%s set %s to %s", prefix, s.Var, s.OK, s.Field, got)
+		absurd := []string{"-1", "99999999999"}
+		if fieldByPath(reflect.ValueOf(cfg), f).Type() == reflect.TypeFor[time.Duration]() {
+			absurd = []string{"1ns", "1us", "100h", "-1s"}
 		}
 		for _, v := range absurd {
-			_, err := load(with(s.Var, v))
-			if err == nil || !strings.Contains(err.Error(), prefix+s.Var) {
-				t.Errorf("%s%s=%s: want an error naming the variable, got %v", prefix, s.Var, v, err)
+			if _, err := load(with(name, v)); err == nil || !strings.Contains(err.Error(), name) {
+				t.Errorf("%s=%s (field %s): %v; want an error naming the variable: read it with envconfig's DurationIn, DurationOrOff or IntIn and document its bounds", name, v, f, err)
 			}
 		}
 	}
+}
+
+// holding returns the fields of fields that c holds probe in, changed
+// from their base value.
+func holding(c reflect.Value, fields []string, base map[string]int64, probe string) []string {
+	d, derr := time.ParseDuration(probe)
+	n, nerr := strconv.ParseInt(probe, 10, 64)
+	var found []string
+	for _, f := range fields {
+		v := fieldByPath(c, f)
+		got := v.Int()
+		if got == base[f] {
+			continue
+		}
+		isDuration := v.Type() == reflect.TypeFor[time.Duration]()
+		if isDuration && derr == nil && got == int64(d) || !isDuration && nerr == nil && got == n {
+			found = append(found, f)
+		}
+	}
+	return found
 }
 
 // numericFields lists the dotted paths of t's time.Duration and int
@@ -108,27 +141,9 @@ func numericFields(t reflect.Type, path string) []string {
 	return out
 }
 
-func fieldByPath(v reflect.Value, path string) (reflect.Value, bool) {
+func fieldByPath(v reflect.Value, path string) reflect.Value {
 	for name := range strings.SplitSeq(path, ".") {
-		if v.Kind() != reflect.Struct {
-			return reflect.Value{}, false
-		}
-		if v = v.FieldByName(name); !v.IsValid() {
-			return reflect.Value{}, false
-		}
+		v = v.FieldByName(name)
 	}
-	return v, true
-}
-
-// ServiceSettings are the numeric settings of envconfig.Service, which
-// both services' Configs embed as Service.
-func ServiceSettings() []Setting {
-	return []Setting{
-		{Var: "REQUEST_TIMEOUT", Field: "Service.RequestTimeout", OK: "3s"},
-		{Var: "SHUTDOWN_DRAIN", Field: "Service.ShutdownDrain", OK: "2s", Off: true},
-		{Var: "SHUTDOWN_TIMEOUT", Field: "Service.ShutdownTimeout", OK: "15s"},
-		{Var: "KEY_CACHE_TTL", Field: "Service.KeyCacheTTL", OK: "10s", Off: true},
-		{Var: "AUTH_FAILURE_LIMIT", Field: "Service.AuthFailureLimit", OK: "7"},
-		{Var: "AUTH_FAILURE_WINDOW", Field: "Service.AuthFailureWindow", OK: "2m"},
-	}
+	return v
 }
