@@ -25,8 +25,15 @@ func keys(ctx context.Context, cfg config.Config, args []string, stdout io.Write
 		return errors.New(keysUsage)
 	}
 	sub, rest := args[0], args[1:]
-	check, ok := map[string]func(keysLine) (keysAction, error){"create": keysCreate, "list": keysList, "revoke": keysRevoke}[sub]
-	if !ok {
+	var check func(keysLine) (keysAction, error)
+	switch sub {
+	case "create":
+		check = keysCreate
+	case "list":
+		check = keysList
+	case "revoke":
+		check = keysRevoke
+	default:
 		return fmt.Errorf("unknown keys command %q\n%s", sub, keysUsage)
 	}
 	fs, flags := newKeysFlagSet(sub, stdout)

@@ -8,7 +8,8 @@ import (
 )
 
 // TestKeysFlagsChecked runs every keys subcommand with bad flags and
-// arguments against a database that cannot be reached: each is refused
+// arguments (a case or two for each rule of pkg/auth, whose own tests go
+// through the rules) against a database that cannot be reached: each is refused
 // with a message naming what is wrong, before the database is asked (so
 // never a driver's error), and only well-formed command lines get as far
 // as connecting.
@@ -25,9 +26,6 @@ func TestKeysFlagsChecked(t *testing.T) {
 	}{
 		{[]string{"create"}, "--account"},
 		{[]string{"create", "--account", ""}, "--account"},
-		{[]string{"create", "--account", "acme\nFORGED key"}, "control or non-printable"},
-		{[]string{"create", "--account", "\x1b[31macme"}, "control or non-printable"},
-		{[]string{"create", "--account", "acme "}, "space"},
 		{[]string{"create", "--account", strings.Repeat("a", 101)}, "longer than 100"},
 		{[]string{"create", "--account", "acme", "--scopes", ""}, `unknown scope ""`},
 		{[]string{"create", "--account", "acme", "--scopes", "notes:read,notes:admin"}, `unknown scope "notes:admin"`},
@@ -47,13 +45,14 @@ func TestKeysFlagsChecked(t *testing.T) {
 		{[]string{"list", "--account", "Acme Corp."}, ""},
 		{[]string{"revoke", "key_01HZY3K5J8W9Q2R4T6V8X0Z2B4"}, ""},
 	} {
-		err := run(context.Background(), append([]string{"keys"}, c.args...), getenv, &bytes.Buffer{})
-		reached := err != nil && strings.Contains(err.Error(), "127.0.0.1")
-		switch {
-		case c.want == "" && !reached:
-			t.Errorf("keys %q: %v, want it to reach the database", c.args, err)
-		case c.want != "" && (err == nil || reached || !strings.Contains(err.Error(), c.want)):
-			t.Errorf("keys %q: %v, want an error with %q before the database", c.args, err, c.want)
+		got := "<nil>"
+		if err := run(context.Background(), append([]string{"keys"}, c.args...), getenv, &bytes.Buffer{}); err != nil {
+			got = err.Error()
+		}
+		// A line that reaches the database fails to connect to it; any
+		// other must be refused with the message wanted.
+		if reached := strings.Contains(got, "127.0.0.1"); reached != (c.want == "") || !strings.Contains(got, c.want) {
+			t.Errorf("keys %q: %s; want %q (empty: the database reached)", c.args, got, c.want)
 		}
 	}
 }
