@@ -2,6 +2,8 @@ package ratelimit
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -39,46 +41,30 @@ const (
 	// DefaultLeaseLifetime is how long leased tokens may be spent before
 	// they are given back.
 	DefaultLeaseLifetime = 500 * time.Millisecond
+	// callRecordTTL is how long Redis keeps a replica's last call to a
+	// key, and pendingLimit how long a replica sends a call again whose
+	// reply it lost; well inside it, so a call is never applied again
+	// after its record expired.
+	callRecordTTL = 2 * time.Minute
+	pendingLimit  = 30 * time.Second
 )
 
-// giveBackLua returns ARGV[3] unspent tokens: it moves the GCRA TAT back by
-// their emission time (never before now) and takes them off the month's
-// counter (never below zero). It is the head of both scripts, so a lease
-// can carry the return of the expired one in the same round trip.
+// leaseScript gives ARGV[3] unspent tokens back, then leases up to ARGV[4]
+// more (none when 0: a give-back alone), in one atomic step.
 //
-// KEYS: rate key, usage key. ARGV: rate per second (0: none), monthly
-// quota (0: none), tokens given back.
-const giveBackLua = `
-local rate = tonumber(ARGV[1])
-local quota = tonumber(ARGV[2])
-local back = tonumber(ARGV[3])
-local t = redis.call('TIME')
-local now = (t[1] - 1483228800) + (t[2] / 1000000)
-if back > 0 then
-  if rate > 0 then
-    local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
-    if tat > now then
-      tat = math.max(tat - back / rate, now)
-      if tat > now then
-        redis.call('SET', KEYS[1], string.format('%.6f', tat), 'PX', math.ceil((tat - now) * 1000))
-      else
-        redis.call('DEL', KEYS[1])
-      end
-    end
-  end
-  if quota > 0 and redis.call('EXISTS', KEYS[2]) == 1 then
-    if redis.call('DECRBY', KEYS[2], back) < 0 then
-      redis.call('SET', KEYS[2], 0)
-    end
-  end
-end
-`
-
-// returnScript gives unspent tokens back (giveBackLua alone).
-var returnScript = redis.NewScript(giveBackLua + "return 1\n")
-
-// leaseScript reserves up to ARGV[4] tokens of both limits at once, after
-// giving ARGV[3] back. GCRA grants k tokens while tat + k/rate - 1 <= now
+// Each call is applied at most once, however often it is sent. Redis may
+// apply a call whose reply then never arrives (a timeout, a cut
+// connection); the replica sends that same call again, numbered ARGV[6],
+// until it reads a reply, and KEYS[4] (the replica's record for the key)
+// keeps the number and reply of the last call applied: a call sent again
+// gets its first reply back instead of giving back or leasing twice. A
+// replica has one call in flight per key and numbers them upwards, so a
+// number below the record's is an old copy, answered with outcome 3 and
+// applied never.
+//
+// The give-back moves the GCRA TAT back by the tokens' emission time
+// (never before now) and takes them off the month's counter (never below
+// zero). The lease grants k tokens while tat + k/rate - 1 <= now
 // (redis_rate's AllowN, burst one second) and advances the TAT by k/rate;
 // the quota grants at most what is left, and at most left/ARGV[5] (at
 // least 1), then adds them to the month's counter, so the sum of
@@ -86,44 +72,96 @@ var returnScript = redis.NewScript(giveBackLua + "return 1\n")
 // refusal by either limit takes nothing from the other, the counter has no
 // expiry and the first count of a month deletes the previous month's.
 //
-// KEYS: rate key, usage key, previous month's usage key.
-// ARGV: rate, quota, tokens given back, tokens wanted, shrink divisor.
-// Reply: {outcome (1 granted, 0 rate refused, 2 quota refused), granted,
-// rate tokens left in Redis, retry_after seconds, reset_after seconds,
-// month's counter}.
-var leaseScript = redis.NewScript(giveBackLua + `
-local n = tonumber(ARGV[4])
-local tat = now
-if rate > 0 then
-  tat = tonumber(redis.call('GET', KEYS[1]) or '0')
-  if tat < now then tat = now end
-  local k = math.floor((now + 1 - tat) * rate + 1e-3)
-  if k < 1 then
-    return {0, 0, 0, tostring(tat + 1 / rate - 1 - now), tostring(tat - now), 0}
+// KEYS: rate key, usage key, previous month's usage key, call record.
+// ARGV: rate, quota, tokens given back, tokens wanted, shrink divisor, call
+// number, record lifetime in ms.
+// Reply: {outcome (1 granted or given back, 0 rate refused, 2 quota
+// refused, 3 an old copy), granted, rate tokens left in Redis, retry_after
+// seconds, reset_after seconds, month's counter}.
+var leaseScript = redis.NewScript(`
+local seq = tonumber(ARGV[6])
+local rec = redis.call('GET', KEYS[4])
+if rec then
+  local last = cjson.decode(rec)
+  if last[1] == seq then return last[2] end
+  if last[1] > seq then return {3, 0, 0, '-1', '0', 0} end
+end
+local function apply()
+  local rate = tonumber(ARGV[1])
+  local quota = tonumber(ARGV[2])
+  local back = tonumber(ARGV[3])
+  local n = tonumber(ARGV[4])
+  local t = redis.call('TIME')
+  local now = (t[1] - 1483228800) + (t[2] / 1000000)
+  if back > 0 then
+    if rate > 0 then
+      local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+      if tat > now then
+        tat = math.max(tat - back / rate, now)
+        if tat > now then
+          redis.call('SET', KEYS[1], string.format('%.6f', tat), 'PX', math.ceil((tat - now) * 1000))
+        else
+          redis.call('DEL', KEYS[1])
+        end
+      end
+    end
+    if quota > 0 and redis.call('EXISTS', KEYS[2]) == 1 then
+      if redis.call('DECRBY', KEYS[2], back) < 0 then
+        redis.call('SET', KEYS[2], 0)
+      end
+    end
   end
-  if k < n then n = k end
-end
-local used = 0
-if quota > 0 then
-  used = tonumber(redis.call('GET', KEYS[2]) or '0')
-  local left = quota - used
-  if left < 1 then
-    return {2, 0, 0, '-1', tostring(tat - now), used}
+  if n < 1 then
+    return {1, 0, 0, '-1', '0', 0}
   end
-  local cap = math.max(1, math.floor(left / tonumber(ARGV[5])))
-  if cap < n then n = cap end
-  used = redis.call('INCRBY', KEYS[2], n)
-  if used == n then redis.call('DEL', KEYS[3]) end
+  local tat = now
+  if rate > 0 then
+    tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+    if tat < now then tat = now end
+    local k = math.floor((now + 1 - tat) * rate + 1e-3)
+    if k < 1 then
+      return {0, 0, 0, tostring(tat + 1 / rate - 1 - now), tostring(tat - now), 0}
+    end
+    if k < n then n = k end
+  end
+  local used = 0
+  if quota > 0 then
+    used = tonumber(redis.call('GET', KEYS[2]) or '0')
+    local left = quota - used
+    if left < 1 then
+      return {2, 0, 0, '-1', tostring(tat - now), used}
+    end
+    local cap = math.max(1, math.floor(left / tonumber(ARGV[5])))
+    if cap < n then n = cap end
+    used = redis.call('INCRBY', KEYS[2], n)
+    if used == n then redis.call('DEL', KEYS[3]) end
+  end
+  local remaining, reset = 0, 0
+  if rate > 0 then
+    tat = tat + n / rate
+    reset = tat - now
+    remaining = math.floor((now + 1 - tat) * rate + 1e-3)
+    redis.call('SET', KEYS[1], string.format('%.6f', tat), 'PX', math.ceil(reset * 1000))
+  end
+  return {1, n, remaining, '-1', tostring(reset), used}
 end
-local remaining, reset = 0, 0
-if rate > 0 then
-  tat = tat + n / rate
-  reset = tat - now
-  remaining = math.floor((now + 1 - tat) * rate + 1e-3)
-  redis.call('SET', KEYS[1], string.format('%.6f', tat), 'PX', math.ceil(reset * 1000))
-end
-return {1, n, remaining, '-1', tostring(reset), used}
+local reply = apply()
+redis.call('SET', KEYS[4], cjson.encode({seq, reply}), 'PX', ARGV[7])
+return reply
 `)
+
+// call is one leaseScript call of a key: tokens given back, and a lease
+// when want > 0. It keeps its number until its reply is read, so that a
+// call whose reply was lost is sent again unchanged, which Redis applies
+// at most once (see leaseScript).
+type call struct {
+	seq         int64
+	month       string
+	rate        int
+	quota       int64
+	back, want  int64
+	firstSentAt time.Time
+}
 
 // Leased limits a key's requests with tokens leased from Redis in batches
 // and spent in process memory (see the package comment). It keeps the key
@@ -137,6 +175,10 @@ type Leased struct {
 	metrics  *metrics
 	leases   *prometheus.CounterVec
 	lastLog  atomic.Int64
+	// replica names this limiter's call records in Redis, and calls
+	// numbers its calls (see leaseScript).
+	replica string
+	calls   atomic.Int64
 
 	months monthCache
 
@@ -148,6 +190,8 @@ type Leased struct {
 // its mu.
 type leaseState struct {
 	mu sync.Mutex
+	// keyID is the key the state is of.
+	keyID string
 	// rate, quota and month are what the tokens were leased for; tokens of
 	// other limits or another month are not spent.
 	rate  int
@@ -159,6 +203,9 @@ type leaseState struct {
 	// back is expired tokens of month not yet given back: the next lease
 	// carries them, or the sweep.
 	back int64
+	// pending is the call last sent whose reply was not read: it is sent
+	// again, unchanged, before any other.
+	pending *call
 	// granted is the size of the last lease: a refill starts when stock
 	// falls to half of it.
 	granted int64
@@ -175,8 +222,8 @@ type leaseState struct {
 	forgotten bool
 }
 
-// leaseFlight is a lease round trip in progress; done closes when its
-// outcome is in the state.
+// leaseFlight is a call of leaseScript in progress, at most one per key;
+// done closes when its outcome is in the state.
 type leaseFlight struct {
 	done chan struct{}
 	err  error
@@ -208,7 +255,7 @@ func NewLeased(rdb redis.UniversalClient, o LeasedOptions) *Leased {
 		o.Lifetime = DefaultLeaseLifetime
 	}
 	o.Lifetime = min(o.Lifetime, time.Second)
-	l := &Leased{rdb: rdb, timeout: o.Timeout, lifetime: o.Lifetime, log: o.Logger, now: o.Now,
+	l := &Leased{rdb: rdb, timeout: o.Timeout, lifetime: o.Lifetime, log: o.Logger, now: o.Now, replica: replicaID(),
 		metrics: newMetrics(o.Registry, "redis"), keys: map[string]*leaseState{},
 		leases: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "marketdata_ratelimit_leases_total",
@@ -304,7 +351,7 @@ func (l *Leased) state(keyID string) *leaseState {
 	defer l.mu.Unlock()
 	s = l.keys[keyID]
 	if s == nil {
-		s = &leaseState{}
+		s = &leaseState{keyID: keyID}
 		l.keys[keyID] = s
 	}
 	return s
@@ -315,7 +362,7 @@ func (l *Leased) state(keyID string) *leaseState {
 // month's (the month's counter is gone).
 func (s *leaseState) align(p auth.Principal, month string, now time.Time) {
 	if s.month != month {
-		s.stock, s.back, s.granted = 0, 0, 0
+		s.stock, s.back, s.granted, s.pending = 0, 0, 0, nil
 		s.refusedTo = time.Time{}
 		s.month = month
 	}
@@ -361,36 +408,62 @@ func (l *Leased) refuse(s *leaseState, keyID string, d *Decision, now time.Time)
 // startLease starts a lease round trip for s, which the caller holds
 // locked; the round trip locks s to record its outcome.
 func (l *Leased) startLease(s *leaseState, p auth.Principal, month string) *leaseFlight {
+	c := l.nextCall(s, LeaseSize(p.RatePerSecond, p.MonthlyQuota))
 	f := &leaseFlight{done: make(chan struct{})}
 	s.flight = f
-	back := s.back
-	s.back = 0
-	want := LeaseSize(p.RatePerSecond, p.MonthlyQuota)
-	go l.lease(s, f, p, month, back, want)
+	go l.lease(s, f, c)
 	return f
 }
 
-func (l *Leased) lease(s *leaseState, f *leaseFlight, p auth.Principal, month string, back, want int64) {
+// nextCall returns the call s sends next, which the caller holds locked:
+// the pending one, whose reply was lost, else a new one that gives s.back
+// back and asks for want tokens. A call pending for pendingLimit is
+// dropped: Redis may or may not have applied it, so its tokens given back
+// are taken as given and those it leased as lost; short of the quota,
+// never over.
+func (l *Leased) nextCall(s *leaseState, want int64) *call {
+	now := l.now()
+	if c := s.pending; c != nil {
+		if c.month == s.month && now.Sub(c.firstSentAt) < pendingLimit {
+			return c
+		}
+		s.pending = nil
+	}
+	c := &call{seq: l.calls.Add(1), month: s.month, rate: s.rate, quota: s.quota, back: s.back, want: want, firstSentAt: now}
+	s.back = 0
+	s.pending = c
+	return c
+}
+
+// run sends c on cmd (the client or a pipeline) for s.
+func (l *Leased) run(ctx context.Context, cmd redis.Scripter, keyID string, c *call) *redis.Cmd {
+	keys := append(limitKeys(keyID, c.month), callKey(keyID, l.replica))
+	return leaseScript.Run(ctx, cmd, keys, max(c.rate, 0), max(c.quota, 0), c.back, c.want, shrinkDivisor, c.seq, callRecordTTL.Milliseconds())
+}
+
+func (l *Leased) lease(s *leaseState, f *leaseFlight, c *call) {
 	ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
 	defer cancel()
-	res, err := leaseScript.Run(ctx, l.rdb, limitKeys(p.KeyID, month), max(p.RatePerSecond, 0), max(p.MonthlyQuota, 0),
-		back, want, shrinkDivisor).Slice()
 	l.leases.WithLabelValues("lease").Inc()
+	res, err := l.run(ctx, l.rdb, s.keyID, c).Slice()
+	s.mu.Lock()
+	f.err = l.settle(s, c, res, err)
+	s.flight = nil
+	s.mu.Unlock()
+	close(f.done)
+}
+
+// settle records the reply to c in s, which the caller holds locked. On
+// an error c stays pending, to be sent again.
+func (l *Leased) settle(s *leaseState, c *call, res []any, err error) error {
 	if err == nil && len(res) != 6 {
 		err = errors.New("unexpected reply")
 	}
-	s.mu.Lock()
-	defer func() {
-		s.flight = nil
-		s.mu.Unlock()
-		close(f.done)
-	}()
 	if err != nil {
-		f.err = err
-		if s.month == month {
-			s.back += back // try again with the next lease
-		}
-		return
+		return err
+	}
+	if s.pending == c {
+		s.pending = nil
 	}
 	outcome, _ := res[0].(int64)
 	granted, _ := res[1].(int64)
@@ -398,13 +471,16 @@ func (l *Leased) lease(s *leaseState, f *leaseFlight, p auth.Principal, month st
 	retryAfter, _ := res[3].(string)
 	resetAfter, _ := res[4].(string)
 	counter, _ := res[5].(int64)
-	if s.month != month || s.rate != p.RatePerSecond || s.quota != p.MonthlyQuota {
-		// Limits or month changed meanwhile: the next lease gives these
+	if c.want == 0 || outcome == 3 {
+		return nil
+	}
+	if s.month != c.month || s.rate != c.rate || s.quota != c.quota {
+		// Limits or month changed meanwhile: the next call gives these
 		// back if they still can be.
-		if s.month == month {
+		if s.month == c.month {
 			s.back += granted
 		}
-		return
+		return nil
 	}
 	now := l.now()
 	s.fullAt = now.Add(seconds(resetAfter))
@@ -421,6 +497,15 @@ func (l *Leased) lease(s *leaseState, f *leaseFlight, p auth.Principal, month st
 		s.refusal, s.counter = ErrUsageLimited, counter
 		s.refusedTo = now.Add(refusalHold)
 	}
+	return nil
+}
+
+// replicaID is a random name for a limiter's call records: unique per
+// process, so no two replicas share a record.
+func replicaID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // limitKeys are the rate key, month's usage key and the previous month's,
@@ -438,10 +523,14 @@ func limitKeys(keyID, month string) []string {
 // usageKey is the counter of keyID's requests in month (YYYY-MM).
 func usageKey(keyID, month string) string { return "usage:{" + keyID + "}:" + month }
 
+// callKey is the record of replica's last call for keyID (leaseScript),
+// in the slot of keyID's other keys.
+func callKey(keyID, replica string) string { return "lease:{" + keyID + "}:" + replica }
+
 // Run gives back the unspent tokens of expired leases every half lease
-// lifetime, and forgets keys idle for a minute, until ctx ends; then it
-// gives back every key's unspent tokens, so a replica that shuts down
-// leaves nothing reserved.
+// lifetime, sends again the calls whose replies were lost, and forgets
+// keys idle for a minute, until ctx ends; then it gives back every key's
+// unspent tokens, so a replica that shuts down leaves nothing reserved.
 func (l *Leased) Run(ctx context.Context) {
 	tick := time.NewTicker(l.lifetime / 2)
 	defer tick.Stop()
@@ -449,7 +538,12 @@ func (l *Leased) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			l.awaitLeases()
-			l.giveBack(true)
+			// A lease sent again brings tokens, which take one more round.
+			for range 3 {
+				if !l.giveBack(true) {
+					break
+				}
+			}
 			return
 		case <-tick.C:
 			l.giveBack(false)
@@ -476,12 +570,16 @@ func (l *Leased) awaitLeases() {
 }
 
 // giveBack returns the tokens of expired leases, or of all leases when
-// all is set, in one pipeline.
-func (l *Leased) giveBack(all bool) {
+// all is set, and sends again the calls whose replies were lost, in one
+// pipeline. Each is a flight of its key, so a request that needs a lease
+// meanwhile waits for it: one call per key in flight keeps their numbers
+// in order (see leaseScript). It reports whether a key is left with
+// tokens to give back or a call unanswered.
+func (l *Leased) giveBack(all bool) (left bool) {
 	type ret struct {
-		keyID       string
-		rate        int
-		quota, back int64
+		s *leaseState
+		c *call
+		f *leaseFlight
 	}
 	now := l.now()
 	month, _, _ := monthWindow(now)
@@ -493,43 +591,68 @@ func (l *Leased) giveBack(all bool) {
 			s.back += s.stock
 			s.stock = 0
 		}
-		if s.month == month && s.back > 0 && s.flight == nil {
-			rets = append(rets, ret{keyID: id, rate: s.rate, quota: s.quota, back: s.back})
-			s.back = 0
+		if s.pending != nil && (s.pending.month != month || now.Sub(s.pending.firstSentAt) >= pendingLimit) {
+			s.pending = nil // as nextCall drops it
 		}
-		if s.stock == 0 && s.back == 0 && s.flight == nil && now.Sub(s.lastUsed) > time.Minute {
-			s.forgotten = true
-			delete(l.keys, id)
+		if s.month == month && (s.back > 0 || s.pending != nil) && s.flight == nil {
+			f := &leaseFlight{done: make(chan struct{})}
+			s.flight = f
+			rets = append(rets, ret{s: s, c: l.nextCall(s, 0), f: f})
 		}
+		l.forgetIdle(id, s, now)
 		s.mu.Unlock()
 	}
 	l.mu.Unlock()
 	if len(rets) == 0 {
-		return
+		return false
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), max(l.timeout, time.Second))
+	timeout := l.timeout
+	if all {
+		timeout = max(timeout, time.Second)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	_, err := l.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
-		for _, r := range rets {
-			returnScript.Run(ctx, pipe, limitKeys(r.keyID, month)[:2], max(r.rate, 0), max(r.quota, 0), r.back)
+	cmds := make([]*redis.Cmd, len(rets))
+	l.leases.WithLabelValues("return").Add(float64(len(rets)))
+	_, _ = l.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		for i, r := range rets {
+			cmds[i] = l.run(ctx, pipe, r.s.keyID, r.c)
 		}
 		return nil
 	})
-	l.leases.WithLabelValues("return").Add(float64(len(rets)))
-	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-		// A fresh or flushed Redis: Run on a pipeline sends EVALSHA only.
-		err = returnScript.Load(ctx, l.rdb).Err()
-		if err == nil {
-			for _, r := range rets {
-				if err = returnScript.Run(ctx, l.rdb, limitKeys(r.keyID, month)[:2], max(r.rate, 0), max(r.quota, 0), r.back).Err(); err != nil {
-					break
-				}
-			}
+	var failed error
+	for i, r := range rets {
+		res, err := cmds[i].Slice()
+		if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+			// A fresh or flushed Redis: Run on a pipeline sends EVALSHA
+			// only, and Run on the client loads the script.
+			res, err = l.run(ctx, l.rdb, r.s.keyID, r.c).Slice()
 		}
+		l.mu.Lock()
+		r.s.mu.Lock()
+		if err = l.settle(r.s, r.c, res, err); err != nil {
+			failed = err
+		}
+		left = left || r.s.back > 0 || r.s.pending != nil || (all && r.s.stock > 0)
+		r.s.flight = nil
+		l.forgetIdle(r.s.keyID, r.s, now)
+		r.s.mu.Unlock()
+		l.mu.Unlock()
+		close(r.f.done)
 	}
-	if err != nil {
-		// Those tokens stay counted as used: short of quota, never over.
-		l.warn(fmt.Errorf("give back unspent tokens: %w", err))
+	if failed != nil {
+		// Sent again by the next sweep or lease, and applied once.
+		l.warn(fmt.Errorf("give back unspent tokens: %w", failed))
+	}
+	return left
+}
+
+// forgetIdle drops s, the state of id, from the map when it holds nothing
+// and its key was idle for a minute. The caller holds l.mu and s.mu.
+func (l *Leased) forgetIdle(id string, s *leaseState, now time.Time) {
+	if s.stock == 0 && s.back == 0 && s.pending == nil && s.flight == nil && now.Sub(s.lastUsed) > time.Minute {
+		s.forgotten = true
+		delete(l.keys, id)
 	}
 }
 

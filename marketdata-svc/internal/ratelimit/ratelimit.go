@@ -38,10 +38,26 @@
 // waits for its key's lease in flight (one per key per replica), and one
 // that Redis refuses is answered from memory for up to 100 ms (refusalHold)
 // before Redis is asked again. Leased tokens are spendable for 500 ms
-// (DefaultLeaseLifetime); then they go back (returnScript: the counter
-// down, the TAT back by n/rate but never before now), carried by the
-// key's next lease or by Run's sweep every 250 ms, and all of them when Run
-// ends at shutdown.
+// (DefaultLeaseLifetime); then they go back (the counter down, the TAT
+// back by n/rate but never before now), carried by the key's next lease or
+// by Run's sweep every 250 ms, and all of them when Run ends at shutdown.
+//
+// # Lost replies
+//
+// Redis may apply a script whose reply never arrives: the call timed out
+// (MARKETDATA_CACHE_TIMEOUT) or its connection was cut after it ran. A
+// give-back or lease sent again then must not be applied again: a give-back
+// applied twice hands out tokens that were served, and a replica whose
+// replies are late would hand them out on every try. So a replica numbers
+// its calls per key, keeps at most one in flight per key, and sends a call
+// whose reply it lost again unchanged until it reads a reply; Redis keeps
+// each replica's last call per key (lease:{<keyID>}:<replica>, 2 minutes)
+// and answers a copy with the first reply, applying it once
+// (TestLostRepliesNeverOverQuota, TestLeaseCallAppliedOnce). A call
+// unanswered for 30 s is dropped, well before its record expires, its
+// give-back taken as done and its lease as lost: short of the quota, never
+// over. The exact mode's check is never sent again: a request whose reply
+// was lost is let through degraded and stays counted once.
 //
 // What this costs, exactly:
 //   - Quota shortfall. A replica refuses a request for the quota when Redis
@@ -53,13 +69,18 @@
 //     for the key; the refusal is held 100 ms more. So near the end of its
 //     month a key can be refused while up to that many requests remain, for
 //     under a second, and then gets exactly its quota (TestThreeReplicas).
-//   - A replica that crashes, or a lease reply lost to a timeout, leaves
-//     its unspent tokens counted as used until the month ends: at most
-//     1.5·size (≤ 150, ≤ 1.5% of the quota) per key and crash. This is
-//     chosen over expiring them back: Redis cannot know how many of them
-//     were served, and giving them back could let a key exceed its quota,
-//     the one promise that must hold. The rate side leaks nothing: the TAT
-//     catches up with the clock within a second.
+//   - A replica that crashes, or whose call stays unanswered for 30 s,
+//     leaves its unspent tokens counted as used until the month ends: at
+//     most 1.5·size (≤ 1500, ≤ 1.5% of the quota) per key and crash. A
+//     reply lost once costs nothing: the call is sent again and its first
+//     reply read then. Until then what the call gave back and leased
+//     counts as held by that replica (at most 2.5·size: 1.5 expired,
+//     one leased), adding to the shortfall above while its replies are
+//     late. Counting them as used is chosen over expiring them back:
+//     Redis cannot know how many of them were served, and giving them
+//     back could let a key exceed its quota, the one promise that must
+//     hold. The rate side leaks nothing: the TAT catches up with the clock
+//     within a second.
 //   - Rate. Tokens are spent after they are leased, so in any window a key
 //     can be admitted up to the tokens its replicas held at the start of it
 //     beyond what GCRA allows: at most 1.5·size per replica, 15% of a

@@ -1,11 +1,13 @@
 package testenv
 
 import (
+	"bytes"
 	"context"
 	"net"
 	"net/url"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -106,12 +108,17 @@ func redisOptions(t testing.TB, u *url.URL, db int) *redis.Options {
 }
 
 // Proxy is a TCP proxy between a client and Redis that a test can cut and
-// restore, or slow down, to simulate an outage or a slow server. Stop closes
+// restore, or slow down, to simulate an outage or a slow server. Slowing
+// the replies alone (SetScriptReplyLatency) models a reply lost after
+// Redis applied the command: the client gives up waiting while the command
+// has already run. Stop closes
 // the listener and every open connection, so clients see connection
 // refused; Start listens again on the same address.
 type Proxy struct {
 	// URL is the Redis URL through the proxy, with the leased database.
 	URL string
+	// Direct is the same database's URL without the proxy.
+	Direct string
 
 	t        testing.TB
 	addr     string // listen address, fixed across Stop/Start
@@ -121,7 +128,10 @@ type Proxy struct {
 	ln      net.Listener
 	conns   map[net.Conn]struct{}
 	latency time.Duration
-	wg      sync.WaitGroup
+	// replyLatency delays what Redis sends back on a connection that ran
+	// a script, on top of latency.
+	replyLatency time.Duration
+	wg           sync.WaitGroup
 	// paused, while Pause holds the proxy, is closed by Resume.
 	paused chan struct{}
 }
@@ -134,7 +144,7 @@ func RedisProxy(t testing.TB) *Proxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &Proxy{t: t, upstream: direct.Host, addr: "127.0.0.1:0", conns: map[net.Conn]struct{}{}}
+	p := &Proxy{t: t, upstream: direct.Host, addr: "127.0.0.1:0", conns: map[net.Conn]struct{}{}, Direct: direct.String()}
 	p.Start()
 	p.mu.Lock()
 	p.addr = p.ln.Addr().String()
@@ -196,6 +206,18 @@ func (p *Proxy) SetLatency(d time.Duration) {
 	p.mu.Unlock()
 }
 
+// SetScriptReplyLatency delays by d what Redis sends back on a connection
+// once the client has run a script on it (EVAL or EVALSHA), and nothing the
+// client sends: past the client's timeout, the script still runs in Redis
+// while its reply is lost. A new connection's handshake is not delayed, so
+// each retry reaches Redis, as on a server slow to answer but not to run.
+// 0 restores full speed.
+func (p *Proxy) SetScriptReplyLatency(d time.Duration) {
+	p.mu.Lock()
+	p.replyLatency = d
+	p.mu.Unlock()
+}
+
 func (p *Proxy) accept(ln net.Listener) {
 	defer p.wg.Done()
 	for {
@@ -219,12 +241,16 @@ func (p *Proxy) accept(ln net.Listener) {
 		p.conns[server] = struct{}{}
 		p.mu.Unlock()
 		p.wg.Add(2)
-		go p.pipe(server, client)
-		go p.pipe(client, server)
+		scripted := new(atomic.Bool)
+		go p.pipe(server, client, scripted, false)
+		go p.pipe(client, server, scripted, true)
 	}
 }
 
-func (p *Proxy) pipe(dst, src net.Conn) {
+// pipe copies src to dst; reply is set for the direction from Redis.
+// scripted, shared by a connection's two pipes, is set once the client has
+// sent a script.
+func (p *Proxy) pipe(dst, src net.Conn, scripted *atomic.Bool, reply bool) {
 	defer p.wg.Done()
 	defer func() {
 		dst.Close()
@@ -238,8 +264,14 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
+			if !reply && !scripted.Load() && bytes.Contains(bytes.ToLower(buf[:n]), []byte("eval")) {
+				scripted.Store(true)
+			}
 			p.mu.Lock()
 			d := p.latency
+			if reply && scripted.Load() {
+				d += p.replyLatency
+			}
 			paused := p.paused
 			p.mu.Unlock()
 			if paused != nil {
