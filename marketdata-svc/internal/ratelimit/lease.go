@@ -76,7 +76,8 @@ const (
 // ARGV: rate, quota, tokens given back, tokens wanted, shrink divisor, call
 // number, record lifetime in ms.
 // Reply: {outcome (1 granted or given back, 0 rate refused, 2 quota
-// refused, 3 an old copy), granted, rate tokens left in Redis, retry_after
+// refused, 3 an old copy), granted, rate tokens left in Redis (also on a
+// quota refusal, which takes none), retry_after
 // seconds, reset_after seconds, month's counter}.
 var leaseScript = redis.NewScript(`
 local seq = tonumber(ARGV[6])
@@ -114,11 +115,11 @@ local function apply()
   if n < 1 then
     return {1, 0, 0, '-1', '0', 0}
   end
-  local tat = now
+  local tat, k = now, 0
   if rate > 0 then
     tat = tonumber(redis.call('GET', KEYS[1]) or '0')
     if tat < now then tat = now end
-    local k = math.floor((now + 1 - tat) * rate + 1e-3)
+    k = math.floor((now + 1 - tat) * rate + 1e-3)
     if k < 1 then
       return {0, 0, 0, tostring(tat + 1 / rate - 1 - now), tostring(tat - now), 0}
     end
@@ -129,7 +130,7 @@ local function apply()
     used = tonumber(redis.call('GET', KEYS[2]) or '0')
     local left = quota - used
     if left < 1 then
-      return {2, 0, 0, '-1', tostring(tat - now), used}
+      return {2, 0, k, '-1', tostring(tat - now), used}
     end
     local cap = math.max(1, math.floor(left / tonumber(ARGV[5])))
     if cap < n then n = cap end
@@ -400,6 +401,9 @@ func (l *Leased) refuse(s *leaseState, keyID string, d *Decision, now time.Time)
 		d.ResetAfter = max(s.fullAt.Sub(now), 0)
 		l.metrics.refused.WithLabelValues("rate").Inc()
 	default:
+		// Refused for the quota, the request took nothing from the rate,
+		// whose state stands as the last lease left it.
+		s.fill(d, now)
 		d.Used, d.RetryAfter = s.counter, d.QuotaResetAfter
 		l.metrics.usageRefused(keyID, now)
 	}
@@ -494,7 +498,8 @@ func (l *Leased) settle(s *leaseState, c *call, res []any, err error) error {
 		s.refusal, s.retryAt = ErrRateLimited, now.Add(seconds(retryAfter))
 		s.refusedTo = now.Add(min(seconds(retryAfter), refusalHold))
 	default:
-		s.refusal, s.counter = ErrUsageLimited, counter
+		// The rate's state too: the headers of a quota refusal report it.
+		s.refusal, s.counter, s.rateLeft = ErrUsageLimited, counter, rateLeft
 		s.refusedTo = now.Add(refusalHold)
 	}
 	return nil

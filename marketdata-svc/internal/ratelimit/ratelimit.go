@@ -119,7 +119,10 @@ type Decision struct {
 	Err error
 	// Rate is the key's requests per second; 0 when it has no rate limit.
 	Rate int
-	// Remaining requests that could be made at once right now.
+	// Remaining requests that could be made at once right now. A request
+	// refused for the quota takes nothing from the rate, so its Remaining
+	// and ResetAfter are the rate's as they stand; one refused for the
+	// rate has 0.
 	Remaining int
 	// ResetAfter is when the rate limiter returns to a full burst.
 	ResetAfter time.Duration
@@ -128,6 +131,8 @@ type Decision struct {
 	// Quota is the key's monthly quota; 0 when it has none.
 	Quota int64
 	// Used is how many requests the month has counted, this one included.
+	// A request refused for the rate never reaches the counter: Used is 0
+	// then, and the headers leave the month out.
 	Used int64
 	// QuotaResetAfter is the time to the start of the next month (UTC).
 	QuotaResetAfter time.Duration

@@ -55,6 +55,10 @@ local used = 0
 if quota > 0 then
   used = tonumber(redis.call('GET', KEYS[2]) or '0')
   if used >= quota then
+    if new_tat then
+      -- The rate as it stands: this request takes nothing from it.
+      remaining, reset = remaining + 1, reset - 1 / rate
+    end
     return {2, remaining, '-1', tostring(reset), used}
   end
   used = redis.call('INCR', KEYS[2])
