@@ -208,11 +208,23 @@ func newServeDeps(ctx context.Context, cfg config.Config, log *slog.Logger, reg 
 		close:    func() { _ = rdb.Close() },
 		tracing:  tr,
 	}
+	// The monthly usage counters are copied to the database, which
+	// restores them when Redis loses them.
+	usage := ratelimit.NewUsageSync(rdb, store, ratelimit.UsageSyncOptions{Interval: cfg.UsageSyncInterval, Logger: log})
+	d.limiterRun = usage.Run
 	if cfg.RateLimitMode == config.RateLimitExact {
-		d.limiter = ratelimit.NewRedis(rdb, ratelimit.RedisOptions{Timeout: cfg.CacheTimeout, Logger: log, Registry: reg})
+		d.limiter = ratelimit.NewRedis(rdb, ratelimit.RedisOptions{Timeout: cfg.CacheTimeout, Logger: log, Registry: reg, Usage: usage})
 	} else {
-		leased := ratelimit.NewLeased(rdb, ratelimit.LeasedOptions{Timeout: cfg.CacheTimeout, Logger: log, Registry: reg})
-		d.limiter, d.limiterRun = leased, leased.Run
+		leased := ratelimit.NewLeased(rdb, ratelimit.LeasedOptions{Timeout: cfg.CacheTimeout, Logger: log, Registry: reg, Usage: usage})
+		d.limiter = leased
+		d.limiterRun = func(ctx context.Context) {
+			uctx, stopUsage := context.WithCancel(context.WithoutCancel(ctx))
+			copied := make(chan struct{})
+			go func() { defer close(copied); usage.Run(uctx) }()
+			leased.Run(ctx)
+			stopUsage() // the last copy follows the last give-back
+			<-copied
+		}
 	}
 	// Redis being down at start is no reason not to serve: the cache and
 	// the limiter degrade and resume by themselves.

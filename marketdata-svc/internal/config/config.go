@@ -70,6 +70,10 @@ type Config struct {
 	// leased in batches and spent in process memory, no round trip per
 	// request) or "exact" (one Redis script per request).
 	RateLimitMode string
+	// UsageSyncInterval is how often each replica copies the monthly usage
+	// counters it changed from Redis to the database, the copy a Redis
+	// that lost them is restored from (ratelimit.UsageSync).
+	UsageSyncInterval time.Duration
 }
 
 // Prefix starts the name of every variable.
@@ -108,6 +112,7 @@ func Load(getenv func(string) string) (Config, error) {
 		CacheMaxEntryBytes:    r.IntIn("CACHE_MAX_ENTRY_BYTES", 1<<20, 1<<10, 64<<20),
 		DataVersionPoll:       r.DurationIn("DATA_VERSION_POLL", 250*time.Millisecond, 10*time.Millisecond, time.Minute),
 		RateLimitMode:         r.String("RATELIMIT_MODE", RateLimitLease),
+		UsageSyncInterval:     r.DurationIn("USAGE_SYNC_INTERVAL", 5*time.Second, time.Second, 5*time.Minute),
 	}
 	c.DatabaseReplicaURLs = r.List("DATABASE_REPLICA_URLS")
 	c.ReplicaWait = r.DurationIn("DATABASE_REPLICA_WAIT", 10*time.Second, 100*time.Millisecond, 10*time.Minute)
@@ -156,6 +161,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("cache_max_entry_bytes", c.CacheMaxEntryBytes),
 		slog.String("data_version_poll", c.DataVersionPoll.String()),
 		slog.String("ratelimit_mode", c.RateLimitMode),
+		slog.String("usage_sync_interval", c.UsageSyncInterval.String()),
 	)...)
 }
 

@@ -180,6 +180,7 @@ type Leased struct {
 	// numbers its calls (see leaseScript).
 	replica string
 	calls   atomic.Int64
+	usage   *UsageSync
 
 	months monthCache
 
@@ -241,6 +242,9 @@ type LeasedOptions struct {
 	Logger   *slog.Logger
 	Registry prometheus.Registerer
 	Now      func() time.Time
+	// Usage, when set, is told of each key whose counter a call changed,
+	// to copy it to the database.
+	Usage *UsageSync
 }
 
 // NewLeased returns a leased limiter on rdb. Keep Run running: it gives
@@ -256,7 +260,7 @@ func NewLeased(rdb redis.UniversalClient, o LeasedOptions) *Leased {
 		o.Lifetime = DefaultLeaseLifetime
 	}
 	o.Lifetime = min(o.Lifetime, time.Second)
-	l := &Leased{rdb: rdb, timeout: o.Timeout, lifetime: o.Lifetime, log: o.Logger, now: o.Now, replica: replicaID(),
+	l := &Leased{rdb: rdb, timeout: o.Timeout, lifetime: o.Lifetime, log: o.Logger, now: o.Now, replica: replicaID(), usage: o.Usage,
 		metrics: newMetrics(o.Registry, "redis"), keys: map[string]*leaseState{},
 		leases: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "marketdata_ratelimit_leases_total",
@@ -439,7 +443,8 @@ func (l *Leased) nextCall(s *leaseState, want int64) *call {
 	return c
 }
 
-// run sends c on cmd (the client or a pipeline) for s.
+// run sends c on cmd (the client or a pipeline) for keyID. The caller
+// tells l.usage once the reply is in (touched).
 func (l *Leased) run(ctx context.Context, cmd redis.Scripter, keyID string, c *call) *redis.Cmd {
 	keys := append(limitKeys(keyID, c.month), callKey(keyID, l.replica))
 	return leaseScript.Run(ctx, cmd, keys, max(c.rate, 0), max(c.quota, 0), c.back, c.want, shrinkDivisor, c.seq, callRecordTTL.Milliseconds())
@@ -450,6 +455,7 @@ func (l *Leased) lease(s *leaseState, f *leaseFlight, c *call) {
 	defer cancel()
 	l.leases.WithLabelValues("lease").Inc()
 	res, err := l.run(ctx, l.rdb, s.keyID, c).Slice()
+	l.touched(s.keyID, c)
 	s.mu.Lock()
 	f.err = l.settle(s, c, res, err)
 	s.flight = nil
@@ -503,6 +509,14 @@ func (l *Leased) settle(s *leaseState, c *call, res []any, err error) error {
 		s.refusedTo = now.Add(refusalHold)
 	}
 	return nil
+}
+
+// touched tells l.usage that c, whose reply is in or lost, may have
+// changed keyID's counter.
+func (l *Leased) touched(keyID string, c *call) {
+	if c.quota > 0 {
+		l.usage.touch(keyID)
+	}
 }
 
 // replicaID is a random name for a limiter's call records: unique per
@@ -633,6 +647,7 @@ func (l *Leased) giveBack(all bool) (left bool) {
 			// only, and Run on the client loads the script.
 			res, err = l.run(ctx, l.rdb, r.s.keyID, r.c).Slice()
 		}
+		l.touched(r.s.keyID, r.c)
 		l.mu.Lock()
 		r.s.mu.Lock()
 		if err = l.settle(r.s, r.c, res, err); err != nil {

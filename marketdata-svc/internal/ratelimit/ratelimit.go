@@ -94,6 +94,38 @@
 //     counted in marketdata_ratelimit_errors_total, logged at most every
 //     10 s), as in the exact mode; tokens held are still spent.
 //
+// # Durable usage
+//
+// Redis may lose the counters: a restart without persistence (as
+// deploy/compose runs it), a failover to an empty replica. So UsageSync
+// copies into PostgreSQL (marketdatadb's key_usage), every
+// MARKETDATA_USAGE_SYNC_INTERVAL (5 s by default, 1 s to 5 min), the
+// counters that its replica's scripts changed, raising a copy and never
+// lowering it. Beside each counter Redis keeps a mark
+// (usage:{<keyID>}:<YYYY-MM>:durable), which it loses with the counter: a
+// copy that finds a counter without its mark raises it to max(counter,
+// copy), and then every counter of the month likewise (reconcileScript,
+// set rather than added, so replicas doing it at once agree); a replica
+// does that for every counter at start. A counter with its mark is never
+// raised, so the tokens leased and given back since a copy are not
+// counted twice. After a loss a key can be served beyond its quota by at
+// most (TestQuotaSurvivesRedisLoss):
+//   - what its replicas served since the last copy before the loss: one
+//     interval of its traffic;
+//   - what they served after the loss until the next copy found it: one
+//     interval more, and nothing for a key first used after that copy;
+//   - in lease mode, what replicas held then and give back onto the
+//     restored counter, and a call sent again whose record went too: 2.5
+//     leases per replica.
+//
+// For example, a key of 20 requests a second (leases of 2) served at that
+// pace by three replicas, with the default interval: 100 + 100 + 15 = 215
+// requests. While PostgreSQL is down the copies wait and are retried, and
+// the first bound grows by the outage. A copy also holds the tokens leased and unspent at
+// that moment (the counter counts them), so a restored key can fall short
+// of its quota by those: short, never over. The in-process limiter (no
+// Redis) keeps no copy: its counts restart at zero with the process.
+//
 // marketdata_ratelimit_leases_total{kind="lease"|"return"} counts the
 // round trips. BenchmarkAllow (real Redis, 2 shared cores, a key of
 // 100000/s and 2e9 a month, 16 concurrent callers): exact 69-140 µs/op and

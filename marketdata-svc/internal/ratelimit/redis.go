@@ -80,6 +80,7 @@ type Redis struct {
 	metrics *metrics
 	lastLog atomic.Int64
 	batch   *batcher
+	usage   *UsageSync
 }
 
 // RedisOptions configure NewRedis.
@@ -90,6 +91,9 @@ type RedisOptions struct {
 	Logger   *slog.Logger
 	Registry prometheus.Registerer
 	Now      func() time.Time
+	// Usage, when set, is told of each key whose counter a check changed,
+	// to copy it to the database.
+	Usage *UsageSync
 }
 
 // NewRedis returns a limiter on rdb.
@@ -101,7 +105,7 @@ func NewRedis(rdb redis.UniversalClient, o RedisOptions) *Redis {
 	if o.Timeout <= 0 {
 		o.Timeout = 50 * time.Millisecond
 	}
-	return &Redis{rdb: rdb, timeout: o.Timeout, log: o.Logger, now: now, metrics: newMetrics(o.Registry, "redis"),
+	return &Redis{rdb: rdb, timeout: o.Timeout, log: o.Logger, now: now, metrics: newMetrics(o.Registry, "redis"), usage: o.Usage,
 		batch: &batcher{rdb: rdb, timeout: o.Timeout, maxInFlight: 2}}
 }
 
@@ -120,6 +124,10 @@ func (l *Redis) Allow(ctx context.Context, p auth.Principal) Decision {
 	cctx, cancel := context.WithTimeout(ctx, l.timeout)
 	res, err := l.batch.run(cctx, limitKeys(p.KeyID, month), []any{max(p.RatePerSecond, 0), max(p.MonthlyQuota, 0)})
 	cancel()
+	if p.MonthlyQuota > 0 {
+		// Even on an error: the check may have counted.
+		l.usage.touch(p.KeyID)
+	}
 	if err == nil && len(res) != 5 {
 		err = errors.New("unexpected reply")
 	}
