@@ -271,8 +271,15 @@ func TestUnknownVersionBypasses(t *testing.T) {
 	t.Cleanup(func() { rdb.Close() })
 	inner := &countingStore{}
 	inner.version.Store(4)
-	versions := dataversion.NewRedis(rdb, func(context.Context) (int64, error) { return inner.version.Load(), nil },
-		dataversion.Options{PollInterval: 20 * time.Millisecond, Timeout: 200 * time.Millisecond})
+	// The version turns unknown only when neither Redis nor the database
+	// can tell it: with Redis alone down, the database's is used.
+	var dbDown atomic.Bool
+	versions := dataversion.NewRedis(rdb, func(context.Context) (int64, error) {
+		if dbDown.Load() {
+			return 0, errors.New("database down")
+		}
+		return inner.version.Load(), nil
+	}, dataversion.Options{PollInterval: 20 * time.Millisecond, Timeout: 200 * time.Millisecond})
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); versions.Run(ctx) }()
@@ -295,6 +302,7 @@ func TestUnknownVersionBypasses(t *testing.T) {
 		t.Fatalf("cache not working before the outage: %d calls", inner.calls.Load())
 	}
 
+	dbDown.Store(true)
 	proxy.Stop()
 	waitVersion(false)
 	// Counted from here: under load, a Redis call before the outage can
@@ -309,6 +317,7 @@ func TestUnknownVersionBypasses(t *testing.T) {
 		t.Errorf("fallbacks during the outage %v, want 3", n)
 	}
 
+	dbDown.Store(false)
 	proxy.Start()
 	waitVersion(true)
 	calls := inner.calls.Load()
