@@ -2,6 +2,13 @@
 // errors, the same way in both services: a statement timeout, a lost
 // connection or a shut-down server must mean the same thing to a client of
 // notes-svc as to one of marketdata-svc.
+//
+// Behind a failover (Patroni promoting a standby, docs/OPERATIONS.md), the
+// errors a client sees for a few seconds are of two kinds: a connection to
+// the old primary that is cut, and a statement on a node that is now a
+// standby (SQLSTATE 25006). Both are Unavailable, Retryable says whether an
+// error is worth one more try, and RetryOnce gives an operation that is
+// safe to repeat that one try inside the caller's deadline.
 package postgres
 
 import (
@@ -9,6 +16,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strconv"
@@ -28,6 +36,11 @@ const DefaultConnectTimeout = 5 * time.Second
 // ErrInvalidURL stands in for a URL parse failure, whose text can quote the
 // URL with its password.
 var ErrInvalidURL = errors.New("invalid database URL")
+
+// ErrReadOnly is a server that answers but is a standby: a primary that was
+// demoted, or a standby an address still leads to. For a writer it is a
+// database that is not there, so it classifies as Unavailable.
+var ErrReadOnly = errors.New("database is a read-only standby")
 
 // PoolOptions bound the connection pool and every session of it.
 type PoolOptions struct {
@@ -110,7 +123,8 @@ const (
 	Timeout
 	// Unavailable is a database that cannot be reached or kept: a failed
 	// dial, a lost connection, a server shutting down or starting (57P0x),
-	// too many connections (53300) or any connection exception (08xxx).
+	// too many connections (53300), any connection exception (08xxx), or a
+	// node that is a standby now (read-only transaction 25006, ErrReadOnly).
 	Unavailable
 	// Conflict is a transaction that lost to a concurrent one
 	// (serialization failure 40001, deadlock 40P01); retrying may succeed.
@@ -129,7 +143,8 @@ func Classify(err error) Class {
 		switch code := pgErr.Code; {
 		case code == "57014", code == "55P03":
 			return Timeout
-		case strings.HasPrefix(code, "08"), code == "57P01", code == "57P02", code == "57P03", code == "53300":
+		case strings.HasPrefix(code, "08"), code == "57P01", code == "57P02", code == "57P03", code == "53300",
+			code == "25006":
 			return Unavailable
 		case code == "40001", code == "40P01":
 			return Conflict
@@ -141,6 +156,8 @@ func Classify(err error) Class {
 	switch {
 	case errors.Is(err, sql.ErrNoRows), errors.Is(err, pgx.ErrNoRows):
 		return NoRows
+	case errors.Is(err, ErrReadOnly):
+		return Unavailable
 	case errors.Is(err, context.DeadlineExceeded), pgconn.Timeout(err):
 		return Timeout
 	case errors.Is(err, context.Canceled):
@@ -152,4 +169,60 @@ func Classify(err error) Class {
 		return Unavailable
 	}
 	return Other
+}
+
+// Retryable reports whether err is worth one more try of an operation that
+// is safe to repeat: the database was unreachable, cut the connection or
+// turned out to be a standby, which is what a failover looks like from a
+// client. A timeout is not: the work may still be running, and a second
+// try doubles the load on a database that is already slow.
+func Retryable(err error) bool { return Classify(err) == Unavailable }
+
+// RetryPause is the wait before RetryOnce's second try: long enough for a
+// pool to drop its dead connections and for HAProxy to mark a demoted node
+// down, short against a request's deadline.
+const RetryPause = 250 * time.Millisecond
+
+// RetryOnce runs op and, when it fails with a Retryable error, runs it once
+// more after RetryPause, unless ctx ends first. Only an operation whose
+// repetition cannot apply twice may be given to it: a read, a write
+// carrying an idempotency key, or one conditioned on the version it read
+// (If-Match). A plain insert whose commit may or may not have happened
+// must not be retried: the caller reports its unknown outcome instead.
+func RetryOnce[T any](ctx context.Context, op func(context.Context) (T, error)) (T, error) {
+	v, err := op(ctx)
+	if err == nil || !Retryable(err) {
+		return v, err
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < 2*RetryPause {
+		return v, err
+	}
+	t := time.NewTimer(RetryPause)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return v, err
+	case <-t.C:
+	}
+	return op(ctx)
+}
+
+// Querier is what CheckPrimary needs of a pool or connection.
+type Querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// CheckPrimary reports whether db reaches a primary: nil when the server
+// answers and accepts writes, ErrReadOnly when it is a standby, or the
+// error of the round trip. A ping alone would call a service ready while
+// its only address leads to a demoted node.
+func CheckPrimary(ctx context.Context, db Querier) error {
+	var standby bool
+	if err := db.QueryRowContext(ctx, "SELECT pg_is_in_recovery()").Scan(&standby); err != nil {
+		return fmt.Errorf("check primary: %w", err)
+	}
+	if standby {
+		return ErrReadOnly
+	}
+	return nil
 }

@@ -32,6 +32,8 @@ func TestClassify(t *testing.T) {
 		{"connection exception", pg("08006"), Unavailable},
 		{"serialization failure", pg("40001"), Conflict},
 		{"deadlock", pg("40P01"), Conflict},
+		{"read-only transaction (a demoted primary)", pg("25006"), Unavailable},
+		{"a standby found by CheckPrimary", fmt.Errorf("ping: %w", ErrReadOnly), Unavailable},
 		{"unique violation", pg("23505"), Other},
 		{"no rows (database/sql)", fmt.Errorf("get: %w", sql.ErrNoRows), NoRows},
 		{"no rows (pgx)", fmt.Errorf("get: %w", pgx.ErrNoRows), NoRows},
@@ -84,5 +86,50 @@ func TestParseConfigHidesTheURL(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "hunter2") {
 		t.Fatalf("error quotes the password: %v", err)
+	}
+}
+
+func TestRetryOnce(t *testing.T) {
+	readOnly := fmt.Errorf("update note: %w", &pgconn.PgError{Code: "25006"})
+	cases := []struct {
+		name      string
+		errs      []error // what each call returns, in order
+		wantCalls int
+		wantErr   error
+	}{
+		{"success", []error{nil}, 1, nil},
+		{"demoted node, then the new primary", []error{readOnly, nil}, 2, nil},
+		{"cut connection, then the new primary", []error{io.ErrUnexpectedEOF, nil}, 2, nil},
+		{"twice unavailable: one retry only", []error{readOnly, readOnly, nil}, 2, readOnly},
+		{"timeout: not retried", []error{context.DeadlineExceeded, nil}, 1, context.DeadlineExceeded},
+		{"constraint: not retried", []error{&pgconn.PgError{Code: "23505"}, nil}, 1, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			calls := 0
+			_, err := RetryOnce(context.Background(), func(context.Context) (int, error) {
+				calls++
+				return calls, c.errs[calls-1]
+			})
+			if calls != c.wantCalls {
+				t.Errorf("calls = %d, want %d", calls, c.wantCalls)
+			}
+			if c.wantErr != nil && !errors.Is(err, c.wantErr) {
+				t.Errorf("err = %v, want %v", err, c.wantErr)
+			}
+			if c.wantErr == nil && c.errs[c.wantCalls-1] == nil && err != nil {
+				t.Errorf("err = %v, want nil", err)
+			}
+		})
+	}
+}
+
+func TestRetryOnceKeepsTheDeadline(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), RetryPause)
+	defer cancel()
+	calls := 0
+	_, err := RetryOnce(ctx, func(context.Context) (int, error) { calls++; return 0, driver.ErrBadConn })
+	if calls != 1 || !errors.Is(err, driver.ErrBadConn) {
+		t.Errorf("calls = %d, err = %v; want one call when the deadline leaves no room for a second", calls, err)
 	}
 }
