@@ -77,8 +77,8 @@ const (
 // number, record lifetime in ms.
 // Reply: {outcome (1 granted or given back, 0 rate refused, 2 quota
 // refused, 3 an old copy), granted, rate tokens left in Redis (also on a
-// quota refusal, which takes none), retry_after
-// seconds, reset_after seconds, month's counter}.
+// quota refusal, which takes none), retry_after seconds, reset_after
+// seconds, month's counter}.
 var leaseScript = redis.NewScript(`
 local seq = tonumber(ARGV[6])
 local rec = redis.call('GET', KEYS[4])
