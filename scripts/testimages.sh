@@ -6,14 +6,20 @@
 #
 #   debootstrap --variant=minbase --include=postgresql-15,redis-server bookworm
 #   debootstrap --variant=minbase --include=nginx,openssl,curl bookworm
+#   debootstrap --variant=minbase --include=postgresql-15,patroni,etcd-server,... bookworm
 #
-# (the first shared by postgres and redis, the second the gateway's), each
+# (the first shared by postgres and redis, the second the gateway's, the third
+# the high-availability drills' tickerdesk/test-patroni:15), each
 # cached as a tarball under .cache/testimages/ (git-ignored), imported once
 # with `docker import`, and topped with the entrypoints in
 # deploy/testimages/{postgres,redis}/ and deploy/gateway/image/.
 #
 #   scripts/testimages.sh          build the images whose tags are missing
 #   scripts/testimages.sh --force  rebuild all three images (the rootfs caches stay)
+#   scripts/testimages.sh ha       build tickerdesk/test-patroni:15 when missing
+#                                  (PostgreSQL 15, Patroni, etcd, pgBackRest and
+#                                  HAProxy: the failover and backup drills' one
+#                                  image, built only by the drills that use it)
 #   scripts/testimages.sh env      print the testcontainers environment for this
 #                                  engine: eval "$(scripts/testimages.sh env)"
 #
@@ -53,6 +59,14 @@ gateway_base="tickerdesk/testimages-rootfs:gateway-$suite-r$gateway_rev"
 pg_image=${TICKERDESK_TEST_POSTGRES_IMAGE:-tickerdesk/test-postgres:15}
 redis_image=${TICKERDESK_TEST_REDIS_IMAGE:-tickerdesk/test-redis:7}
 gateway_image=${TICKERDESK_GATEWAY_IMAGE:-tickerdesk/gateway:nginx}
+# The HA rootfs: patroni's etcd client (python3-etcd) is only a
+# recommendation of the package, which debootstrap does not follow; curl
+# asks Patroni's REST API from inside the containers.
+ha_packages=postgresql-15,patroni,python3-etcd,etcd-server,etcd-client,pgbackrest,haproxy,curl
+ha_rev=1
+ha_tar="$cache/rootfs-ha-$suite-r$ha_rev.tar"
+ha_base="tickerdesk/testimages-rootfs:ha-$suite-r$ha_rev"
+ha_image=${TICKERDESK_TEST_PATRONI_IMAGE:-tickerdesk/test-patroni:15}
 
 log() { printf 'testimages: %s\n' "$*" >&2; }
 have_image() { docker image inspect "$1" >/dev/null 2>&1; }
@@ -147,6 +161,9 @@ build_rootfs() { # build_rootfs TAR PACKAGES
     log "debootstrap failed; full log in ${dlog#"$root"/}"
     exit 1
   fi
+  # A package script (the HA rootfs has several daemons) can leave /proc
+  # mounted inside the tree, which rm below cannot take apart.
+  umount -l "$dir/proc" 2>/dev/null || true
   # The paths below that a rootfs lacks are simply not there to remove.
   # The package scripts create a "main" cluster; the entrypoint runs initdb
   # itself, so drop it together with caches and documentation. The LLVM JIT
@@ -189,9 +206,16 @@ main() {
   local force=
   case "${1:-}" in
     env) tc_env; return ;;
+    ha)
+      if have_image "$ha_image"; then log "$ha_image present; skipping"; return; fi
+      local t=$SECONDS
+      import_base "$ha_base" "$ha_tar" "$ha_packages"
+      build_image "$ha_image" "$root/deploy/testimages/patroni" "$ha_base"
+      log "built $ha_image in $((SECONDS - t))s"
+      return ;;
     --force) force=1 ;;
     "") ;;
-    *) echo "usage: $0 [--force|env]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--force|env|ha]" >&2; exit 2 ;;
   esac
   if ! docker info >/dev/null 2>&1; then
     log "no Docker engine answers; nothing to build"
