@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // LoadUsage returns the durable copy of keyIDs' usage counters in month
@@ -14,24 +16,19 @@ func (s *Store) LoadUsage(ctx context.Context, month string, keyIDs []string) (m
 	if err != nil {
 		return nil, fmt.Errorf("load usage: %w", err)
 	}
-	rows, err := s.db.QueryContext(ctx, `
-SELECT key_id, used FROM key_usage
-WHERE month = $1 AND ($2::text[] IS NULL OR key_id = ANY($2::text[]))`, first, keyIDs)
+	// Two arrays in one row: both aggregates read the rows in one order.
+	var ids []string
+	var counts []int64
+	err = s.db.QueryRowContext(ctx, `
+SELECT coalesce(array_agg(key_id), '{}'), coalesce(array_agg(used), '{}') FROM key_usage
+WHERE month = $1 AND ($2::text[] IS NULL OR key_id = ANY($2::text[]))`, first, keyIDs).
+		Scan(textArray(&ids), pgtype.NewMap().SQLScanner(&counts))
 	if err != nil {
 		return nil, fmt.Errorf("load usage: %w", translate(err))
 	}
-	defer rows.Close()
-	used := map[string]int64{}
-	for rows.Next() {
-		var id string
-		var n int64
-		if err := rows.Scan(&id, &n); err != nil {
-			return nil, fmt.Errorf("load usage: %w", translate(err))
-		}
-		used[id] = n
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("load usage: %w", translate(err))
+	used := make(map[string]int64, len(ids))
+	for i, id := range ids {
+		used[id] = counts[i]
 	}
 	return used, nil
 }
