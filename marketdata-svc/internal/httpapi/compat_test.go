@@ -143,6 +143,8 @@ var (
 	splitV2         = splitShape.with(obj{"stock_split": str})
 	dividendV2      = dividendShape.with(obj{"payment_date": orNull{str}, "record_date": orNull{str}, "declaration_date": orNull{str}, "distr_freq": orNull{str}})
 	currencyV2      = currencyV1.with(obj{"symbol_native": str})
+	indexInfoV2     = obj{"benchmark": str, "region": orNull{str}, "country": orNull{str}, "price": str, "price_change_day": orNull{str},
+		"percentage_day": orNull{str}, "percentage_week": orNull{str}, "percentage_month": orNull{str}, "percentage_year": orNull{str}, "date": str}
 	errorShape      = obj{"error": obj{"code": str, "message": str, "context": anyObj}}
 )
 
@@ -223,6 +225,8 @@ func TestMarketstackClientShapes(t *testing.T) {
 		{"/v2/exchanges/XNAS/eod/2008-10-14?symbols=GOOG", envelopeOf(exchangeV2.with(obj{"eod": arr{eodShape}}))},
 		{"/v2/currencies", envelopeOf(arr{currencyV2})},
 		{"/v2/timezones", envelopeOf(arr{timezoneShape})},
+		{"/v2/indexlist", envelopeOf(arr{obj{"benchmark": str}})},
+		{"/v2/indexinfo?index=GSPC.INDX", arr{indexInfoV2}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.target, func(t *testing.T) {

@@ -521,3 +521,35 @@ func testEndToEnd(t *testing.T, e *e2e) {
 		}
 	})
 }
+
+// TestIndicesEndToEnd holds /v2/indexlist and /v2/indexinfo to the
+// seeded index's bars: its latest close, the change from the close
+// before, and null for the changes whose earlier close the seed lacks.
+func TestIndicesEndToEnd(t *testing.T) {
+	e := newE2E(t)
+	list := decode[page[[]struct{ Benchmark string }]](t, e.get(t, "/v2/indexlist", nil))
+	if list.Pagination.Total != 1 || len(list.Data) != 1 || list.Data[0].Benchmark != "GSPC.INDX" {
+		t.Fatalf("indexlist: %+v, want GSPC.INDX alone", list)
+	}
+	rec := e.get(t, "/v2/indexinfo", vals("index", "gspc.indx"))
+	if rec.Code != 200 {
+		t.Fatalf("indexinfo: %d %s", rec.Code, rec.Body)
+	}
+	info := decode[[]map[string]any](t, rec)
+	want := map[string]any{"benchmark": "GSPC.INDX", "region": nil, "country": "USA", "price": "998.01001", "price_change_day": "-5.34",
+		"percentage_day": "-0.53%", "percentage_week": nil, "percentage_month": nil, "percentage_year": nil, "date": "2008-10-14"}
+	if len(info) != 1 || fmt.Sprint(info[0]) != fmt.Sprint(want) {
+		t.Errorf("indexinfo: %v\nwant %v", info, want)
+	}
+	for _, q := range []url.Values{vals("index", "GOOG"), vals("index", "NOPE")} {
+		if rec := e.get(t, "/v2/indexinfo", q); rec.Code != 404 {
+			t.Errorf("indexinfo %v: %d, want 404 (not an index)", q, rec.Code)
+		}
+	}
+	if rec := e.get(t, "/v2/indexinfo", nil); rec.Code != 422 {
+		t.Errorf("indexinfo without index: %d, want 422", rec.Code)
+	}
+	if rec := e.get(t, "/v1/indexlist", nil); rec.Code != 404 {
+		t.Errorf("/v1/indexlist: %d, want 404 (a v2 function)", rec.Code)
+	}
+}

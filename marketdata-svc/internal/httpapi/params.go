@@ -153,6 +153,15 @@ func (p *queryParams) symbols(name string, required bool) []string {
 	return syms
 }
 
+// requiredParam reads a required single parameter.
+func requiredParam(p *queryParams, name string) string {
+	raw, ok := p.single(name)
+	if raw == "" && (ok || !p.failed(name)) {
+		p.fail(name, "missing_"+name, "You did not specify a "+name+".")
+	}
+	return raw
+}
+
 // date reads an optional date parameter.
 func (p *queryParams) date(name string) time.Time {
 	raw, ok := p.single(name)

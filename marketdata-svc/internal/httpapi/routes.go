@@ -66,6 +66,11 @@ func (s *Server) versionRoutes(g *gin.RouterGroup, v apiVersion) {
 	eod.GET("/exchanges/:mic/eod", s.exchangeEOD(v, false, false))
 	eod.GET("/exchanges/:mic/eod/latest", s.exchangeEOD(v, true, false))
 	eod.GET("/exchanges/:mic/eod/:date", s.exchangeEOD(v, false, true))
+	if v == v2 {
+		// Computed from the indices' EOD bars.
+		eod.GET("/indexlist", s.indexList)
+		eod.GET("/indexinfo", s.indexInfo)
+	}
 
 	tickers := g.Group("", s.requireScope("tickers"), s.rateLimit)
 	if v == v2 {

@@ -188,6 +188,9 @@ type Store interface {
 	Exchange(ctx context.Context, mic string) (Exchange, error)
 	Splits(ctx context.Context, q ActionQuery) (SplitPage, error)
 	Dividends(ctx context.Context, q ActionQuery) (DividendPage, error)
+	// Indices returns ErrNotFound when q names a symbol that is not an
+	// index with bars.
+	Indices(ctx context.Context, q IndexQuery) (IndexPage, error)
 }
 
 // CanonicalKey is the normalised text of a ticker query, as

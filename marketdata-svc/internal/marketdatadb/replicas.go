@@ -402,6 +402,11 @@ func (r *Replicas) Dividends(ctx context.Context, q marketdata.ActionQuery) (mar
 	return routed(ctx, r, func(ctx context.Context, s *Store) (marketdata.DividendPage, error) { return s.Dividends(ctx, q) })
 }
 
+// Indices reads q from a replica, else the primary (Store.Indices).
+func (r *Replicas) Indices(ctx context.Context, q marketdata.IndexQuery) (marketdata.IndexPage, error) {
+	return routed(ctx, r, func(ctx context.Context, s *Store) (marketdata.IndexPage, error) { return s.Indices(ctx, q) })
+}
+
 var (
 	_ marketdata.Store         = (*Replicas)(nil)
 	_ marketdata.IntradayStore = (*Replicas)(nil)
