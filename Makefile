@@ -3,7 +3,7 @@
 
 MODULES  := pkg notes-svc marketdata-svc
 # Tool modules outside go.work: linted with the rest, tested by their targets.
-TOOL_MODULES := bench resilience deploy/k8s/validate deploy/k8s/apply tools/fuzzrun clients tools/reaper testcontainers tools/docsbrowser deploy/monitoring/check
+TOOL_MODULES := bench resilience deploy/k8s/validate deploy/k8s/apply tools/fuzzrun clients tools/reaper testcontainers tools/docsbrowser deploy/monitoring/check deploy/compose/smoke
 SERVICES := notes-svc marketdata-svc
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 BIN      := $(CURDIR)/bin
@@ -75,9 +75,9 @@ test-images:
 images:
 	@VERSION=$(VERSION) scripts/images.sh
 
-## compose-smoke: the compose stack from local images, both APIs called through the TLS gateway (client address, quota across replicas, SIGTERM under load), always torn down
+## compose-smoke: the compose stack from local images, both APIs called through the TLS gateway with the Go clients (routing, request ids, client address, quota across replicas, SIGTERM under load), always torn down (deploy/compose/smoke)
 compose-smoke: test-images images
-	@scripts/compose-smoke.sh
+	@cd deploy/compose/smoke && go test -count=1 -v -timeout 20m ./...
 
 ## tc-test: the testcontainers module (tdnotes, tdmarketdata) against the local images, with Ryuk off and on
 tc-test: images test-images
