@@ -98,7 +98,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, access *acc
 		defer runInBackground(ctx, deps.limiterRun)()
 	}
 	// last_used_at is flushed in batches, never written per request.
-	tracker := auth.NewLastUsedTracker(store.TouchKeys)
+	tracker := auth.NewLastUsedTracker(store.FlushLastUsed)
 	defer runInBackground(ctx, func(ctx context.Context) {
 		tracker.Run(ctx, 30*time.Second, func(err error) { log.Warn("flush key last-used times", "err", err) })
 	})()

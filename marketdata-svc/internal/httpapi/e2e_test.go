@@ -23,6 +23,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/testenv"
 	"github.com/tickerdesk/tickerdesk/pkg/accesslog"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
+	"github.com/tickerdesk/tickerdesk/pkg/keystore"
 	"github.com/tickerdesk/tickerdesk/pkg/logbuf"
 	"github.com/tickerdesk/tickerdesk/pkg/tracing"
 )
@@ -173,19 +174,19 @@ func newE2EWith(t *testing.T, o e2eOptions) *e2e {
 	}
 	e := &e2e{srv: srv, store: store, doc: loadDoc(t), logs: logs, rdb: rdb, keys: map[string]string{},
 		versions: versions, replicas: replicas, replica: replica}
-	for name, opts := range map[string]marketdatadb.KeyOptions{
+	for name, opts := range map[string]keystore.KeyOptions{
 		"main":    {},
 		"tickers": {Scopes: []string{"tickers"}},
 		"rate":    {RatePerSecond: 2},
 		"quota":   {MonthlyQuota: 2},
 		"revoked": {},
 	} {
-		key, meta, err := store.CreateKey(context.Background(), "acct-"+name, opts)
+		meta, key, err := store.CreateKey(context.Background(), "acct-"+name, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if name == "revoked" {
-			if err := store.RevokeKey(context.Background(), meta.ID); err != nil {
+			if err := store.RevokeKey(context.Background(), meta.ID, time.Now()); err != nil {
 				t.Fatal(err)
 			}
 		}

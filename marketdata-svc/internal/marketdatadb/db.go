@@ -4,10 +4,12 @@
 // auth.KeyStore, owns the embedded goose migrations, and bulk-loads data at
 // COPY speed for the importer and the generator.
 //
-// Every statement is hand-written SQL on one pgx connection pool: the reads
-// are a few fixed queries where an ORM's reflection would cost more than the
-// query, and the writes are bulk COPY and set-based upserts that an ORM does
-// not express. (GORM was opened for a single Exec and has gone.)
+// Every statement on market data is hand-written SQL on one pgx connection
+// pool: the reads are a few fixed queries where an ORM's reflection would
+// cost more than the query, and the writes are bulk COPY and set-based
+// upserts that an ORM does not express. Accounts and API keys, which are
+// cold or cached, are pkg/keystore's, the same store as notes-svc's,
+// through a GORM session on that pool.
 //
 // Replicas (replicas.go) routes the API's reads to streaming replicas of
 // the primary, each with a pool of its own, when the service has any.
@@ -28,6 +30,7 @@ import (
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
+	"github.com/tickerdesk/tickerdesk/pkg/keystore"
 	"github.com/tickerdesk/tickerdesk/pkg/postgres"
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
@@ -37,8 +40,11 @@ import (
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// Store is the PostgreSQL store. It is safe for concurrent use.
+// Store is the PostgreSQL store. It is safe for concurrent use. The
+// embedded keystore.Store keeps accounts and API keys, through GORM on the
+// same pool, as in notes-svc.
 type Store struct {
+	*keystore.Store
 	db *sql.DB
 	// connCfg is the pool's connection configuration, from which Migrate
 	// opens a connection of its own with other session settings.
@@ -82,7 +88,13 @@ func openPool(cfg config.Config, rawURL string, tracer pgx.QueryTracer) (*Store,
 	if err != nil {
 		return nil, err
 	}
-	return &Store{db: postgres.Open(connCfg, o), connCfg: connCfg}, nil
+	db := postgres.Open(connCfg, o)
+	g, err := postgres.OpenGORM(db)
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return &Store{Store: keystore.New(g, KeyConfig()), db: db, connCfg: connCfg}, nil
 }
 
 // Close closes the connection pool.

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tickerdesk/tickerdesk/pkg/auth"
-
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
@@ -357,65 +355,6 @@ type failingSource struct {
 func (f *failingSource) Next() bool               { f.i++; return f.i <= len(f.rows) }
 func (f *failingSource) Bar() marketdatadb.BarRow { return f.rows[f.i-1] }
 func (f *failingSource) Err() error               { return f.err }
-
-func TestKeys(t *testing.T) {
-	s := openStore(t)
-	ctx := context.Background()
-	plain, meta, err := s.CreateKey(ctx, "acme", marketdatadb.KeyOptions{RatePerSecond: 5, MonthlyQuota: 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := auth.Parse(auth.MarketDataPrefix, plain)
-	if err != nil {
-		t.Fatalf("created key does not parse: %v", err)
-	}
-	p, err := s.LookupKey(ctx, h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.KeyID != meta.ID || p.AccountID != meta.AccountID || p.RatePerSecond != 5 || p.MonthlyQuota != 1000 ||
-		!slices.Equal(p.Scopes, marketdatadb.AllScopes) || p.Revoked || !p.ExpiresAt.IsZero() {
-		t.Fatalf("principal %+v, meta %+v", p, meta)
-	}
-	exp := time.Now().Add(time.Hour).Truncate(time.Microsecond)
-	_, meta2, err := s.CreateKey(ctx, "acme", marketdatadb.KeyOptions{Scopes: []string{"eod"}, ExpiresAt: exp})
-	if err != nil || meta2.AccountID != meta.AccountID {
-		t.Fatalf("second key of the same account: %+v %v", meta2, err)
-	}
-	if _, _, err := s.CreateKey(ctx, "acme", marketdatadb.KeyOptions{Scopes: []string{"notes"}}); err == nil {
-		t.Fatal("unknown scope accepted")
-	}
-	if _, err := s.LookupKey(ctx, auth.HashKey("tdm_nope")); !errors.Is(err, auth.ErrKeyNotFound) {
-		t.Fatalf("unknown key: %v", err)
-	}
-	used := time.Now().Truncate(time.Microsecond)
-	if err := s.TouchKeys(ctx, map[string]time.Time{meta.ID: used, "not-a-uuid": used}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.TouchKeys(ctx, map[string]time.Time{meta.ID: used.Add(-time.Hour)}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.RevokeKey(ctx, meta.ID); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.RevokeKey(ctx, "00000000-0000-0000-0000-000000000000"); !errors.Is(err, marketdata.ErrNotFound) {
-		t.Fatalf("revoke unknown: %v", err)
-	}
-	if p, _ = s.LookupKey(ctx, h); !p.Revoked {
-		t.Fatal("revoked key not reported revoked")
-	}
-	keys, err := s.ListKeys(ctx)
-	if err != nil || len(keys) != 2 {
-		t.Fatalf("list: %+v %v", keys, err)
-	}
-	k := keys[0]
-	if k.ID != meta.ID || k.Account != "acme" || k.RevokedAt.IsZero() || !k.LastUsedAt.Equal(used) || !strings.HasPrefix(k.Hint, "tdm_") {
-		t.Fatalf("listed key: %+v", k)
-	}
-	if !keys[1].ExpiresAt.Equal(exp) || !slices.Equal(keys[1].Scopes, []string{"eod"}) {
-		t.Fatalf("second listed key: %+v", keys[1])
-	}
-}
 
 func TestUnreachableDatabaseIsUnavailable(t *testing.T) {
 	cfg := testConfig("postgres://postgres@127.0.0.1:1/none?sslmode=disable&connect_timeout=2")

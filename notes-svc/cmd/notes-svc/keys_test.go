@@ -34,6 +34,9 @@ func TestKeysFlagsChecked(t *testing.T) {
 		{[]string{"create", "--account", "acme", "--expires-in", "1000000h"}, "--expires-in must be 0"},
 		{[]string{"create", "--account", "acme", "--expires-in", "soon"}, "expires-in"},
 		{[]string{"create", "--account", "acme", "extra"}, "unexpected argument"},
+		{[]string{"create", "--account", "acme", "--rate-per-second", "5"}, "not defined: -rate-per-second"},
+		{[]string{"create", "--account", "acme", "--name", " ci"}, "--name: key name starts or ends with a space"},
+		{[]string{"list", "--name", "ci"}, "--name applies to keys create only"},
 		{[]string{"list", "--account", "a\nb"}, "control or non-printable"},
 		{[]string{"list", "extra"}, "unexpected argument"},
 		{[]string{"revoke"}, "KEY_ID"},
@@ -41,7 +44,7 @@ func TestKeysFlagsChecked(t *testing.T) {
 		{[]string{"revoke", "\xff\xfe"}, "is not a key id"},
 		{[]string{"revoke", strings.Repeat("k", 200)}, "is not a key id"},
 		{[]string{"bogus"}, "unknown keys subcommand"},
-		{[]string{"create", "--account", "Acme Corp.", "--scopes", "notes:read", "--expires-in", "720h"}, ""},
+		{[]string{"create", "--account", "Acme Corp.", "--scopes", "notes:read", "--expires-in", "720h", "--name", "ci deploys"}, ""},
 		{[]string{"list", "--account", "Acme Corp."}, ""},
 		{[]string{"revoke", "key_01HZY3K5J8W9Q2R4T6V8X0Z2B4"}, ""},
 	} {

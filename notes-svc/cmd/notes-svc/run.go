@@ -21,7 +21,7 @@ commands:
   serve                         serve the API (the default)
   migrate                       apply pending database migrations
   keys create --account NAME    issue an API key; the key is the last line of output
-         [--scopes notes:read,notes:write] [--expires-in DURATION]
+         [--name TEXT] [--scopes notes:read,notes:write] [--expires-in DURATION]
   keys list [--account NAME]    list keys (never their secrets)
   keys revoke KEY_ID            revoke a key
   healthcheck                   exit 0 when the server on NOTES_HTTP_ADDR is ready

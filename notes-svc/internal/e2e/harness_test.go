@@ -29,6 +29,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/pkg/accesslog"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
 	"github.com/tickerdesk/tickerdesk/pkg/keyrate"
+	"github.com/tickerdesk/tickerdesk/pkg/keystore"
 	"github.com/tickerdesk/tickerdesk/pkg/logbuf"
 	"github.com/tickerdesk/tickerdesk/pkg/tracing"
 )
@@ -138,7 +139,7 @@ func newEnv(t *testing.T, opts ...envOptions) *env {
 	}
 	ctx := context.Background()
 	mk := func(account string, scopes ...string) string {
-		_, plain, err := e.store.CreateKey(ctx, account, scopes, time.Time{})
+		_, plain, err := e.store.CreateKey(ctx, account, keystore.KeyOptions{Scopes: scopes})
 		if err != nil {
 			t.Fatal(err)
 		}

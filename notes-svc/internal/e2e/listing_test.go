@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tickerdesk/tickerdesk/pkg/keystore"
 )
 
 // seedNotes inserts n notes of account straight in SQL, each with about
@@ -107,7 +109,7 @@ func TestStalledListingsDoNotHoldConnections(t *testing.T) {
 	type tenant struct{ key, note string }
 	var others []tenant
 	for i, name := range []string{"bob", "carol", "dave"} {
-		_, key, err := e.store.CreateKey(context.Background(), name, nil, time.Time{})
+		_, key, err := e.store.CreateKey(context.Background(), name, keystore.KeyOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -257,7 +259,7 @@ func TestListingLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.seedNotes(bobID, 100000, 1500, 8000)
-	_, carol, err := e.store.CreateKey(context.Background(), "carol", nil, time.Time{})
+	_, carol, err := e.store.CreateKey(context.Background(), "carol", keystore.KeyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/testenv"
+	"github.com/tickerdesk/tickerdesk/pkg/keystore"
 )
 
 func TestNoteLifecycle(t *testing.T) {
@@ -95,11 +96,11 @@ func TestNoteLifecycle(t *testing.T) {
 func TestAuthentication(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	_, expired, err := e.store.CreateKey(ctx, "alice", nil, time.Now().Add(-time.Second))
+	_, expired, err := e.store.CreateKey(ctx, "alice", keystore.KeyOptions{ExpiresAt: time.Now().Add(-time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	revokedKey, revoked, err := e.store.CreateKey(ctx, "alice", nil, time.Time{})
+	revokedKey, revoked, err := e.store.CreateKey(ctx, "alice", keystore.KeyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

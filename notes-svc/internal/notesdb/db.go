@@ -9,8 +9,9 @@
 // share one column list (noteColumns), one row mapping (noteDest and
 // tidyNote), one insert (insertNote, with or without an Idempotency-Key)
 // and one filter (noteFilter, for listings and counts). Accounts and API
-// keys, which are cold or cached, go through GORM; the last-use times of
-// keys are flushed in one statement per batch.
+// keys, which are cold or cached, are pkg/keystore's, on the same GORM
+// session as marketdata-svc's; the last-use times of keys are flushed in
+// one statement per batch.
 //
 // The text[] of a key's scopes crosses database/sql, where pgx hands it
 // over in its text form: textArray parses it with pgx's own
@@ -33,15 +34,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
-	gormpostgres "gorm.io/driver/postgres"
 	"gorm.io/gorm"
-	"gorm.io/gorm/logger"
 
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
+	"github.com/tickerdesk/tickerdesk/pkg/keystore"
 	"github.com/tickerdesk/tickerdesk/pkg/postgres"
 )
 
@@ -110,8 +109,10 @@ func Migrate(ctx context.Context, db *sql.DB, log *slog.Logger) error {
 	return nil
 }
 
-// Store implements notes.Store and auth.KeyStore on PostgreSQL.
+// Store implements notes.Store on PostgreSQL, and through the embedded
+// keystore.Store (accounts and API keys) auth.KeyStore.
 type Store struct {
+	*keystore.Store
 	db    *gorm.DB
 	sql   *sql.DB
 	batch ListBatch
@@ -119,20 +120,11 @@ type Store struct {
 
 // New returns a Store on db, which the caller keeps and closes.
 func New(db *sql.DB) (*Store, error) {
-	g, err := gorm.Open(gormpostgres.New(gormpostgres.Config{Conn: db}), &gorm.Config{
-		// SQL and its arguments (note content, key hashes) must never
-		// reach a log.
-		Logger:                 logger.Discard,
-		SkipDefaultTransaction: true,
-		// Opening must not need the database: the service starts, reports
-		// not ready, and recovers when PostgreSQL comes up.
-		DisableAutomaticPing: true,
-		NowFunc:              func() time.Time { return time.Now().UTC() },
-	})
+	g, err := postgres.OpenGORM(db)
 	if err != nil {
-		return nil, fmt.Errorf("open gorm: %w", err)
+		return nil, err
 	}
-	return &Store{db: g, sql: db, batch: DefaultListBatch}, nil
+	return &Store{Store: keystore.New(g, KeyConfig()), db: g, sql: db, batch: DefaultListBatch}, nil
 }
 
 // Ping checks that the database answers.

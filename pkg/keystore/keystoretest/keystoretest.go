@@ -1,0 +1,217 @@
+// Package keystoretest is the test of pkg/keystore that each service runs
+// against its own migrated database: the store is one, the schemas are
+// two (text ids in notes-svc, uuid ids in marketdata-svc), and only a
+// real PostgreSQL with each schema shows that every operation works on
+// both. pkg starts no database of its own.
+package keystoretest
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tickerdesk/tickerdesk/pkg/auth"
+	"github.com/tickerdesk/tickerdesk/pkg/keystore"
+)
+
+// Run tests every operation of the store that open returns, on a fresh
+// migrated database of the service. unknownID is an id of the service's
+// form that names no key.
+func Run(t *testing.T, open func(t *testing.T) *keystore.Store, unknownID string) {
+	t.Run("accounts", func(t *testing.T) { accounts(t, open(t), unknownID) })
+	t.Run("create and look up", func(t *testing.T) { createAndLookUp(t, open(t)) })
+	t.Run("revoke and expire", func(t *testing.T) { revokeAndExpire(t, open(t), unknownID) })
+	t.Run("last used and list", func(t *testing.T) { lastUsedAndList(t, open(t)) })
+}
+
+func accounts(t *testing.T, s *keystore.Store, unknownID string) {
+	ctx := context.Background()
+	a, err := s.CreateAccount(ctx, "Acme Corp.")
+	if err != nil || a.ID == "" || a.Name != "Acme Corp." || a.CreatedAt.IsZero() {
+		t.Fatalf("create account: %+v %v", a, err)
+	}
+	if _, err := s.CreateAccount(ctx, "Acme Corp."); !errors.Is(err, keystore.ErrAccountExists) {
+		t.Errorf("create a taken name: %v, want ErrAccountExists", err)
+	}
+	for _, bad := range []string{"", " acme", "a\nb", strings.Repeat("a", 101)} {
+		if _, err := s.CreateAccount(ctx, bad); !errors.Is(err, keystore.ErrInvalid) {
+			t.Errorf("create account %q: %v, want ErrInvalid", bad, err)
+		}
+	}
+	if id, err := s.EnsureAccount(ctx, "Acme Corp."); err != nil || id != a.ID {
+		t.Errorf("ensure an existing account: %q %v, want %q", id, err, a.ID)
+	}
+	same := func(b keystore.Account) bool {
+		return b.ID == a.ID && b.Name == a.Name && b.CreatedAt.Equal(a.CreatedAt)
+	}
+	if got, err := s.GetAccount(ctx, a.ID); err != nil || !same(got) {
+		t.Errorf("get account: %+v %v, want %+v", got, err, a)
+	}
+	if got, err := s.AccountByName(ctx, "Acme Corp."); err != nil || !same(got) {
+		t.Errorf("account by name: %+v %v, want %+v", got, err, a)
+	}
+	for _, id := range []string{unknownID, "not an id\n"} {
+		if _, err := s.GetAccount(ctx, id); !errors.Is(err, keystore.ErrAccountNotFound) {
+			t.Errorf("get account %q: %v, want ErrAccountNotFound", id, err)
+		}
+	}
+	if _, err := s.AccountByName(ctx, "nobody"); !errors.Is(err, keystore.ErrAccountNotFound) {
+		t.Errorf("unknown account name: %v", err)
+	}
+}
+
+func createAndLookUp(t *testing.T, s *keystore.Store) {
+	ctx := context.Background()
+	c := s.Config()
+	k1, plain1, err := s.CreateKey(ctx, "alice", keystore.KeyOptions{Name: "ci deploys", RatePerSecond: 5, MonthlyQuota: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h1, err := auth.Parse(c.Prefix, plain1)
+	if err != nil {
+		t.Fatalf("created key does not parse: %v", err)
+	}
+	if !c.ValidID(k1.ID) || !c.ValidID(k1.AccountID) || k1.Account != "alice" || k1.Name != "ci deploys" ||
+		k1.Hint != auth.Hint(plain1) || !slices.Equal(k1.Scopes, c.DefaultScopes) || k1.ExpiresAt != nil || k1.CreatedAt.IsZero() {
+		t.Errorf("created key %+v", k1)
+	}
+	p, err := s.LookupKey(ctx, h1)
+	if err != nil || p.AccountID != k1.AccountID || p.KeyID != k1.ID || !slices.Equal(p.Scopes, c.DefaultScopes) ||
+		p.RatePerSecond != 5 || p.MonthlyQuota != 1000 || p.Revoked || !p.ExpiresAt.IsZero() {
+		t.Errorf("lookup = %+v, %v; created %+v", p, err, k1)
+	}
+	exp := time.Now().Add(time.Hour).Truncate(time.Microsecond)
+	k2, plain2, err := s.CreateKey(ctx, "alice", keystore.KeyOptions{Scopes: c.Scopes[:1], ExpiresAt: exp})
+	if err != nil || k2.AccountID != k1.AccountID || k2.ID == k1.ID || k2.ExpiresAt == nil || !k2.ExpiresAt.Equal(exp) {
+		t.Fatalf("second key of the account: %+v %v", k2, err)
+	}
+	if p, err := s.LookupKey(ctx, auth.HashKey(plain2)); err != nil || !p.ExpiresAt.Equal(exp) || !slices.Equal(p.Scopes, c.Scopes[:1]) || p.RatePerSecond != 0 {
+		t.Errorf("lookup of the second key = %+v, %v", p, err)
+	}
+	if _, err := s.LookupKey(ctx, auth.HashKey(c.Prefix+"unknown")); !errors.Is(err, auth.ErrKeyNotFound) {
+		t.Errorf("lookup unknown: %v, want auth.ErrKeyNotFound", err)
+	}
+	for _, o := range []keystore.KeyOptions{
+		{Scopes: []string{"bogus"}}, {Scopes: []string{}}, {Name: "a\x1b[2Jb"}, {Name: strings.Repeat("n", 101)},
+		{RatePerSecond: -1}, {RatePerSecond: keystore.MaxRatePerSecond + 1}, {MonthlyQuota: -1}, {MonthlyQuota: keystore.MaxMonthlyQuota + 1},
+	} {
+		if _, _, err := s.CreateKey(ctx, "alice", o); !errors.Is(err, keystore.ErrInvalid) {
+			t.Errorf("create key %+v: %v, want ErrInvalid", o, err)
+		}
+	}
+	if _, _, err := s.CreateKey(ctx, "bad\nname", keystore.KeyOptions{}); !errors.Is(err, keystore.ErrInvalid) {
+		t.Errorf("create key for a bad account name: %v, want ErrInvalid", err)
+	}
+}
+
+func revokeAndExpire(t *testing.T, s *keystore.Store, unknownID string) {
+	ctx := context.Background()
+	c := s.Config()
+	k, plain, err := s.CreateKey(ctx, "alice", keystore.KeyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, expired, err := s.CreateKey(ctx, "alice", keystore.KeyOptions{ExpiresAt: time.Now().Add(-time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := auth.NewAuthenticator(auth.Options{Prefix: c.Prefix, Store: s, CacheTTL: -1})
+	if _, err := a.Verify(ctx, plain); err != nil {
+		t.Fatalf("verify a fresh key: %v", err)
+	}
+	if _, err := a.Verify(ctx, expired); !errors.Is(err, auth.ErrInvalidKey) {
+		t.Errorf("verify an expired key: %v, want ErrInvalidKey", err)
+	}
+	// Rolling: the key gets an expiry later, which only ever shortens.
+	soon := time.Now().Add(time.Hour).Truncate(time.Microsecond)
+	if err := s.ExpireKey(ctx, k.ID, soon); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ExpireKey(ctx, k.ID, soon.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetKey(ctx, k.ID); err != nil || got.ExpiresAt == nil || !got.ExpiresAt.Equal(soon) || got.Account != "alice" {
+		t.Errorf("key after expiry set: %+v %v, want expiry %s", got, err, soon)
+	}
+	revokedAt := time.Now().Truncate(time.Microsecond)
+	if err := s.RevokeKey(ctx, k.ID, revokedAt); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RevokeKey(ctx, k.ID, revokedAt.Add(time.Minute)); err != nil {
+		t.Fatalf("revoke again: %v", err)
+	}
+	if got, err := s.GetKey(ctx, k.ID); err != nil || got.RevokedAt == nil || !got.RevokedAt.Equal(revokedAt) {
+		t.Errorf("revoked key: %+v %v, want revoked at %s", got, err, revokedAt)
+	}
+	if _, err := a.Verify(ctx, plain); !errors.Is(err, auth.ErrInvalidKey) {
+		t.Errorf("verify a revoked key: %v, want ErrInvalidKey", err)
+	}
+	for _, id := range []string{unknownID, "not an id\n", ""} {
+		if err := s.RevokeKey(ctx, id, time.Now()); !errors.Is(err, keystore.ErrKeyNotFound) {
+			t.Errorf("revoke %q: %v, want ErrKeyNotFound", id, err)
+		}
+		if err := s.ExpireKey(ctx, id, time.Now()); !errors.Is(err, keystore.ErrKeyNotFound) {
+			t.Errorf("expire %q: %v, want ErrKeyNotFound", id, err)
+		}
+		if _, err := s.GetKey(ctx, id); !errors.Is(err, keystore.ErrKeyNotFound) {
+			t.Errorf("get key %q: %v, want ErrKeyNotFound", id, err)
+		}
+	}
+}
+
+func lastUsedAndList(t *testing.T, s *keystore.Store) {
+	ctx := context.Background()
+	// Created out of name order: the list is by account name, then age.
+	zed, _, err := s.CreateKey(ctx, "zed", keystore.KeyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k1, plain1, err := s.CreateKey(ctx, "alice", keystore.KeyOptions{RatePerSecond: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k2, _, err := s.CreateKey(ctx, "alice", keystore.KeyOptions{Name: "second"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	// One statement flushes the batch; an id of no key (deleted
+	// meanwhile) or of another form is ignored.
+	if err := s.FlushLastUsed(ctx, auth.LastUsed{k1.ID: used, k2.ID: used, "not an id\n": used}); err != nil {
+		t.Fatal(err)
+	}
+	// An older time never overwrites a newer one.
+	if err := s.FlushLastUsed(ctx, auth.LastUsed{k1.ID: used.Add(-time.Hour), k2.ID: used.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	all, err := s.ListKeys(ctx, "")
+	if err != nil || len(all) != 3 {
+		t.Fatalf("list every key = %+v, %v", all, err)
+	}
+	if ids := []string{all[0].ID, all[1].ID, all[2].ID}; !slices.Equal(ids, []string{k1.ID, k2.ID, zed.ID}) {
+		t.Errorf("listed %v, want alice's two keys by age then zed's", ids)
+	}
+	got := all[0]
+	if got.Account != "alice" || got.AccountID != k1.AccountID || got.Hint != auth.Hint(plain1) || got.RatePerSecond != 3 ||
+		got.LastUsedAt == nil || !got.LastUsedAt.Equal(used) || got.RevokedAt != nil || !got.CreatedAt.Equal(k1.CreatedAt) {
+		t.Errorf("listed k1 = %+v", got)
+	}
+	if got := all[1]; got.Name != "second" || got.LastUsedAt == nil || !got.LastUsedAt.Equal(used.Add(time.Hour)) {
+		t.Errorf("listed k2 = %+v", got)
+	}
+	if all[2].LastUsedAt != nil {
+		t.Errorf("an unused key has a last use: %+v", all[2])
+	}
+	if alice, err := s.ListKeys(ctx, "alice"); err != nil || len(alice) != 2 {
+		t.Errorf("list alice's keys = %d, %v", len(alice), err)
+	}
+	if none, err := s.ListKeys(ctx, "bob"); err != nil || len(none) != 0 {
+		t.Errorf("list bob's keys = %d, %v", len(none), err)
+	}
+	if err := s.FlushLastUsed(ctx, nil); err != nil {
+		t.Errorf("flush nothing: %v", err)
+	}
+}
