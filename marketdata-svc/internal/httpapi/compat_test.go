@@ -145,7 +145,16 @@ var (
 	currencyV2      = currencyV1.with(obj{"symbol_native": str})
 	indexInfoV2     = obj{"benchmark": str, "region": orNull{str}, "country": orNull{str}, "price": str, "price_change_day": orNull{str},
 		"percentage_day": orNull{str}, "percentage_week": orNull{str}, "percentage_month": orNull{str}, "percentage_year": orNull{str}, "date": str}
-	errorShape      = obj{"error": obj{"code": str, "message": str, "context": anyObj}}
+	stockPriceV2 = obj{"exchange_code": orNull{str}, "exchange_name": orNull{str}, "country": orNull{str}, "ticker": str, "price": str,
+		"currency": str, "trade_last": str, "source": str}
+	tickerInfoFull = obj{"name": str, "ticker": str, "item_type": str, "sector": orNull{str}, "industry": orNull{str},
+		"exchange_code": orNull{str}, "full_time_employees": orNull{str}, "ipo_date": orNull{str}, "date_founded": orNull{str},
+		"key_executives": orNull{arr{anyObj}}, "incorporation": orNull{str}, "incorporation_description": orNull{str},
+		"start_fiscal": orNull{str}, "end_fiscal": orNull{str}, "reporting_currency": orNull{str}, "address": orNull{anyObj},
+		"post_address": orNull{anyObj}, "phone": orNull{str}, "website": orNull{str}, "previous_names": orNull{arr{str}},
+		"about": orNull{str}, "mission": orNull{str}, "vision": orNull{str},
+		"stock_exchanges": arr{obj{"city": str, "country": str, "website": str, "acronym1": str, "alpha2_code": str, "exchange_mic": str, "exchange_name": str}}}
+	errorShape = obj{"error": obj{"code": str, "message": str, "context": anyObj}}
 )
 
 // demoE2E is the end-to-end server over the demo dataset, the data a team
@@ -225,6 +234,9 @@ func TestMarketstackClientShapes(t *testing.T) {
 		{"/v2/exchanges/XNAS/eod/2008-10-14?symbols=GOOG", envelopeOf(exchangeV2.with(obj{"eod": arr{eodShape}}))},
 		{"/v2/currencies", envelopeOf(arr{currencyV2})},
 		{"/v2/timezones", envelopeOf(arr{timezoneShape})},
+		{"/v2/tickerinfo?ticker=GOOG", obj{"data": tickerInfoFull}},
+		{"/v2/stockprice?ticker=GOOG", obj{"data": arr{stockPriceV2}}},
+		{"/v2/stockprice?ticker=GOOG&exchange=NASDAQ", obj{"data": arr{stockPriceV2}}},
 		{"/v2/indexlist", envelopeOf(arr{obj{"benchmark": str}})},
 		{"/v2/indexinfo?index=GSPC.INDX", arr{indexInfoV2}},
 	}

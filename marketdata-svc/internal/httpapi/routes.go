@@ -70,6 +70,9 @@ func (s *Server) versionRoutes(g *gin.RouterGroup, v apiVersion) {
 		// Computed from the indices' EOD bars.
 		eod.GET("/indexlist", s.indexList)
 		eod.GET("/indexinfo", s.indexInfo)
+		// The latest intraday minute for a key with that scope, else the
+		// latest EOD close.
+		eod.GET("/stockprice", s.stockPrice)
 	}
 
 	tickers := g.Group("", s.requireScope("tickers"), s.rateLimit)
@@ -79,6 +82,9 @@ func (s *Server) versionRoutes(g *gin.RouterGroup, v apiVersion) {
 		tickers.GET("/tickers", s.tickerList(v))
 	}
 	tickers.GET("/tickers/:symbol", s.tickerOne(v))
+	if v == v2 {
+		tickers.GET("/tickerinfo", s.tickerInfo)
+	}
 
 	// Reference lists (currencies, time zones) go with exchanges, whose
 	// objects embed them.
