@@ -61,6 +61,24 @@ func (t *Table) Allow(now time.Time, key string, rate int) Result {
 	return Result{Allowed: true, Remaining: int((burst - newTAT.Sub(now)) / emission), ResetAfter: newTAT.Sub(now)}
 }
 
+// Peek reports what Allow would answer for one request of key at now,
+// counting nothing; an allowed answer's Remaining is the requests the key
+// could make at once, this one included. An owner that may refuse the
+// request for another limit asks Peek first, so that the refusal costs
+// the key no rate token.
+func (t *Table) Peek(now time.Time, key string, rate int) Result {
+	emission := time.Second / time.Duration(rate)
+	burst := emission * time.Duration(rate)
+	tat := t.tat[key]
+	if tat.Before(now) {
+		tat = now
+	}
+	if allowAt := tat.Add(emission).Add(-burst); now.Before(allowAt) {
+		return Result{RetryAfter: allowAt.Sub(now), ResetAfter: tat.Sub(now)}
+	}
+	return Result{Allowed: true, Remaining: int((burst - tat.Sub(now)) / emission), ResetAfter: tat.Sub(now)}
+}
+
 // Prune drops the keys whose burst is full again at now, once the table
 // holds pruneAt keys or more, so that it keeps only the keys active in
 // the last second or so. It reports whether it pruned, for an owner that

@@ -44,7 +44,8 @@ func (l *Local) Allow(_ context.Context, p auth.Principal) Decision {
 		if l.rates.Prune(now) {
 			l.pruneUsage(now)
 		}
-		r := l.rates.Allow(now, p.KeyID, p.RatePerSecond)
+		// Peeked first: a request the quota then refuses takes no token.
+		r := l.rates.Peek(now, p.KeyID, p.RatePerSecond)
 		d.Remaining, d.ResetAfter = r.Remaining, r.ResetAfter
 		if !r.Allowed {
 			d.Err, d.RetryAfter = ErrRateLimited, r.RetryAfter
@@ -52,13 +53,17 @@ func (l *Local) Allow(_ context.Context, p auth.Principal) Decision {
 			return d
 		}
 	}
+	k := p.KeyID + ":" + month
+	if p.MonthlyQuota > 0 && l.usage[k] >= p.MonthlyQuota {
+		d.Used, d.Err, d.RetryAfter = l.usage[k], ErrUsageLimited, reset
+		l.metrics.usageRefused(p.KeyID, now)
+		return d
+	}
+	if p.RatePerSecond > 0 {
+		r := l.rates.Allow(now, p.KeyID, p.RatePerSecond)
+		d.Remaining, d.ResetAfter = r.Remaining, r.ResetAfter
+	}
 	if p.MonthlyQuota > 0 {
-		k := p.KeyID + ":" + month
-		if l.usage[k] >= p.MonthlyQuota {
-			d.Used, d.Err, d.RetryAfter = l.usage[k], ErrUsageLimited, reset
-			l.metrics.usageRefused(p.KeyID, now)
-			return d
-		}
 		l.usage[k]++
 		d.Used = l.usage[k]
 	}

@@ -21,44 +21,38 @@ import (
 func TestRefusalReportsTheOtherLimit(t *testing.T) {
 	for _, mode := range []struct {
 		name string
-		// spendsRateOnQuotaRefusal: the local limiter checks the rate
-		// before the quota and keeps the rate token of a request it then
-		// refuses for the quota, so its quota case does not hold yet.
-		spendsRateOnQuotaRefusal bool
-		open                     func(t *testing.T) limiter
+		open func(t *testing.T) limiter
 	}{
-		{"local", true, func(t *testing.T) limiter { return NewLocal(prometheus.NewRegistry(), nil) }},
-		{"exact", false, func(t *testing.T) limiter {
+		{"local", func(t *testing.T) limiter { return NewLocal(prometheus.NewRegistry(), nil) }},
+		{"exact", func(t *testing.T) limiter {
 			l, _ := redisLimiter(t, testenv.Redis(t))
 			return l
 		}},
-		{"lease", false, func(t *testing.T) limiter {
+		{"lease", func(t *testing.T) limiter {
 			l, _ := leasedLimiter(t, testenv.Redis(t), nil)
 			runLeased(t, l)
 			return l
 		}},
 	} {
-		if !mode.spendsRateOnQuotaRefusal {
-			t.Run(mode.name+"/quota", func(t *testing.T) {
-				l := mode.open(t)
-				ctx := context.Background()
-				// A token every 500 ms: the three requests below, well inside
-				// that, see no token come back.
-				p := auth.Principal{KeyID: "quota-refused", RatePerSecond: 2, MonthlyQuota: 1}
-				if d := l.Allow(ctx, p); d.Err != nil || d.Remaining != 1 || d.Used != 1 {
-					t.Fatalf("first request: %+v", d)
-				}
-				d := l.Allow(ctx, p)
-				if d.Err != ErrUsageLimited || d.Used != 1 || d.RetryAfter != d.QuotaResetAfter {
-					t.Fatalf("second request: %+v, want a quota refusal", d)
-				}
-				probe := l.Allow(ctx, auth.Principal{KeyID: p.KeyID, RatePerSecond: p.RatePerSecond})
-				if probe.Err != nil || d.Remaining != probe.Remaining+1 || d.ResetAfter <= 0 || d.ResetAfter > time.Second {
-					t.Errorf("quota refusal reports %d rate tokens left (reset in %v); the next request found %d after it took one: %+v",
-						d.Remaining, d.ResetAfter, probe.Remaining, probe)
-				}
-			})
-		}
+		t.Run(mode.name+"/quota", func(t *testing.T) {
+			l := mode.open(t)
+			ctx := context.Background()
+			// A token every 500 ms: the three requests below, well inside
+			// that, see no token come back.
+			p := auth.Principal{KeyID: "quota-refused", RatePerSecond: 2, MonthlyQuota: 1}
+			if d := l.Allow(ctx, p); d.Err != nil || d.Remaining != 1 || d.Used != 1 {
+				t.Fatalf("first request: %+v", d)
+			}
+			d := l.Allow(ctx, p)
+			if d.Err != ErrUsageLimited || d.Used != 1 || d.RetryAfter != d.QuotaResetAfter {
+				t.Fatalf("second request: %+v, want a quota refusal", d)
+			}
+			probe := l.Allow(ctx, auth.Principal{KeyID: p.KeyID, RatePerSecond: p.RatePerSecond})
+			if probe.Err != nil || d.Remaining != probe.Remaining+1 || d.ResetAfter <= 0 || d.ResetAfter > time.Second {
+				t.Errorf("quota refusal reports %d rate tokens left (reset in %v); the next request found %d after it took one: %+v",
+					d.Remaining, d.ResetAfter, probe.Remaining, probe)
+			}
+		})
 		t.Run(mode.name+"/rate", func(t *testing.T) {
 			l := mode.open(t)
 			ctx := context.Background()
