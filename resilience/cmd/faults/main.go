@@ -29,7 +29,7 @@ func main() {
 }
 
 // steps in the order they run; -only selects some by name.
-var steps = []string{"hostile", "isolation", "writers", "redis", "slowdb", "postgres", "sigterm", "audit", "audit2", "throttle"}
+var steps = []string{"hostile", "isolation", "writers", "redis", "slowdb", "postgres", "sigterm", "audit", "audit2", "failover", "throttle"}
 
 func run(ctx context.Context, args []string, _ func(string) string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("faults", flag.ContinueOnError)
@@ -64,7 +64,7 @@ func run(ctx context.Context, args []string, _ func(string) string, stdout io.Wr
 		fmt.Sprintf("Service settings during the run: request timeout %s, statement timeout %s, shutdown drain %s, shutdown timeout %s, notes HTTP read timeout %s, DB pool %d connections, log level debug.",
 			suite.RequestTimeout, suite.StatementTimeout, suite.ShutdownDrain, suite.ShutdownTimeout, suite.HTTPReadTimeout, suite.DBMaxOpenConns))
 
-	rep.Index = suite.AuditIndex
+	rep.Index = suite.AuditRound2Index + "\n" + suite.AuditIndex
 	logf("setting up databases, keys and services")
 	env, err := suite.Setup(ctx, stack, rep, suite.Config{BinDir: *binDir, LogDir: logDir}, logf)
 	if err != nil {
@@ -147,6 +147,7 @@ func run(ctx context.Context, args []string, _ func(string) string, stdout io.Wr
 	})
 	step("audit", func() { suite.Audit(ctx, env) })
 	step("audit2", func() { suite.AuditRound2(ctx, env) })
+	step("failover", func() { suite.Failover(ctx, env) })
 	// Last: a throttled address may be refused afterwards.
 	step("throttle", func() { suite.AuthThrottle(ctx, env) })
 
