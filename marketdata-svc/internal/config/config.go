@@ -74,6 +74,52 @@ type Config struct {
 	// counters it changed from Redis to the database, the copy a Redis
 	// that lost them is restored from (ratelimit.UsageSync).
 	UsageSyncInterval time.Duration
+	// Sync configures `marketdata-svc sync`, the daily feed from data
+	// providers (MARKETDATA_SYNC_*).
+	Sync Sync
+}
+
+// Sync configures the providers `marketdata-svc sync` reads.
+type Sync struct {
+	// Timeout bounds one request to a provider, its body included.
+	Timeout time.Duration
+	// Retries is how many times a 429, a 5xx or a failed connection is
+	// retried, after Backoff doubled each time up to MaxBackoff (with
+	// jitter), or the answer's Retry-After.
+	Retries             int
+	Backoff, MaxBackoff time.Duration
+	// Concurrency is how many symbols are fetched at once (--concurrency
+	// overrides it).
+	Concurrency int
+	// One per provider, from MARKETDATA_SYNC_<NAME>_*.
+	Marketstack, Tiingo, EODHD, Stooq SyncProvider
+}
+
+// SyncProvider is one provider's credential, base URL and rate.
+type SyncProvider struct {
+	// Token is the credential (MARKETDATA_SYNC_<NAME>_TOKEN); never logged.
+	Token string
+	// URL overrides the provider's base URL, for a proxy or a test.
+	URL string
+	// RatePerMinute and Burst shape the token bucket all of the
+	// provider's requests take from.
+	RatePerMinute, Burst int
+}
+
+// Provider returns the settings of the provider name, and whether it is
+// one.
+func (s Sync) Provider(name string) (SyncProvider, bool) {
+	switch name {
+	case "marketstack":
+		return s.Marketstack, true
+	case "tiingo":
+		return s.Tiingo, true
+	case "eodhd":
+		return s.EODHD, true
+	case "stooq":
+		return s.Stooq, true
+	}
+	return SyncProvider{}, false
 }
 
 // Prefix starts the name of every variable.
@@ -119,6 +165,7 @@ func Load(getenv func(string) string) (Config, error) {
 	// 1 s, or half a request timeout shorter than 2 s.
 	half := max(c.RequestTimeout/2, 10*time.Millisecond)
 	c.ReplicaReadTimeout = r.DurationIn("DATABASE_REPLICA_READ_TIMEOUT", min(time.Second, half), 10*time.Millisecond, half)
+	c.Sync = loadSync(r)
 	if c.DatabaseURL == "" {
 		r.Fail("DATABASE_URL", "is required")
 	}
@@ -162,6 +209,9 @@ func (c Config) LogValue() slog.Value {
 		slog.String("data_version_poll", c.DataVersionPoll.String()),
 		slog.String("ratelimit_mode", c.RateLimitMode),
 		slog.String("usage_sync_interval", c.UsageSyncInterval.String()),
+		slog.String("sync_timeout", c.Sync.Timeout.String()),
+		slog.Int("sync_retries", c.Sync.Retries),
+		slog.Int("sync_concurrency", c.Sync.Concurrency),
 	)...)
 }
 
@@ -220,4 +270,35 @@ func validOrigin(o string) bool {
 	u, err := url.Parse(o)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" &&
 		u.Path == "" && u.RawQuery == "" && u.Fragment == "" && u.User == nil && u.Scheme+"://"+u.Host == o
+}
+
+// loadSync reads MARKETDATA_SYNC_*. The default rates sit under each
+// provider's documented plan limits; raise them to the plan bought.
+func loadSync(r *envconfig.Reader) Sync {
+	s := Sync{
+		Timeout:     r.DurationIn("SYNC_TIMEOUT", 30*time.Second, time.Second, 10*time.Minute),
+		Retries:     r.IntIn("SYNC_RETRIES", 5, 0, 20),
+		Backoff:     r.DurationIn("SYNC_BACKOFF", time.Second, 10*time.Millisecond, time.Minute),
+		MaxBackoff:  r.DurationIn("SYNC_MAX_BACKOFF", time.Minute, 100*time.Millisecond, time.Hour),
+		Concurrency: r.IntIn("SYNC_CONCURRENCY", 4, 1, 64),
+	}
+	provider := func(name string, perMinute, burst int) SyncProvider {
+		p := SyncProvider{
+			Token:         r.String("SYNC_"+name+"_TOKEN", ""),
+			URL:           r.String("SYNC_"+name+"_URL", ""),
+			RatePerMinute: r.IntIn("SYNC_"+name+"_RATE_PER_MINUTE", perMinute, 1, 100_000),
+			Burst:         r.IntIn("SYNC_"+name+"_BURST", burst, 1, 10_000),
+		}
+		if p.URL != "" {
+			if u, err := url.Parse(p.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+				r.Fail("SYNC_"+name+"_URL", "must be an http or https URL without credentials")
+			}
+		}
+		return p
+	}
+	s.Marketstack = provider("MARKETSTACK", 300, 10)
+	s.Tiingo = provider("TIINGO", 100, 5)
+	s.EODHD = provider("EODHD", 900, 20)
+	s.Stooq = provider("STOOQ", 60, 2)
+	return s
 }

@@ -120,7 +120,7 @@ func ImportFile(ctx context.Context, store Applier, path string, opts Options) (
 			p.Close()
 		}
 	}()
-	res.Load, err = store.Apply(ctx, load)
+	res.Load, err = Load(ctx, store, load)
 	if err != nil {
 		return res, err
 	}

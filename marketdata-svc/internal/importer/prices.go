@@ -150,8 +150,8 @@ func (p *PriceFile) parse(rec []string, line int) bool {
 			}
 		}
 	}
-	if b.High < b.Low {
-		p.errs.add(p.name, line, "high %v is below low %v", b.High, b.Low)
+	if err := CheckBar(b); err != nil {
+		p.errs.add(p.name, line, "%v", err)
 		return false
 	}
 	p.cur = b

@@ -1,0 +1,149 @@
+package feed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/importer"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
+)
+
+// bulk syncs an exchange day by day through one call a day, each day in
+// one load streamed from the provider's spooled answer. Its progress is
+// kept under the symbol "@" and the exchange. done is false when the
+// provider does not cover the exchange, for the per-symbol path to run.
+func (r *runner) bulk(ctx context.Context, b Bulk) (done bool, err error) {
+	key := "@" + r.o.Exchange
+	prog, err := r.store.SyncProgress(ctx, r.p.Name(), []string{key})
+	if err != nil {
+		return true, err
+	}
+	p, synced := prog[key]
+	synced = synced && !r.o.Refetch
+	var start time.Time
+	switch {
+	case !r.o.From.IsZero():
+		start = r.o.From
+		if synced && !p.From.After(start) && !p.Through.Before(start) {
+			start = p.Through.AddDate(0, 0, 1) // resume a window already begun
+		}
+	case synced:
+		start = p.Through.AddDate(0, 0, 1-r.o.Lookback)
+	default:
+		start = r.o.To // a universe starts with the last session
+	}
+	var days []time.Time
+	for d := start; !d.After(r.o.To); d = d.AddDate(0, 0, 1) {
+		if wd := d.Weekday(); wd != time.Saturday && wd != time.Sunday {
+			days = append(days, d)
+		}
+	}
+	r.o.Meter.Start(len(days))
+	for i, day := range days {
+		n, ok, err := r.bulkDay(ctx, b, day)
+		if !ok && i == 0 {
+			return false, nil
+		}
+		switch {
+		case errors.Is(err, ErrUnauthorized):
+			r.rep.Fatal = err
+			return true, nil
+		case err != nil && ctx.Err() != nil:
+			return true, ctx.Err()
+		case err != nil:
+			r.fail(key+" "+day.Format(time.DateOnly), err)
+		default:
+			r.rep.Synced += n
+		}
+		r.o.Meter.Add(1, 0)
+	}
+	return true, nil
+}
+
+// bulkDay loads one exchange day and returns how many symbols it had.
+func (r *runner) bulkDay(ctx context.Context, b Bulk, day time.Time) (int, bool, error) {
+	d, ok, err := b.ExchangeDay(ctx, r.o.Exchange, day)
+	if err != nil || !ok {
+		return 0, ok, err
+	}
+	defer d.Close()
+	for _, rj := range d.Rejects {
+		r.reject(rj)
+	}
+	w := Window{From: day, To: day}
+	var first *dayBars
+	l := marketdatadb.Load{DefaultExchange: r.o.Exchange, Splits: d.Splits, Dividends: d.Dividends}
+	l.Bars = func() (marketdatadb.BarSource, error) {
+		rs, err := d.Records()
+		if err != nil {
+			return nil, err
+		}
+		src := &dayBars{rs: rs, w: w, provider: r.p.Name()}
+		if first == nil { // rejects and symbols are counted once, on the first pass
+			first = src
+			src.symbols, src.reject = map[string]struct{}{}, r.reject
+		}
+		return src, nil
+	}
+	res, err := importer.Load(ctx, r.store, l)
+	if err != nil {
+		return 0, true, fmt.Errorf("load %s: %w", day.Format(time.DateOnly), err)
+	}
+	if first == nil || len(first.symbols) == 0 {
+		return 0, true, nil // a holiday: nothing to record, asked again next time
+	}
+	err = r.store.SaveSyncProgress(ctx, r.p.Name(), []marketdatadb.SyncWindow{{Symbol: "@" + r.o.Exchange, From: day, Through: day}})
+	if err != nil {
+		return 0, true, err
+	}
+	r.rep.Symbols += len(first.symbols)
+	r.rep.Received += res.BarsRead
+	r.rep.Stored += res.BarsChanged
+	r.o.Meter.Add(0, res.BarsRead)
+	if err := r.o.Publish(ctx, res.Version); err != nil {
+		r.o.Log.Error("publish data version", "version", res.Version, "err", err)
+	}
+	return len(first.symbols), true, nil
+}
+
+// dayBars streams a day's checked bars from its records.
+type dayBars struct {
+	rs       RecordSource
+	w        Window
+	provider string
+	cur      marketdatadb.BarRow
+	symbols  map[string]struct{}
+	reject   func(Reject)
+}
+
+func (s *dayBars) Next() bool {
+	for s.rs.Next() {
+		rec := s.rs.Record()
+		b, reason := bar(rec, s.w)
+		if reason == "" && rec.Symbol == "" {
+			reason = "empty symbol"
+		}
+		if reason == "" {
+			if err := importer.CheckBar(b); err != nil {
+				reason = err.Error()
+			}
+		}
+		if reason != "" {
+			if s.reject != nil {
+				s.reject(Reject{Provider: s.provider, Symbol: rec.Symbol, Date: rec.Date, Reason: reason})
+			}
+			continue
+		}
+		if s.symbols != nil {
+			s.symbols[b.Symbol] = struct{}{}
+		}
+		s.cur = b
+		return true
+	}
+	return false
+}
+
+func (s *dayBars) Bar() marketdatadb.BarRow { return s.cur }
+func (s *dayBars) Err() error               { return s.rs.Err() }

@@ -1,0 +1,270 @@
+// Package eodhd is the sync adapter of EODHD's end-of-day API: per
+// symbol /api/eod/{CODE}.{EXCHANGE} with /api/splits and /api/div, and
+// /api/eod-bulk-last-day/{EXCHANGE}, a whole exchange's day in one call,
+// which keeps a full universe current. The token goes in the api_token
+// parameter.
+package eodhd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/feed"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
+)
+
+// Name, DefaultURL and TokenParam configure the adapter's client.
+const (
+	Name       = "eodhd"
+	DefaultURL = "https://eodhd.com"
+	TokenParam = "api_token"
+)
+
+// exchanges maps the MICs EODHD covers to its exchange codes. US
+// listings share one code, and their symbols carry no suffix here.
+var exchanges = map[string]string{
+	"XNAS": "US", "XNYS": "US", "XASE": "US", "ARCX": "US", "BATS": "US", "IEXG": "US",
+	"XLON": "LSE", "XETR": "XETRA", "XPAR": "PA", "XAMS": "AS", "XTSE": "TO", "XSWX": "SW",
+}
+
+// Provider is the EODHD adapter.
+type Provider struct {
+	c *feed.Client
+	// SpoolDir holds the bulk answers being loaded ("" is the system's).
+	SpoolDir string
+}
+
+// New returns the adapter sending its requests through c.
+func New(c *feed.Client) *Provider { return &Provider{c: c} }
+
+// Name is "eodhd".
+func (p *Provider) Name() string { return Name }
+
+// code is symbol as EODHD spells it: AAPL is AAPL.US, VOD.XLON VOD.LSE.
+func code(symbol string) string {
+	if base, mic, ok := strings.Cut(symbol, "."); ok {
+		if ex, ok := exchanges[mic]; ok {
+			return base + "." + ex
+		}
+		return symbol
+	}
+	return symbol + ".US"
+}
+
+type eodRow struct {
+	Code   string      `json:"code"`
+	Date   string      `json:"date"`
+	Open   feed.Number `json:"open"`
+	High   feed.Number `json:"high"`
+	Low    feed.Number `json:"low"`
+	Close  feed.Number `json:"close"`
+	Volume feed.Number `json:"volume"`
+}
+
+type splitRow struct {
+	Code  string `json:"code"`
+	Date  string `json:"date"`
+	Split string `json:"split"` // "2.000000/1.000000"
+}
+
+type divRow struct {
+	Code            string      `json:"code"`
+	Date            string      `json:"date"`
+	Value           feed.Number `json:"value"`
+	UnadjustedValue feed.Number `json:"unadjustedValue"`
+	Dividend        feed.Number `json:"dividend"` // the bulk form
+}
+
+func (p *Provider) getJSON(ctx context.Context, path string, q url.Values, dst any) error {
+	q.Set("fmt", "json")
+	body, err := p.c.Get(ctx, path, q, nil)
+	if err != nil {
+		return err
+	}
+	defer body.Close()
+	if err := json.NewDecoder(body).Decode(dst); err != nil {
+		return fmt.Errorf("%s: unreadable answer: %w", Name, err)
+	}
+	return nil
+}
+
+// History reads symbol's bars, splits and dividends within w.
+func (p *Provider) History(ctx context.Context, symbol string, w feed.Window) (feed.History, error) {
+	var h feed.History
+	c := url.PathEscape(code(symbol))
+	span := func() url.Values {
+		return url.Values{"from": {w.From.Format(time.DateOnly)}, "to": {w.To.Format(time.DateOnly)}}
+	}
+	var rows []eodRow
+	if err := p.getJSON(ctx, "/api/eod/"+c, span(), &rows); err != nil {
+		return h, err
+	}
+	for _, r := range rows {
+		h.Records = append(h.Records, feed.Record{Symbol: symbol, Date: r.Date, Open: r.Open, High: r.High, Low: r.Low, Close: r.Close, Volume: r.Volume})
+	}
+	var splits []splitRow
+	if err := p.getJSON(ctx, "/api/splits/"+c, span(), &splits); err != nil {
+		return h, err
+	}
+	for _, s := range splits {
+		sp, rj := split(symbol, s)
+		if rj != nil {
+			h.Rejects = append(h.Rejects, *rj)
+			continue
+		}
+		h.Splits = append(h.Splits, sp)
+	}
+	var divs []divRow
+	if err := p.getJSON(ctx, "/api/div/"+c, span(), &divs); err != nil {
+		return h, err
+	}
+	for _, d := range divs {
+		dv, rj := dividend(symbol, d)
+		if rj != nil {
+			h.Rejects = append(h.Rejects, *rj)
+			continue
+		}
+		h.Dividends = append(h.Dividends, dv)
+	}
+	return h, nil
+}
+
+func split(symbol string, s splitRow) (marketdata.Split, *feed.Reject) {
+	d, err := feed.ParseDate(s.Date)
+	a, b, ok := strings.Cut(s.Split, "/")
+	x, y := feed.ParseNumber(strings.TrimSpace(a)), feed.ParseNumber(strings.TrimSpace(b))
+	if err != nil || !ok || x.Bad != "" || y.Bad != "" || !(x.V > 0) || !(y.V > 0) {
+		return marketdata.Split{}, &feed.Reject{Provider: Name, Symbol: symbol, Date: s.Date, Reason: fmt.Sprintf("malformed split %q", s.Split)}
+	}
+	return marketdata.Split{Symbol: symbol, Date: d, Factor: x.V / y.V}, nil
+}
+
+func dividend(symbol string, r divRow) (marketdata.Dividend, *feed.Reject) {
+	d, err := feed.ParseDate(r.Date)
+	v := r.UnadjustedValue // the amount paid then; value is restated for later splits
+	if !v.Set {
+		v = r.Value
+	}
+	if !v.Set {
+		v = r.Dividend
+	}
+	if err != nil || !v.Set || v.Bad != "" || v.V < 0 {
+		return marketdata.Dividend{}, &feed.Reject{Provider: Name, Symbol: symbol, Date: r.Date, Reason: "malformed dividend"}
+	}
+	return marketdata.Dividend{Symbol: symbol, Date: d, Amount: v.V}, nil
+}
+
+// ExchangeDay reads a whole exchange's day from /api/eod-bulk-last-day,
+// with its splits and dividends (type=splits, type=dividends). The bars'
+// answer is spooled to a file and streamed from it, never held in memory.
+func (p *Provider) ExchangeDay(ctx context.Context, exchange string, day time.Time) (*feed.Day, bool, error) {
+	ex, ok := exchanges[exchange]
+	if !ok {
+		return nil, false, nil
+	}
+	symbol := func(c string) string {
+		if ex == "US" {
+			return c
+		}
+		return c + "." + exchange
+	}
+	q := func(kind string) url.Values {
+		v := url.Values{"date": {day.Format(time.DateOnly)}, "fmt": {"json"}}
+		if kind != "" {
+			v.Set("type", kind)
+		}
+		return v
+	}
+	path := "/api/eod-bulk-last-day/" + ex
+	d := &feed.Day{}
+	var splits []splitRow
+	if err := p.getJSON(ctx, path, q("splits"), &splits); err != nil {
+		return nil, true, err
+	}
+	for _, s := range splits {
+		sp, rj := split(symbol(s.Code), s)
+		if rj != nil {
+			d.Rejects = append(d.Rejects, *rj)
+			continue
+		}
+		d.Splits = append(d.Splits, sp)
+	}
+	var divs []divRow
+	if err := p.getJSON(ctx, path, q("dividends"), &divs); err != nil {
+		return nil, true, err
+	}
+	for _, r := range divs {
+		dv, rj := dividend(symbol(r.Code), r)
+		if rj != nil {
+			d.Rejects = append(d.Rejects, *rj)
+			continue
+		}
+		d.Dividends = append(d.Dividends, dv)
+	}
+	body, err := p.c.Get(ctx, path, q(""), nil)
+	if err != nil {
+		return nil, true, err
+	}
+	defer body.Close()
+	f, err := os.CreateTemp(p.SpoolDir, "eodhd-bulk-*.json")
+	if err != nil {
+		return nil, true, fmt.Errorf("spool bulk answer: %w", err)
+	}
+	d.Close = func() error { f.Close(); return os.Remove(f.Name()) }
+	if _, err := io.Copy(f, body); err != nil {
+		d.Close()
+		return nil, true, fmt.Errorf("%s: read bulk answer: %w", Name, err)
+	}
+	d.Records = func() (feed.RecordSource, error) {
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, err
+		}
+		dec := json.NewDecoder(f)
+		if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+			return nil, fmt.Errorf("%s: bulk answer is not a list", Name)
+		}
+		return &bulkRecords{dec: dec, symbol: symbol}, nil
+	}
+	return d, true, nil
+}
+
+// bulkRecords decodes a bulk answer one row at a time.
+type bulkRecords struct {
+	dec    *json.Decoder
+	symbol func(string) string
+	cur    feed.Record
+	err    error
+}
+
+func (b *bulkRecords) Next() bool {
+	if b.err != nil || !b.dec.More() {
+		return false
+	}
+	var r eodRow
+	if err := b.dec.Decode(&r); err != nil {
+		b.err = fmt.Errorf("%s: unreadable bulk row: %w", Name, err)
+		return false
+	}
+	sym := ""
+	if r.Code != "" {
+		sym = b.symbol(r.Code)
+	}
+	b.cur = feed.Record{Symbol: sym, Date: r.Date, Open: r.Open, High: r.High, Low: r.Low, Close: r.Close, Volume: r.Volume}
+	return true
+}
+
+func (b *bulkRecords) Record() feed.Record { return b.cur }
+
+func (b *bulkRecords) Err() error {
+	if errors.Is(b.err, io.EOF) {
+		return nil
+	}
+	return b.err
+}

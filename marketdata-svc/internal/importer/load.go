@@ -1,0 +1,76 @@
+package importer
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
+)
+
+// Load is the one entry point of every daily-data write, a file's import
+// and a provider's sync alike: the load is applied in one transaction
+// (marketdatadb.Store.Apply: symbol locks, adjustment factors recomputed,
+// data version bumped), and every bar it streams must pass CheckBar, so
+// that no caller stores a bar the importer would refuse. The caller
+// publishes the new version (LoadResult.Version) once it is committed.
+func Load(ctx context.Context, store Applier, l marketdatadb.Load) (marketdatadb.LoadResult, error) {
+	if l.Bars != nil {
+		open := l.Bars
+		l.Bars = func() (marketdatadb.BarSource, error) {
+			src, err := open()
+			if err != nil {
+				return nil, err
+			}
+			return &checkedBars{BarSource: src}, nil
+		}
+	}
+	return store.Apply(ctx, l)
+}
+
+// CheckBar refuses a bar no reader should be served: a price or volume
+// that is not a finite number or is negative, or a high below its low.
+func CheckBar(b marketdatadb.BarRow) error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"open", b.Open}, {"high", b.High}, {"low", b.Low}, {"close", b.Close}, {"volume", b.Volume}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return fmt.Errorf("invalid %s %v", f.name, f.v)
+		}
+		if f.v < 0 {
+			return fmt.Errorf("negative %s %v", f.name, f.v)
+		}
+	}
+	if b.High < b.Low {
+		return fmt.Errorf("high %v is below low %v", b.High, b.Low)
+	}
+	return nil
+}
+
+// checkedBars fails the stream, and so the whole load, at the first bar
+// CheckBar refuses: callers filter and report bad rows before, so one
+// reaching here is a defect, never stored.
+type checkedBars struct {
+	marketdatadb.BarSource
+	err error
+}
+
+func (c *checkedBars) Next() bool {
+	if c.err != nil || !c.BarSource.Next() {
+		return false
+	}
+	b := c.BarSource.Bar()
+	if err := CheckBar(b); err != nil {
+		c.err = fmt.Errorf("bar %s %s: %w", b.Symbol, b.Date.Format("2006-01-02"), err)
+		return false
+	}
+	return true
+}
+
+func (c *checkedBars) Err() error {
+	if c.err != nil {
+		return c.err
+	}
+	return c.BarSource.Err()
+}
