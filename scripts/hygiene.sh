@@ -15,6 +15,8 @@
 #      machine.
 #   4. Every Makefile target has a `## target: description` line, which
 #      `make help` lists.
+#   5. No comment in code cites an issue number: the tracker is not in the
+#      repository, so a comment says why in its own words.
 #
 # Run by scripts/security.sh (make security, make faults); exits non-zero
 # with the offending lines. `scripts/hygiene.sh --self-test` shows that each
@@ -46,6 +48,13 @@ check_abs_paths() { # root home files...
   # A home of / (or none) would match every absolute path.
   [ "${#h}" -gt 1 ] || h=$r
   grep -nIHF -e "$r/" -e "$h/" "$@" 2>/dev/null || true
+}
+
+# check_tracker lists comments that cite an issue number of the project's
+# tracker; an upstream reference (golang/go#N) names its own tracker.
+check_tracker() { # files...
+  [ $# -gt 0 ] || return 0
+  grep -nIHE '(//|#|--).*\b[Ii]ssues? #?[0-9]+' "$@" 2>/dev/null | grep -v 'golang/go#' || true
 }
 
 files() {
@@ -85,6 +94,15 @@ self_test() {
     grep -q "/$want:" <<<"$abs" || { echo "hygiene self-test: $want not caught"; return 1; }
   done
   if grep -q '/ok\.' <<<"$abs"; then echo "hygiene self-test: false positive: $abs"; return 1; fi
+  printf 'x := 1 // see issue 12, item 5\n' >"$dir/j.go"
+  printf '%s\n' '-- marketstack compatibility (issue 10).' >"$dir/k.sql"
+  printf '# fuzz by count (golang/go#75804)\n' >"$dir/ok.mk"
+  local tr
+  tr=$(check_tracker "$dir"/*)
+  for want in j.go k.sql; do
+    grep -q "/$want:" <<<"$tr" || { echo "hygiene self-test: $want not caught"; return 1; }
+  done
+  if grep -q '/ok\.' <<<"$tr"; then echo "hygiene self-test: false positive: $tr"; return 1; fi
   local hosts names
   hosts=$(check_hosts "$dir"/*)
   names=$(check_image_names "$dir"/*)
@@ -122,6 +140,13 @@ if [ -n "$abs" ]; then
   echo "$abs"
   status=1
 fi
+# Comments of the languages the project writes: //, # and -- (SQL).
+tracker=$(check_tracker $(printf '%s\n' "${list[@]}" | grep -E '\.(go|sh|sql|lua|ya?ml|conf)$|(^|/)Makefile$' | grep -v '^scripts/hygiene\.sh$'))
+if [ -n "$tracker" ]; then
+  echo "hygiene: comments citing issue numbers (say why in the comment's own words):"
+  echo "$tracker"
+  status=1
+fi
 undocumented=$(comm -23 <(grep -oE '^[a-z][a-z0-9-]*:' Makefile | tr -d : | sort -u) \
   <(sed -nE 's/^## ([a-z][a-z0-9-]*): .*/\1/p' Makefile | sort -u))
 if [ -n "$undocumented" ]; then
@@ -129,5 +154,5 @@ if [ -n "$undocumented" ]; then
   echo "$undocumented"
   status=1
 fi
-[ $status = 0 ] && echo "hygiene: no registry host names in ${#list[@]} files; every locally built image has a tickerdesk/ name; no absolute path of this machine"
+[ $status = 0 ] && echo "hygiene: no registry host names in ${#list[@]} files; every locally built image has a tickerdesk/ name; no absolute path of this machine; no comment cites an issue number"
 exit $status

@@ -173,7 +173,7 @@ func TestCacheTTLIsCapped(t *testing.T) {
 	}
 }
 
-// TestCacheTTLSettingRange is issue 12, item 8, for both services: 0 is
+// TestCacheTTLSettingRange is an outside audit's finding, for both services: 0 is
 // "no key cache" and up to MaxCacheTTL is accepted; a negative setting or
 // one over MaxCacheTTL is refused. (Unparsable values are envconfig's.)
 func TestCacheTTLSettingRange(t *testing.T) {
@@ -189,7 +189,7 @@ func TestCacheTTLSettingRange(t *testing.T) {
 	}
 }
 
-// TestSettingZeroMeansNoCache is issue 12, item 8: a key-cache setting of
+// TestSettingZeroMeansNoCache is an outside audit's finding: a key-cache setting of
 // 0 silently meant the 30 s default, so an operator who set it to have
 // revocations bite at once got the opposite. Through CacheTTLFromSetting,
 // 0 means no cache: every verification looks the key up and a revoked key

@@ -8,7 +8,7 @@
 // store lookup. Only the SHA-256 hash of a key is ever stored.
 //
 // The verified-key cache (cache.go) is our own, not
-// hashicorp/golang-lru/v2/expirable, on measurement (issue 14; benchstat
+// hashicorp/golang-lru/v2/expirable, on measurement (benchstat
 // of -count 6, 2 shared cores under load): a cache hit took 101.7 ns ± 19%
 // ours and 279.3 ns ± 44% through expirable (+175%, p=0.002), both with no
 // allocation. expirable also reads the wall clock itself where the

@@ -79,8 +79,7 @@ func TestThrottlesBadKeysWithoutStore(t *testing.T) {
 		t.Fatalf("bad key from blocked address: %d, want 429", code)
 	}
 	store.failOnCall = false
-	// A good key is not refused for other callers' failures (issue 12,
-	// item 5): it gets the address's probe lookup.
+	// A good key is not refused for other callers' failures: it gets the address's probe lookup.
 	if code := call(good, "10.0.0.1"); code != http.StatusOK {
 		t.Fatalf("good key from blocked address: %d, want 200", code)
 	}
@@ -109,7 +108,7 @@ func unknownKey(t *testing.T) string {
 	return key
 }
 
-// TestConcurrentBadKeysAreBounded is issue 12, item 5: the limit was
+// TestConcurrentBadKeysAreBounded reproduces an outside audit's finding: the limit was
 // checked before the lookup and counted after it, so 200 concurrent unknown
 // keys from one address all reached the store against a limit of 20.
 func TestConcurrentBadKeysAreBounded(t *testing.T) {
@@ -222,7 +221,7 @@ func TestBurstOfANewKeyIsOneLookup(t *testing.T) {
 }
 
 // TestCallerLeavingDoesNotFailTheSharedLookup: the shared lookup is no one
-// request's (issue 12, item 3's class): a request that gives up gets its
+// request's: a request that gives up gets its
 // own error, the others their principal.
 func TestCallerLeavingDoesNotFailTheSharedLookup(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

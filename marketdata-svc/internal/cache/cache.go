@@ -29,7 +29,7 @@
 // cancelled: work nobody waits for would only load the database.
 //
 // The in-process LRU (l1.go) is our own, not
-// hashicorp/golang-lru/v2/expirable, on measurement (issue 14; benchstat
+// hashicorp/golang-lru/v2/expirable, on measurement (benchstat
 // of BenchmarkEncodedEODHit/local, -count 6, 2 shared cores under load):
 // a hit allocates nothing with ours and 80 B in 1 allocation through
 // expirable (p=0.002), since its Get takes the key as a string where ours

@@ -50,7 +50,7 @@ func (s *ctxStore) Tickers(ctx context.Context, q marketdata.TickerQuery) (marke
 	return s.countingStore.Tickers(ctx, q)
 }
 
-// TestAbandonedCallerDoesNotFailOthers is issue 12, item 3: concurrent
+// TestAbandonedCallerDoesNotFailOthers reproduces an outside audit's finding: concurrent
 // misses share one query, which ran on the first caller's context, so when
 // that caller went away every other caller of the query, from any account,
 // got its error (503). The class is every piece of work the cache shares

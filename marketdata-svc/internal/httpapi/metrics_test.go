@@ -14,7 +14,7 @@ import (
 )
 
 // TestMetricLabelsStayBounded is the regression case of the audit's
-// unbounded labels (issue 12, item 1) and of their class: no part of a
+// unbounded labels and of their class: no part of a
 // request a client chooses (method, path, query, headers, a wrong key) may
 // add series to /metrics.
 func TestMetricLabelsStayBounded(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 )
 
-// indexWhere selects the indices that have a bar: $1 names one, or '' all.
+// indexWhere selects the indices that have a bar: $1 names one, or ” all.
 const indexWhere = `WHERE t.asset_type = 'Index' AND ($1 = '' OR t.symbol = $1)
   AND EXISTS (SELECT 1 FROM eod_bars b WHERE b.symbol = t.symbol)`
 

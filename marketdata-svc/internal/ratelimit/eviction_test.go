@@ -12,7 +12,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
 )
 
-// TestQuotaSurvivesCacheEviction is issue 12, item 7: nothing bounded the
+// TestQuotaSurvivesCacheEviction reproduces an outside audit's finding: nothing bounded the
 // cache's memory in Redis, and bounding it must not cost limiter state. The
 // deployment runs Redis with maxmemory and the volatile-lru policy
 // (deploy/compose, deploy/README.md), which evicts only keys with an expiry:

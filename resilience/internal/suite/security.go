@@ -203,7 +203,7 @@ func AuthThrottle(ctx context.Context, e *Env) {
 			}
 			return r
 		}
-		// Issue 12, item 5: 200 well-formed unknown keys at once from one
+		// An outside audit's finding: 200 well-formed unknown keys at once from one
 		// address. The lookups are counted where they happen, as index and
 		// table scans of api_keys in PostgreSQL's statistics, which an idle
 		// backend flushes within 10 s (PGSTAT_IDLE_INTERVAL), hence the

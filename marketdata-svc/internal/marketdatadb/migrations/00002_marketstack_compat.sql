@@ -1,5 +1,5 @@
 -- +goose Up
--- marketstack compatibility (issue 10).
+-- marketstack compatibility.
 
 -- A ticker's country as marketstack reports it; NULL when unknown, which
 -- is served as "country": null.

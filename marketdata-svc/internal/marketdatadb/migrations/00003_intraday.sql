@@ -1,5 +1,5 @@
 -- +goose Up
--- Intraday prices (issue 11): raw 1-minute bars, as imported or generated.
+-- Intraday prices: raw 1-minute bars, as imported or generated.
 -- Every interval the API serves is aggregated from these at query time.
 --
 -- Range-partitioned by month on ts: a query for some days reads only the
