@@ -93,14 +93,16 @@ type Account struct {
 }
 
 // Key describes a stored key, never its secret. Nil times mean never.
+// It is also how GORM reads a key (ListKeys, GetKey, LookupKey).
 type Key struct {
 	ID        string
 	AccountID string
-	Account   string // the account's name
+	// Account is the account's name, read from the joined accounts.
+	Account string `gorm:"->"`
 	// Name is a label for people, empty when none was given.
 	Name   string
 	Hint   string
-	Scopes []string
+	Scopes Scopes
 	// RatePerSecond and MonthlyQuota are the key's limits; zero means
 	// none.
 	RatePerSecond int
@@ -132,51 +134,33 @@ func (accountRow) TableName() string { return "accounts" }
 
 func (r accountRow) account() Account { return Account(r) }
 
+// keyRow is a key as CreateKey writes it, with the hash of its secret.
 type keyRow struct {
-	ID            string
-	AccountID     string
-	Name          string
-	Hash          []byte
-	Hint          string
-	Scopes        textList
-	RatePerSecond int
-	MonthlyQuota  int64
-	CreatedAt     time.Time
-	ExpiresAt     *time.Time
-	RevokedAt     *time.Time
-	LastUsedAt    *time.Time
-	// AccountName is no column of api_keys: ListKeys reads it from the
-	// joined accounts, and nothing writes it.
-	AccountName string `gorm:"->"`
+	Key  `gorm:"embedded"`
+	Hash []byte
 }
 
 func (keyRow) TableName() string { return "api_keys" }
-
-func (r keyRow) key() Key {
-	return Key{ID: r.ID, AccountID: r.AccountID, Account: r.AccountName, Name: r.Name, Hint: r.Hint, Scopes: []string(r.Scopes),
-		RatePerSecond: r.RatePerSecond, MonthlyQuota: r.MonthlyQuota,
-		CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt, RevokedAt: r.RevokedAt, LastUsedAt: r.LastUsedAt}
-}
 
 // keyColumns read a key row whatever the type of the ids: as text.
 const keyColumns = "k.id::text AS id, k.account_id::text AS account_id, k.name, k.hint, k.scopes, k.rate_per_second, k.monthly_quota, " +
 	"k.created_at, k.expires_at, k.revoked_at, k.last_used_at"
 
-// textList is a text[] (or uuid[]) value. It keeps GORM from expanding a
-// slice into a list of placeholders, hands the slice to pgx, which encodes
-// arrays itself, and scans with pgx's own array parser, since
-// database/sql hands arrays over in their text form.
-type textList []string
+// Scopes are a key's scopes, a text[] column. As an argument it keeps
+// GORM from expanding a slice into a list of placeholders and hands the
+// slice to pgx, which encodes arrays itself; it scans with pgx's own array
+// parser, since database/sql hands arrays over in their text form.
+type Scopes []string
 
 // Value implements driver.Valuer.
-func (l textList) Value() (driver.Value, error) { return []string(l), nil }
+func (l Scopes) Value() (driver.Value, error) { return []string(l), nil }
 
 // GormDataType tells GORM the column type, which it would otherwise infer
 // from what Value returns, a slice it has no type for.
-func (textList) GormDataType() string { return "text[]" }
+func (Scopes) GormDataType() string { return "text[]" }
 
 // Scan implements sql.Scanner.
-func (l *textList) Scan(src any) error { return pgtype.NewMap().SQLScanner((*[]string)(l)).Scan(src) }
+func (l *Scopes) Scan(src any) error { return pgtype.NewMap().SQLScanner((*[]string)(l)).Scan(src) }
 
 // CreateAccount creates the account called name; a name already taken is
 // ErrAccountExists.
@@ -322,9 +306,9 @@ func (s *Store) CreateKey(ctx context.Context, account string, o KeyOptions) (Ke
 	if err != nil {
 		return Key{}, "", fmt.Errorf("create key: %w", err)
 	}
-	row := keyRow{ID: id, AccountID: accountID, AccountName: account, Name: o.Name, Hash: hash[:], Hint: auth.Hint(plain),
-		Scopes: textList(o.Scopes), RatePerSecond: o.RatePerSecond, MonthlyQuota: o.MonthlyQuota,
-		CreatedAt: time.Now().UTC().Truncate(time.Microsecond)}
+	row := keyRow{Hash: hash[:], Key: Key{ID: id, AccountID: accountID, Account: account, Name: o.Name, Hint: auth.Hint(plain),
+		Scopes: Scopes(o.Scopes), RatePerSecond: o.RatePerSecond, MonthlyQuota: o.MonthlyQuota,
+		CreatedAt: time.Now().UTC().Truncate(time.Microsecond)}}
 	if !o.ExpiresAt.IsZero() {
 		exp := o.ExpiresAt.UTC().Truncate(time.Microsecond)
 		row.ExpiresAt = &exp
@@ -332,26 +316,22 @@ func (s *Store) CreateKey(ctx context.Context, account string, o KeyOptions) (Ke
 	if err := s.db.WithContext(ctx).Create(&row).Error; err != nil {
 		return Key{}, "", fmt.Errorf("create key: %w", s.c.Translate(err))
 	}
-	return row.key(), plain, nil
+	return row.Key, plain, nil
 }
 
 // ListKeys lists the keys of the account called account, or of every
 // account when account is empty, by account name and creation time.
 func (s *Store) ListKeys(ctx context.Context, account string) ([]Key, error) {
-	var rows []keyRow
-	q := s.db.WithContext(ctx).Table("api_keys AS k").Select(keyColumns + ", a.name AS account_name").
+	var keys []Key
+	q := s.db.WithContext(ctx).Table("api_keys AS k").Select(keyColumns + ", a.name AS account").
 		Joins("JOIN accounts AS a ON a.id = k.account_id").Order("a.name, k.created_at, k.id")
 	if account != "" {
 		q = q.Where("a.name = ?", account)
 	}
-	if err := q.Scan(&rows).Error; err != nil {
+	if err := q.Scan(&keys).Error; err != nil {
 		return nil, fmt.Errorf("list keys: %w", s.c.Translate(err))
 	}
-	out := make([]Key, len(rows))
-	for i, r := range rows {
-		out[i] = r.key()
-	}
-	return out, nil
+	return keys, nil
 }
 
 // GetKey returns the key id; an unknown id is ErrKeyNotFound.
@@ -359,8 +339,8 @@ func (s *Store) GetKey(ctx context.Context, id string) (Key, error) {
 	if !s.c.ValidID(id) {
 		return Key{}, fmt.Errorf("get key: %w", ErrKeyNotFound)
 	}
-	var rows []keyRow
-	err := s.db.WithContext(ctx).Table("api_keys AS k").Select(keyColumns+", a.name AS account_name").
+	var rows []Key
+	err := s.db.WithContext(ctx).Table("api_keys AS k").Select(keyColumns+", a.name AS account").
 		Joins("JOIN accounts AS a ON a.id = k.account_id").Where("k.id = ?", id).Scan(&rows).Error
 	if err != nil {
 		return Key{}, fmt.Errorf("get key: %w", s.c.Translate(err))
@@ -368,7 +348,7 @@ func (s *Store) GetKey(ctx context.Context, id string) (Key, error) {
 	if len(rows) == 0 {
 		return Key{}, fmt.Errorf("get key: %w", ErrKeyNotFound)
 	}
-	return rows[0].key(), nil
+	return rows[0], nil
 }
 
 // RevokeKey revokes the key id at at. Revoking a revoked key keeps the
@@ -404,7 +384,7 @@ func (s *Store) setTime(ctx context.Context, label, id, column string, at time.T
 // LookupKey implements auth.KeyStore. Revoked and expired keys are
 // returned as they are: the authenticator rejects them.
 func (s *Store) LookupKey(ctx context.Context, hash auth.Hash) (auth.Principal, error) {
-	var rows []keyRow
+	var rows []Key
 	err := s.db.WithContext(ctx).Table("api_keys AS k").Select(keyColumns).Where("k.hash = ?", hash[:]).Limit(1).Scan(&rows).Error
 	if err != nil {
 		return auth.Principal{}, fmt.Errorf("lookup key: %w", s.c.Translate(err))
@@ -436,14 +416,14 @@ func (s *Store) FlushLastUsed(ctx context.Context, lastUsed auth.LastUsed) error
 	err := s.db.WithContext(ctx).Exec(`UPDATE api_keys AS k SET last_used_at = v.t
 		FROM unnest(?::text[], ?::timestamptz[]) AS v(id, t)
 		WHERE k.id = ANY(?) AND k.id::text = v.id AND (k.last_used_at IS NULL OR k.last_used_at < v.t)`,
-		textList(ids), timeList(times), textList(ids)).Error
+		Scopes(ids), timeList(times), Scopes(ids)).Error
 	if err != nil {
 		return fmt.Errorf("flush last used: %w", s.c.Translate(err))
 	}
 	return nil
 }
 
-// timeList is a timestamptz[] value that GORM passes whole, as textList.
+// timeList is a timestamptz[] value that GORM passes whole, as Scopes.
 type timeList []time.Time
 
 // Value implements driver.Valuer.
