@@ -363,14 +363,19 @@ func actionQuery(c *gin.Context, symbols bool) (marketdata.ActionQuery, paginati
 	return q, page, p.err()
 }
 
-// splitList serves /v1/splits.
-func (s *Server) splitList(c *gin.Context) {
-	serveActions(s, c, false, s.splits, encodeSplits(v1))
+// splitList serves /splits in the shapes of version v, the ticker route's.
+func (s *Server) splitList(v apiVersion) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		serveActions(s, c, false, s.splits, encodeSplits(v))
+	}
 }
 
-// dividendList serves /v1/dividends.
-func (s *Server) dividendList(c *gin.Context) {
-	serveActions(s, c, false, s.dividends, encodeDividends(v1))
+// dividendList serves /dividends in the shapes of version v, the ticker
+// route's.
+func (s *Server) dividendList(v apiVersion) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		serveActions(s, c, false, s.dividends, encodeDividends(v))
+	}
 }
 
 // tickerSplits serves /tickers/{symbol}/splits: /splits of one ticker,

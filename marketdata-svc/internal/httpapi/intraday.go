@@ -132,10 +132,15 @@ func (s *Server) intradayList(v apiVersion, route intradayRoute) gin.HandlerFunc
 			s.writeError(c, err)
 			return
 		}
-		b := appendPagination(make([]byte, 0, 256+len(page.Bars)*200), q.Limit, q.Offset, len(page.Bars), page.Total)
-		b = appendIntradayRecords(b, page.Bars, v)
-		sendJSON(c, append(b, '}'), cacheMarketData)
+		s.sendIntradayPage(c, q, page, v)
 	}
+}
+
+// sendIntradayPage answers a page of bars as a flat data array.
+func (s *Server) sendIntradayPage(c *gin.Context, q marketdata.IntradayQuery, page marketdata.IntradayPage, v apiVersion) {
+	b := appendPagination(make([]byte, 0, 256+len(page.Bars)*200), q.Limit, q.Offset, len(page.Bars), page.Total)
+	b = appendIntradayRecords(b, page.Bars, v)
+	sendJSON(c, append(b, '}'), cacheMarketData)
 }
 
 func (s *Server) readIntraday(c *gin.Context, q marketdata.IntradayQuery) (marketdata.IntradayPage, error) {
@@ -204,7 +209,8 @@ func (s *Server) tickerIntradayQuery(c *gin.Context, route intradayRoute) (marke
 }
 
 // exchangeIntraday serves /exchanges/{mic}/intraday, /latest and /{date}:
-// /intraday restricted to the exchange, inside its object.
+// /intraday restricted to the exchange, inside its object in v1 and flat,
+// as /intraday answers, in v2 (marketstack's IntradayResponse).
 func (s *Server) exchangeIntraday(v apiVersion, route intradayRoute) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		p := parseQuery(c.Request.URL.RawQuery)
@@ -222,6 +228,10 @@ func (s *Server) exchangeIntraday(v apiVersion, route intradayRoute) gin.Handler
 		page, err := s.readIntraday(c, q)
 		if err != nil {
 			s.writeError(c, err)
+			return
+		}
+		if v == v2 {
+			s.sendIntradayPage(c, q, page, v)
 			return
 		}
 		s.sendWrappedIntraday(c, q, page, exchangeOf(x, v), v)

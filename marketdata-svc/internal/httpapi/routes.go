@@ -96,11 +96,11 @@ func (s *Server) versionRoutes(g *gin.RouterGroup, v apiVersion) {
 	exchanges.GET("/timezones", s.timezoneList)
 
 	splits := g.Group("", s.requireScope("splits"), s.rateLimit)
-	splits.GET("/splits", s.splitList)
+	splits.GET("/splits", s.splitList(v))
 	splits.GET("/tickers/:symbol/splits", s.tickerSplits(v))
 
 	dividends := g.Group("", s.requireScope("dividends"), s.rateLimit)
-	dividends.GET("/dividends", s.dividendList)
+	dividends.GET("/dividends", s.dividendList(v))
 	dividends.GET("/tickers/:symbol/dividends", s.tickerDividends(v))
 
 	// Intraday needs its own scope; a key without it gets marketstack's
