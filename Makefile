@@ -19,7 +19,7 @@ FUZZTIME ?= 50000x
 export GOWORK := off
 export CGO_ENABLED ?= 0
 
-.PHONY: help run up down test fuzz lint build tidy clean stack-up stack-down test-images images compose-smoke k8s-validate k8s-apply faults security bench bench-go clients clients-check tc-test docs-browser monitoring-check monitoring-generate gateway-routes routes duplicates
+.PHONY: help run up down test fuzz lint build tidy clean stack-up stack-down test-images images compose-smoke k8s-validate k8s-apply faults security bench bench-go clients clients-check tc-test docs-browser monitoring-check monitoring-generate gateway-routes routes duplicates sync-demo
 
 ## help: list every target with its one-line description
 help:
@@ -146,6 +146,10 @@ stack-down:
 ## clean: remove the built binaries
 clean:
 	rm -rf $(BIN)
+
+## sync-demo: the DATA.md walk-through of marketdata-svc sync against the providers' fakes: a marketstack backfill, EODHD's daily bulk, a restated bar, Tiingo per symbol
+sync-demo:
+	@scripts/sync-demo.sh
 
 ## up: like run, but detached, for scripts and walk-throughs
 up: build

@@ -7,6 +7,7 @@ package cmdmain
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -21,7 +22,8 @@ type RunFunc func(ctx context.Context, args []string, getenv func(string) string
 
 // Run runs run with a context cancelled by SIGINT or SIGTERM, os.Args[1:],
 // os.Getenv and os.Stdout, and exits with status 1 after printing
-// "name: err" to stderr when run fails. It returns when run succeeds.
+// "name: err" to stderr when run fails (with ExitError's code when the
+// error is one). It returns when run succeeds.
 func Run(name string, run RunFunc) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout)
@@ -30,9 +32,25 @@ func Run(name string, run RunFunc) {
 	stop()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
-		os.Exit(1)
+		code := 1
+		var ee *ExitError
+		if errors.As(err, &ee) && ee.Code > 1 {
+			code = ee.Code
+		}
+		os.Exit(code)
 	}
 }
+
+// ExitError is a failure that exits with Code instead of 1, for a command
+// whose status tells its scheduler more (marketdata-svc sync exits 3 when
+// some symbols failed and the others were stored).
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+func (e *ExitError) Unwrap() error { return e.Err }
 
 // Command splits a service's arguments into its command (defaultCommand
 // when none is given) and the command's own arguments, and answers the two

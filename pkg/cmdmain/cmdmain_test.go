@@ -34,6 +34,8 @@ func TestMain(m *testing.M) {
 			return nil
 		case "fail":
 			return errors.New("it broke")
+		case "partial":
+			return &ExitError{Code: 3, Err: fmt.Errorf("sync: %w", errors.New("2 symbols failed"))}
 		case "wait":
 			fmt.Fprintln(stdout, "ready")
 			<-ctx.Done()
@@ -82,6 +84,20 @@ func TestRunExitsOneWithNamedError(t *testing.T) {
 		t.Fatalf("run: %v, want exit status 1", err)
 	}
 	if got, want := stderr.String(), "child: it broke\n"; got != want {
+		t.Errorf("stderr = %q, want %q", got, want)
+	}
+}
+
+// TestRunExitsWithExitErrorCode: an ExitError, wrapped or not, sets the
+// status, so a scheduler tells a partial run (3) from a failed one (1).
+func TestRunExitsWithExitErrorCode(t *testing.T) {
+	cmd, _, stderr := child(t, "partial")
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 {
+		t.Fatalf("run: %v, want exit status 3", err)
+	}
+	if got, want := stderr.String(), "child: sync: 2 symbols failed\n"; got != want {
 		t.Errorf("stderr = %q, want %q", got, want)
 	}
 }

@@ -22,6 +22,7 @@ commands:
   migrate    apply database migrations
   keys       create, list or revoke API keys (keys create --account NAME)
   import     import prices, tickers, exchanges, splits, dividends or intraday bars from CSV
+  sync       fetch daily bars, splits and dividends from a data provider (sync --provider NAME)
   demo       load the bundled demo dataset (idempotent)
   generate   generate a deterministic synthetic dataset (--intraday: minute bars)
   healthcheck  exit 0 when the server on MARKETDATA_HTTP_ADDR is ready
@@ -53,6 +54,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return keys(ctx, cfg, rest, stdout)
 	case "import":
 		return importData(ctx, cfg, log, rest, stdout)
+	case "sync":
+		return syncData(ctx, cfg, log, rest, stdout)
 	case "demo":
 		return demo(ctx, cfg, log, rest, stdout)
 	case "generate":

@@ -41,8 +41,10 @@ func (r *runner) bulk(ctx context.Context, b Bulk) (done bool, err error) {
 		}
 	}
 	r.o.Meter.Start(len(days))
+	r.bulkSymbols = map[string]struct{}{}
+	defer func() { r.rep.Symbols, r.rep.Synced = len(r.bulkSymbols), len(r.bulkSymbols) }()
 	for i, day := range days {
-		n, ok, err := r.bulkDay(ctx, b, day)
+		ok, err := r.bulkDay(ctx, b, day)
 		if !ok && i == 0 {
 			return false, nil
 		}
@@ -54,19 +56,18 @@ func (r *runner) bulk(ctx context.Context, b Bulk) (done bool, err error) {
 			return true, ctx.Err()
 		case err != nil:
 			r.fail(key+" "+day.Format(time.DateOnly), err)
-		default:
-			r.rep.Synced += n
 		}
 		r.o.Meter.Add(1, 0)
 	}
 	return true, nil
 }
 
-// bulkDay loads one exchange day and returns how many symbols it had.
-func (r *runner) bulkDay(ctx context.Context, b Bulk, day time.Time) (int, bool, error) {
+// bulkDay loads one exchange day; ok is false when the provider does not
+// cover the exchange.
+func (r *runner) bulkDay(ctx context.Context, b Bulk, day time.Time) (ok bool, err error) {
 	d, ok, err := b.ExchangeDay(ctx, r.o.Exchange, day)
 	if err != nil || !ok {
-		return 0, ok, err
+		return ok, err
 	}
 	defer d.Close()
 	for _, rj := range d.Rejects {
@@ -89,23 +90,25 @@ func (r *runner) bulkDay(ctx context.Context, b Bulk, day time.Time) (int, bool,
 	}
 	res, err := importer.Load(ctx, r.store, l)
 	if err != nil {
-		return 0, true, fmt.Errorf("load %s: %w", day.Format(time.DateOnly), err)
+		return true, fmt.Errorf("load %s: %w", day.Format(time.DateOnly), err)
 	}
 	if first == nil || len(first.symbols) == 0 {
-		return 0, true, nil // a holiday: nothing to record, asked again next time
+		return true, nil // a holiday: nothing to record, asked again next time
 	}
 	err = r.store.SaveSyncProgress(ctx, r.p.Name(), []marketdatadb.SyncWindow{{Symbol: "@" + r.o.Exchange, From: day, Through: day}})
 	if err != nil {
-		return 0, true, err
+		return true, err
 	}
-	r.rep.Symbols += len(first.symbols)
+	for s := range first.symbols {
+		r.bulkSymbols[s] = struct{}{}
+	}
 	r.rep.Received += res.BarsRead
 	r.rep.Stored += res.BarsChanged
 	r.o.Meter.Add(0, res.BarsRead)
 	if err := r.o.Publish(ctx, res.Version); err != nil {
 		r.o.Log.Error("publish data version", "version", res.Version, "err", err)
 	}
-	return len(first.symbols), true, nil
+	return true, nil
 }
 
 // dayBars streams a day's checked bars from its records.

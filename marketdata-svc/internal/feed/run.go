@@ -148,6 +148,8 @@ type runner struct {
 	o     Options
 	rep   *Report
 	mu    sync.Mutex // rep, from the fetch workers
+	// bulkSymbols are the symbols a bulk run stored, over all its days.
+	bulkSymbols map[string]struct{}
 }
 
 func (r *runner) run(ctx context.Context) error {

@@ -165,10 +165,17 @@ func syntheticBar(i int, d time.Time) Bar {
 // series returns symbol's bars dated within [from, to], oldest first.
 func (f *Fake) series(symbol string, from, to time.Time) []Bar {
 	if i, ok := syntheticIndex(symbol); ok && i < f.Synthetic {
+		f.mu.Lock()
+		restated := f.bars[symbol] // a synthetic bar restated with SetBar
+		f.mu.Unlock()
 		var out []Bar
 		for d := from; !d.After(to); d = d.AddDate(0, 0, 1) {
 			if wd := d.Weekday(); wd != time.Saturday && wd != time.Sunday {
-				out = append(out, syntheticBar(i, d))
+				b, ok := restated[d.Format(time.DateOnly)]
+				if !ok {
+					b = syntheticBar(i, d)
+				}
+				out = append(out, b)
 			}
 		}
 		return out
@@ -205,8 +212,13 @@ func (f *Fake) day(date time.Time, emit func(symbol string, b Bar)) {
 	ds := date.Format(time.DateOnly)
 	f.mu.Lock()
 	var stored [][2]any
+	restated := map[string]Bar{}
 	for sym, bars := range f.bars {
 		if b, ok := bars[ds]; ok {
+			if i, ok := syntheticIndex(sym); ok && i < f.Synthetic {
+				restated[sym] = b
+				continue
+			}
 			stored = append(stored, [2]any{sym, b})
 		}
 	}
@@ -219,7 +231,12 @@ func (f *Fake) day(date time.Time, emit func(symbol string, b Bar)) {
 		return
 	}
 	for i := range f.Synthetic {
-		emit(SyntheticSymbol(i), syntheticBar(i, date))
+		sym := SyntheticSymbol(i)
+		if b, ok := restated[sym]; ok {
+			emit(sym, b)
+			continue
+		}
+		emit(sym, syntheticBar(i, date))
 	}
 }
 
