@@ -87,6 +87,9 @@ func ParseConfig(rawURL string, o PoolOptions) (*pgx.ConnConfig, error) {
 	if o.Tracer != nil {
 		cfg.Tracer = o.Tracer
 	}
+	// A commit acknowledged without its synchronous standby must not
+	// reach the caller as a success (ErrCommitNotReplicated).
+	cfg.BuildFrontend = buildSyncRepFrontend
 	if o.StatementTimeout > 0 {
 		cfg.RuntimeParams["statement_timeout"] = strconv.FormatInt(o.StatementTimeout.Milliseconds(), 10)
 		cfg.RuntimeParams["idle_in_transaction_session_timeout"] = strconv.FormatInt((2 * o.StatementTimeout).Milliseconds(), 10)
@@ -156,7 +159,7 @@ func Classify(err error) Class {
 	switch {
 	case errors.Is(err, sql.ErrNoRows), errors.Is(err, pgx.ErrNoRows):
 		return NoRows
-	case errors.Is(err, ErrReadOnly):
+	case errors.Is(err, ErrReadOnly), errors.Is(err, ErrCommitNotReplicated):
 		return Unavailable
 	case errors.Is(err, context.DeadlineExceeded), pgconn.Timeout(err):
 		return Timeout

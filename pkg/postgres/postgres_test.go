@@ -1,14 +1,18 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -132,4 +136,62 @@ func TestRetryOnceKeepsTheDeadline(t *testing.T) {
 	if calls != 1 || !errors.Is(err, driver.ErrBadConn) {
 		t.Errorf("calls = %d, err = %v; want one call when the deadline leaves no room for a second", calls, err)
 	}
+}
+
+// message frames a backend message.
+func message(typ byte, body []byte) []byte {
+	out := []byte{typ, 0, 0, 0, 0}
+	binary.BigEndian.PutUint32(out[1:], uint32(len(body)+4))
+	return append(out, body...)
+}
+
+func notice(msg string) []byte {
+	return message('N', []byte("SWARNING\x00VWARNING\x00C01000\x00M"+msg+"\x00\x00"))
+}
+
+func TestSyncRepGuard(t *testing.T) {
+	commandComplete := message('C', []byte("COMMIT\x00"))
+	ready := message('Z', []byte("I"))
+	row := message('D', []byte("\x00\x01\x00\x00\x00\x3bcanceling wait for synchronous replication due to user request"))
+	cases := []struct {
+		name   string
+		stream []byte
+		fail   bool
+	}{
+		{"a plain commit", slices.Concat(commandComplete, ready), false},
+		{"a row holding the warning's words", slices.Concat(row, commandComplete, ready), false},
+		{"another warning", slices.Concat(notice("there is no transaction in progress"), commandComplete, ready), false},
+		{"a commit whose standby wait was cancelled", slices.Concat(notice("canceling wait for synchronous replication due to user request"), commandComplete, ready), true},
+		{"the same wait cut by a shutdown", slices.Concat(notice("canceling the wait for synchronous replication and terminating connection due to administrator command"), commandComplete), true},
+	}
+	for _, c := range cases {
+		for _, chunk := range []int{1, 3, 7, 4096} { // any split of the stream into reads
+			g := &syncRepGuard{r: iotest.OneByteReader(bytes.NewReader(c.stream))}
+			if chunk > 1 {
+				g.r = &chunked{b: c.stream, n: chunk}
+			}
+			_, err := io.ReadAll(g)
+			if got := errors.Is(err, ErrCommitNotReplicated); got != c.fail {
+				t.Errorf("%s (reads of %d): failed = %v (%v), want %v", c.name, chunk, got, err, c.fail)
+			}
+		}
+	}
+	if Classify(fmt.Errorf("commit: %w", ErrCommitNotReplicated)) != Unavailable {
+		t.Error("ErrCommitNotReplicated is not Unavailable")
+	}
+}
+
+// chunked reads b n bytes at a time.
+type chunked struct {
+	b []byte
+	n int
+}
+
+func (c *chunked) Read(p []byte) (int, error) {
+	if len(c.b) == 0 {
+		return 0, io.EOF
+	}
+	k := copy(p[:min(len(p), c.n)], c.b)
+	c.b = c.b[k:]
+	return k, nil
 }
