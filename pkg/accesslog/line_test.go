@@ -18,6 +18,15 @@ import (
 func viaSlog(t testing.TB, l *line) []byte {
 	t.Helper()
 	var buf bytes.Buffer
+	if err := slog.NewJSONHandler(&buf, nil).Handle(context.Background(), slogRecord(l)); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// slogRecord is l as the slog record the middleware wrote before it
+// encoded lines itself.
+func slogRecord(l *line) slog.Record {
 	r := slog.NewRecord(l.time, slog.LevelInfo, "request", 0)
 	r.AddAttrs(
 		slog.String("request_id", l.requestID),
@@ -32,10 +41,7 @@ func viaSlog(t testing.TB, l *line) []byte {
 	if l.authenticated {
 		r.AddAttrs(slog.String("account_id", l.accountID), slog.String("key_id", l.keyID))
 	}
-	if err := slog.NewJSONHandler(&buf, nil).Handle(context.Background(), r); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return r
 }
 
 func TestLineIsSlogsLine(t *testing.T) {
