@@ -73,6 +73,12 @@ func (s *Server) versionRoutes(g *gin.RouterGroup, v apiVersion) {
 		// The latest intraday minute for a key with that scope, else the
 		// latest EOD close.
 		eod.GET("/stockprice", s.stockPrice)
+		// v2's functions over datasets not loaded here: behind the same
+		// key, scope and rate limit, so that a refusal costs what a
+		// request does and tells a key without eod nothing more.
+		for _, f := range unavailableFunctions {
+			eod.GET(f.path, s.datasetMissing(f.dataset))
+		}
 	}
 
 	tickers := g.Group("", s.requireScope("tickers"), s.rateLimit)

@@ -205,6 +205,10 @@ func TestServerBehaviour(t *testing.T) {
 		if rec.Code != 429 || decode[errBody](t, rec).Error.Code != "rate_limit_reached" || rec.Header().Get("Retry-After") != "1" || rec.Header().Get("X-RateLimit-Remaining") != "0" {
 			t.Errorf("third request: %d %v %s", rec.Code, rec.Header(), rec.Body)
 		}
+		rec = doc.do(t, srv, "/v2/eod?symbols=GOOG&access_key="+limited)
+		if rec.Code != 429 || decode[errBody](t, rec).Error.Code != "rate_limit_reached" {
+			t.Errorf("v2: %d %s", rec.Code, rec.Body)
+		}
 	})
 
 	t.Run("quota", func(t *testing.T) {
@@ -215,6 +219,11 @@ func TestServerBehaviour(t *testing.T) {
 		rec = doc.do(t, srv, "/v1/eod?symbols=GOOG&access_key="+quota)
 		if rec.Code != 429 || decode[errBody](t, rec).Error.Code != "usage_limit_reached" || rec.Header().Get("Retry-After") == "" {
 			t.Errorf("second: %d %v", rec.Code, rec.Header())
+		}
+		// v2 names the spent quota with marketstack v2's code.
+		rec = doc.do(t, srv, "/v2/eod?symbols=GOOG&access_key="+quota)
+		if rec.Code != 429 || decode[errBody](t, rec).Error.Code != "too_many_requests" || rec.Header().Get("Retry-After") == "" {
+			t.Errorf("v2: %d %v %s", rec.Code, rec.Header(), rec.Body)
 		}
 	})
 
