@@ -21,6 +21,7 @@ type Snapshot struct {
 	Namespace       string
 	Deployments     []appsv1.Deployment
 	Jobs            []batchv1.Job
+	CronJobs        []batchv1.CronJob
 	HPAs            []autoscalingv2.HorizontalPodAutoscaler
 	PDBs            []policyv1.PodDisruptionBudget
 	NetworkPolicies []networkingv1.NetworkPolicy
@@ -53,6 +54,10 @@ func Check(s Snapshot) []error {
 	all = append(all, deployments...)
 	for _, j := range s.Jobs {
 		all = append(all, template{"Job/" + j.Name, j.Spec.Template})
+	}
+	// A CronJob's pods (marketdata-svc sync) are made from its Job template.
+	for _, cj := range s.CronJobs {
+		all = append(all, template{"CronJob/" + cj.Name, cj.Spec.JobTemplate.Spec.Template})
 	}
 
 	for _, h := range s.HPAs {

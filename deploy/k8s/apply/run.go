@@ -133,6 +133,7 @@ func snapshot(ctx context.Context, c kubernetes.Interface, ns string) (Snapshot,
 	l := &lists{ctx: ctx, ns: ns}
 	d := list(l, "deployments", c.AppsV1().Deployments(ns))
 	j := list(l, "jobs", c.BatchV1().Jobs(ns))
+	cj := list(l, "cronjobs", c.BatchV1().CronJobs(ns))
 	h := list(l, "hpas", c.AutoscalingV2().HorizontalPodAutoscalers(ns))
 	p := list(l, "pdbs", c.PolicyV1().PodDisruptionBudgets(ns))
 	n := list(l, "networkpolicies", c.NetworkingV1().NetworkPolicies(ns))
@@ -140,7 +141,7 @@ func snapshot(ctx context.Context, c kubernetes.Interface, ns string) (Snapshot,
 	if l.err != nil {
 		return Snapshot{Namespace: ns}, l.err
 	}
-	return Snapshot{Namespace: ns, Deployments: d.Items, Jobs: j.Items, HPAs: h.Items, PDBs: p.Items,
+	return Snapshot{Namespace: ns, Deployments: d.Items, Jobs: j.Items, CronJobs: cj.Items, HPAs: h.Items, PDBs: p.Items,
 		NetworkPolicies: n.Items, Services: v.Items}, nil
 }
 

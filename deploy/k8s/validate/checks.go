@@ -34,6 +34,8 @@ var RuntimeEnv = map[string]bool{"GOMEMLIMIT": true, "GOMAXPROCS": true, "GOGC":
 var Secrets = map[string][]string{
 	"notes-svc-secrets":      {"DATABASE_URL"},
 	"marketdata-svc-secrets": {"DATABASE_URL", "REDIS_URL"},
+	// The data providers' credentials of marketdata-svc sync (CronJob).
+	"marketdata-sync-secrets": {"MARKETSTACK_TOKEN", "TIINGO_TOKEN", "EODHD_TOKEN"},
 }
 
 // TrustedProxiesConfigMap and TrustedProxiesKey hold the per-overlay list of
@@ -54,6 +56,7 @@ const PhaseLabel, PreRollout = "tickerdesk.io/phase", "pre-rollout"
 type Rendered struct {
 	Deployments     []*appsv1.Deployment
 	Jobs            []*batchv1.Job
+	CronJobs        []*batchv1.CronJob
 	Services        []*corev1.Service
 	ServiceAccounts map[string]*corev1.ServiceAccount
 	ConfigMaps      map[string]*corev1.ConfigMap
@@ -84,6 +87,8 @@ func Index(objs []Object) (*Rendered, error) {
 			r.Deployments = append(r.Deployments, v)
 		case *batchv1.Job:
 			r.Jobs = append(r.Jobs, v)
+		case *batchv1.CronJob:
+			r.CronJobs = append(r.CronJobs, v)
 		case *corev1.Service:
 			r.Services = append(r.Services, v)
 		case *corev1.ServiceAccount:
@@ -167,6 +172,26 @@ func (c *checker) workloads(r *Rendered, sources map[string]ServiceSource) {
 		c.preRollout(where, j, r)
 		if args := j.Spec.Template.Spec.Containers[0].Args; len(args) == 0 || args[0] != "migrate" {
 			c.failf("%s: runs %v, want the migrate command", where, args)
+		}
+	}
+	// A CronJob runs a service's command on a schedule (marketdata-svc
+	// sync): its pods are held to the same pod rules, and two runs never
+	// overlap, since a run that outlives its period would race the next.
+	for _, cj := range r.CronJobs {
+		where := "CronJob " + cj.Name
+		tmpl := cj.Spec.JobTemplate.Spec.Template
+		src, ok := c.serviceOf(where, tmpl.Labels, sources)
+		if !ok {
+			continue
+		}
+		c.podSpec(where, &tmpl.Spec, src, r)
+		if cj.Spec.ConcurrencyPolicy != batchv1.ForbidConcurrent {
+			c.failf("%s: concurrencyPolicy %q, want Forbid", where, cj.Spec.ConcurrencyPolicy)
+		}
+		if len(tmpl.Spec.Containers) > 0 {
+			if args := tmpl.Spec.Containers[0].Args; len(args) == 0 || args[0] != "sync" {
+				c.failf("%s: runs %v, want the sync command", where, args)
+			}
 		}
 	}
 	for name := range sources {
@@ -420,6 +445,16 @@ func selects(r *Rendered, sel labels.Selector) []*appsv1.Deployment {
 	return out
 }
 
+// selectsCronJob tells whether sel selects the pods of a CronJob.
+func selectsCronJob(r *Rendered, sel labels.Selector) bool {
+	for _, cj := range r.CronJobs {
+		if !sel.Empty() && sel.Matches(labels.Set(cj.Spec.JobTemplate.Spec.Template.Labels)) {
+			return true
+		}
+	}
+	return false
+}
+
 func (c *checker) services(r *Rendered) {
 	for _, s := range r.Services {
 		where := "Service " + s.Name
@@ -487,8 +522,8 @@ func (c *checker) networkPolicies(r *Rendered) {
 			continue
 		}
 		ds := selects(r, sel)
-		if len(ds) == 0 {
-			c.failf("NetworkPolicy %s: selects no Deployment", np.Name)
+		if len(ds) == 0 && !selectsCronJob(r, sel) {
+			c.failf("NetworkPolicy %s: selects no Deployment or CronJob", np.Name)
 		}
 		for _, d := range ds {
 			covered[d.Name] = true

@@ -1,6 +1,7 @@
 package validate
 
 import (
+	batchv1 "k8s.io/api/batch/v1"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -306,9 +307,24 @@ func TestChecksCatchMistakes(t *testing.T) {
 		}, "scraped by 0 monitor endpoints"},
 		{"scrape blocked", func(r *Rendered) {
 			for _, np := range r.NetworkPolicies {
-				np.Spec.Ingress[0].From = np.Spec.Ingress[0].From[:1]
+				if len(np.Spec.Ingress) > 0 { // the sync pods' policy admits nothing
+					np.Spec.Ingress[0].From = np.Spec.Ingress[0].From[:1]
+				}
 			}
 		}, "does not admit namespace monitoring"},
+		{"sync runs may overlap", func(r *Rendered) {
+			r.CronJobs[0].Spec.ConcurrencyPolicy = batchv1.AllowConcurrent
+		}, "concurrencyPolicy \"Allow\", want Forbid"},
+		{"sync token variable unread", func(r *Rendered) {
+			ctr := &r.CronJobs[0].Spec.JobTemplate.Spec.Template.Spec.Containers[0]
+			ctr.Env[len(ctr.Env)-1].Name = "MARKETDATA_EODHD_TOKEN"
+		}, "sets MARKETDATA_EODHD_TOKEN, which marketdata-svc does not read"},
+		{"sync without limits", func(r *Rendered) {
+			r.CronJobs[0].Spec.JobTemplate.Spec.Template.Spec.Containers[0].Resources.Limits = nil
+		}, "CronJob marketdata-sync container sync: no cpu limit"},
+		{"cronjob runs another command", func(r *Rendered) {
+			r.CronJobs[0].Spec.JobTemplate.Spec.Template.Spec.Containers[0].Args = []string{"serve"}
+		}, "want the sync command"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -282,23 +282,43 @@ func loadSync(r *envconfig.Reader) Sync {
 		MaxBackoff:  r.DurationIn("SYNC_MAX_BACKOFF", time.Minute, 100*time.Millisecond, time.Hour),
 		Concurrency: r.IntIn("SYNC_CONCURRENCY", 4, 1, 64),
 	}
-	provider := func(name string, perMinute, burst int) SyncProvider {
-		p := SyncProvider{
-			Token:         r.String("SYNC_"+name+"_TOKEN", ""),
-			URL:           r.String("SYNC_"+name+"_URL", ""),
-			RatePerMinute: r.IntIn("SYNC_"+name+"_RATE_PER_MINUTE", perMinute, 1, 100_000),
-			Burst:         r.IntIn("SYNC_"+name+"_BURST", burst, 1, 10_000),
-		}
-		if p.URL != "" {
-			if u, err := url.Parse(p.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-				r.Fail("SYNC_"+name+"_URL", "must be an http or https URL without credentials")
-			}
-		}
-		return p
+	// Each name is spelt out whole: the deploy checks find the variables a
+	// service reads by their literal names.
+	s.Marketstack = SyncProvider{
+		Token:         r.String("SYNC_MARKETSTACK_TOKEN", ""),
+		URL:           syncURL("SYNC_MARKETSTACK_URL", r),
+		RatePerMinute: r.IntIn("SYNC_MARKETSTACK_RATE_PER_MINUTE", 300, 1, 100_000),
+		Burst:         r.IntIn("SYNC_MARKETSTACK_BURST", 10, 1, 10_000),
 	}
-	s.Marketstack = provider("MARKETSTACK", 300, 10)
-	s.Tiingo = provider("TIINGO", 100, 5)
-	s.EODHD = provider("EODHD", 900, 20)
-	s.Stooq = provider("STOOQ", 60, 2)
+	s.Tiingo = SyncProvider{
+		Token:         r.String("SYNC_TIINGO_TOKEN", ""),
+		URL:           syncURL("SYNC_TIINGO_URL", r),
+		RatePerMinute: r.IntIn("SYNC_TIINGO_RATE_PER_MINUTE", 100, 1, 100_000),
+		Burst:         r.IntIn("SYNC_TIINGO_BURST", 5, 1, 10_000),
+	}
+	s.EODHD = SyncProvider{
+		Token:         r.String("SYNC_EODHD_TOKEN", ""),
+		URL:           syncURL("SYNC_EODHD_URL", r),
+		RatePerMinute: r.IntIn("SYNC_EODHD_RATE_PER_MINUTE", 900, 1, 100_000),
+		Burst:         r.IntIn("SYNC_EODHD_BURST", 20, 1, 10_000),
+	}
+	s.Stooq = SyncProvider{
+		Token:         r.String("SYNC_STOOQ_TOKEN", ""),
+		URL:           syncURL("SYNC_STOOQ_URL", r),
+		RatePerMinute: r.IntIn("SYNC_STOOQ_RATE_PER_MINUTE", 60, 1, 100_000),
+		Burst:         r.IntIn("SYNC_STOOQ_BURST", 2, 1, 10_000),
+	}
 	return s
+}
+
+// syncURL reads a provider's base URL override: http or https, without
+// credentials (the token has a variable of its own, which is never logged).
+func syncURL(name string, r *envconfig.Reader) string {
+	v := r.String(name, "")
+	if v != "" {
+		if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+			r.Fail(name, "must be an http or https URL without credentials")
+		}
+	}
+	return v
 }
