@@ -139,7 +139,13 @@ func (a *Authenticator) verify(ctx context.Context, key string, client func() st
 	p, cached := a.cache.get(hash, now)
 	if !cached {
 		if p, err = a.lookup(ctx, hash, a.clientAddr(client), now); err != nil {
-			return Principal{}, err
+			stale, ok := a.staleOnError(ctx, hash, now, err)
+			if !ok {
+				return Principal{}, err
+			}
+			// Served from the expired entry: it is neither marked seen
+			// again nor cached anew, so the next lookup tries the store.
+			p, cached = stale, true
 		}
 	}
 	if !p.usable(now) {
@@ -156,6 +162,26 @@ func (a *Authenticator) verify(ctx context.Context, key string, client func() st
 		a.onVerified(p, now)
 	}
 	return p, nil
+}
+
+// StaleIfError is how long past its cache TTL a verified key keeps
+// working while its store lookup fails with a store error (the database
+// unreachable, cut off or failing over): without it, a failover of a few
+// seconds turns every request whose key entry just expired into a 503,
+// even one the service could answer from its cache. A revocation is a
+// database write, so none can happen while the store cannot be read; one
+// committed just before the outage is seen at the first lookup that
+// succeeds. A key the store calls unknown, revoked or expired is never
+// served stale.
+const StaleIfError = 2 * time.Minute
+
+// staleOnError returns the expired cache entry of hash when err is a store
+// error and the entry expired less than StaleIfError ago.
+func (a *Authenticator) staleOnError(ctx context.Context, hash Hash, now time.Time, err error) (Principal, bool) {
+	if errors.Is(err, ErrInvalidKey) || errors.Is(err, ErrThrottled) || ctx.Err() != nil {
+		return Principal{}, false
+	}
+	return a.cache.getStale(hash, now, StaleIfError)
 }
 
 // lookupTimeout bounds a store lookup, which runs detached from the

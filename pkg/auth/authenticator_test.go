@@ -345,3 +345,36 @@ func BenchmarkQueryParam(b *testing.B) {
 		}
 	}
 }
+
+func TestStoreOutageServesARecentlyVerifiedKey(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	store := &fakeStore{t: t}
+	key := newKey(t, store, Principal{AccountID: "acc", KeyID: "k"})
+	other := newKey(t, store, Principal{AccountID: "acc", KeyID: "k2"})
+	a := NewAuthenticator(Options{Prefix: NotesPrefix, Store: store, CacheTTL: 10 * time.Second, Now: func() time.Time { return now }})
+	verifyTimes(t, a, key, 1)
+	// The database fails over just after the entry expired.
+	store.mu.Lock()
+	store.err = errors.New("store unavailable: unexpected EOF")
+	store.mu.Unlock()
+	now = now.Add(11 * time.Second)
+	if p, err := a.Verify(context.Background(), key); err != nil || p.KeyID != "k" {
+		t.Fatalf("during the outage, a key verified 11 s ago: %v, %v; want it served", p, err)
+	}
+	if _, err := a.Verify(context.Background(), other); err == nil {
+		t.Fatal("a key never verified was accepted while the store failed")
+	}
+	now = now.Add(StaleIfError)
+	if _, err := a.Verify(context.Background(), key); err == nil {
+		t.Fatal("a key verified longer than TTL + StaleIfError ago was accepted while the store failed")
+	}
+	// Back from the outage: a revocation is seen at the first lookup.
+	store.mu.Lock()
+	store.err = nil
+	store.mu.Unlock()
+	store.revokeAll()
+	now = now.Add(-StaleIfError)
+	if _, err := a.Verify(context.Background(), key); !errors.Is(err, ErrInvalidKey) {
+		t.Fatalf("revoked key after the outage: %v, want ErrInvalidKey", err)
+	}
+}

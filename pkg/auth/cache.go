@@ -42,6 +42,20 @@ func (c *keyCache) get(h Hash, now time.Time) (Principal, bool) {
 	return e.principal, true
 }
 
+// getStale is get for an entry that expired less than grace ago.
+func (c *keyCache) getStale(h Hash, now time.Time, grace time.Duration) (Principal, bool) {
+	if c.max <= 0 || c.ttl <= 0 {
+		return Principal{}, false
+	}
+	c.mu.Lock()
+	e, ok := c.entries[h]
+	c.mu.Unlock()
+	if !ok || subtle.ConstantTimeCompare(e.hash[:], h[:]) != 1 || !now.Before(e.expires.Add(grace)) {
+		return Principal{}, false
+	}
+	return e.principal, true
+}
+
 func (c *keyCache) put(h Hash, p Principal, now time.Time) {
 	if c.max <= 0 || c.ttl <= 0 {
 		return
