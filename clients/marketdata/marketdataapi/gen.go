@@ -1205,7 +1205,7 @@ type ExchangeIntradayParams struct {
 	// Symbols 1..100 comma-separated symbols, case-insensitive, echoed upper-case. Letters, digits, '.', '-', '^'; at most 20 characters each.
 	Symbols Symbols `form:"symbols" json:"symbols"`
 
-	// DateFrom First minute, inclusive. A date YYYY-MM-DD is the start of that day on the exchange's calendar; an ISO 8601 timestamp (e.g. 2024-03-08T14:30:00+0000) is that instant. The range may span at most the interval's longest range (1min 7 days; 5min, 10min 30 days; 15min, 30min 60 days; 1hour and longer 90 days); a longer range given whole is 422 invalid_date_range, an open one is cut to it.
+	// DateFrom First minute, inclusive. A date YYYY-MM-DD is the start of that day on the exchange's calendar; an ISO 8601 timestamp (e.g. 2024-03-08T14:30:00+0000), or marketstack v2's form 2024-03-08 14:30 (or 14:30:00, UTC), is that instant. The range may span at most the interval's longest range (1min 7 days; 5min, 10min 30 days; 15min, 30min 60 days; 1hour and longer 90 days); a longer range given whole is 422 invalid_date_range, an open one is cut to it.
 	DateFrom *IntradayDateFrom `form:"date_from,omitempty" json:"date_from,omitempty"`
 
 	// DateTo Last minute, inclusive. A date includes that whole day on the exchange's calendar; a timestamp is that instant.
@@ -1238,7 +1238,7 @@ type ExchangeIntradayLatestParams struct {
 	// Symbols 1..100 comma-separated symbols, case-insensitive, echoed upper-case. Letters, digits, '.', '-', '^'; at most 20 characters each.
 	Symbols Symbols `form:"symbols" json:"symbols"`
 
-	// DateFrom First minute, inclusive. A date YYYY-MM-DD is the start of that day on the exchange's calendar; an ISO 8601 timestamp (e.g. 2024-03-08T14:30:00+0000) is that instant. The range may span at most the interval's longest range (1min 7 days; 5min, 10min 30 days; 15min, 30min 60 days; 1hour and longer 90 days); a longer range given whole is 422 invalid_date_range, an open one is cut to it.
+	// DateFrom First minute, inclusive. A date YYYY-MM-DD is the start of that day on the exchange's calendar; an ISO 8601 timestamp (e.g. 2024-03-08T14:30:00+0000), or marketstack v2's form 2024-03-08 14:30 (or 14:30:00, UTC), is that instant. The range may span at most the interval's longest range (1min 7 days; 5min, 10min 30 days; 15min, 30min 60 days; 1hour and longer 90 days); a longer range given whole is 422 invalid_date_range, an open one is cut to it.
 	DateFrom *IntradayDateFrom `form:"date_from,omitempty" json:"date_from,omitempty"`
 
 	// DateTo Last minute, inclusive. A date includes that whole day on the exchange's calendar; a timestamp is that instant.
@@ -1307,7 +1307,7 @@ type IntradayParams struct {
 	// Symbols 1..100 comma-separated symbols, case-insensitive, echoed upper-case. Letters, digits, '.', '-', '^'; at most 20 characters each.
 	Symbols Symbols `form:"symbols" json:"symbols"`
 
-	// DateFrom First minute, inclusive. A date YYYY-MM-DD is the start of that day on the exchange's calendar; an ISO 8601 timestamp (e.g. 2024-03-08T14:30:00+0000) is that instant. The range may span at most the interval's longest range (1min 7 days; 5min, 10min 30 days; 15min, 30min 60 days; 1hour and longer 90 days); a longer range given whole is 422 invalid_date_range, an open one is cut to it.
+	// DateFrom First minute, inclusive. A date YYYY-MM-DD is the start of that day on the exchange's calendar; an ISO 8601 timestamp (e.g. 2024-03-08T14:30:00+0000), or marketstack v2's form 2024-03-08 14:30 (or 14:30:00, UTC), is that instant. The range may span at most the interval's longest range (1min 7 days; 5min, 10min 30 days; 15min, 30min 60 days; 1hour and longer 90 days); a longer range given whole is 422 invalid_date_range, an open one is cut to it.
 	DateFrom *IntradayDateFrom `form:"date_from,omitempty" json:"date_from,omitempty"`
 
 	// DateTo Last minute, inclusive. A date includes that whole day on the exchange's calendar; a timestamp is that instant.
@@ -1343,7 +1343,7 @@ type IntradayLatestParams struct {
 	// Symbols 1..100 comma-separated symbols, case-insensitive, echoed upper-case. Letters, digits, '.', '-', '^'; at most 20 characters each.
 	Symbols Symbols `form:"symbols" json:"symbols"`
 
-	// DateFrom First minute, inclusive. A date YYYY-MM-DD is the start of that day on the exchange's calendar; an ISO 8601 timestamp (e.g. 2024-03-08T14:30:00+0000) is that instant. The range may span at most the interval's longest range (1min 7 days; 5min, 10min 30 days; 15min, 30min 60 days; 1hour and longer 90 days); a longer range given whole is 422 invalid_date_range, an open one is cut to it.
+	// DateFrom First minute, inclusive. A date YYYY-MM-DD is the start of that day on the exchange's calendar; an ISO 8601 timestamp (e.g. 2024-03-08T14:30:00+0000), or marketstack v2's form 2024-03-08 14:30 (or 14:30:00, UTC), is that instant. The range may span at most the interval's longest range (1min 7 days; 5min, 10min 30 days; 15min, 30min 60 days; 1hour and longer 90 days); a longer range given whole is 422 invalid_date_range, an open one is cut to it.
 	DateFrom *IntradayDateFrom `form:"date_from,omitempty" json:"date_from,omitempty"`
 
 	// DateTo Last minute, inclusive. A date includes that whole day on the exchange's calendar; a timestamp is that instant.
@@ -1481,7 +1481,7 @@ type TickerEODParams struct {
 
 // TickerIntradayParams defines parameters for TickerIntraday.
 type TickerIntradayParams struct {
-	// DateFrom First minute, inclusive. A date YYYY-MM-DD is the start of that day on the exchange's calendar; an ISO 8601 timestamp (e.g. 2024-03-08T14:30:00+0000) is that instant. The range may span at most the interval's longest range (1min 7 days; 5min, 10min 30 days; 15min, 30min 60 days; 1hour and longer 90 days); a longer range given whole is 422 invalid_date_range, an open one is cut to it.
+	// DateFrom First minute, inclusive. A date YYYY-MM-DD is the start of that day on the exchange's calendar; an ISO 8601 timestamp (e.g. 2024-03-08T14:30:00+0000), or marketstack v2's form 2024-03-08 14:30 (or 14:30:00, UTC), is that instant. The range may span at most the interval's longest range (1min 7 days; 5min, 10min 30 days; 15min, 30min 60 days; 1hour and longer 90 days); a longer range given whole is 422 invalid_date_range, an open one is cut to it.
 	DateFrom *IntradayDateFrom `form:"date_from,omitempty" json:"date_from,omitempty"`
 
 	// DateTo Last minute, inclusive. A date includes that whole day on the exchange's calendar; a timestamp is that instant.
@@ -1511,7 +1511,7 @@ type TickerIntradayParamsAfterHours string
 
 // TickerIntradayLatestParams defines parameters for TickerIntradayLatest.
 type TickerIntradayLatestParams struct {
-	// DateFrom First minute, inclusive. A date YYYY-MM-DD is the start of that day on the exchange's calendar; an ISO 8601 timestamp (e.g. 2024-03-08T14:30:00+0000) is that instant. The range may span at most the interval's longest range (1min 7 days; 5min, 10min 30 days; 15min, 30min 60 days; 1hour and longer 90 days); a longer range given whole is 422 invalid_date_range, an open one is cut to it.
+	// DateFrom First minute, inclusive. A date YYYY-MM-DD is the start of that day on the exchange's calendar; an ISO 8601 timestamp (e.g. 2024-03-08T14:30:00+0000), or marketstack v2's form 2024-03-08 14:30 (or 14:30:00, UTC), is that instant. The range may span at most the interval's longest range (1min 7 days; 5min, 10min 30 days; 15min, 30min 60 days; 1hour and longer 90 days); a longer range given whole is 422 invalid_date_range, an open one is cut to it.
 	DateFrom *IntradayDateFrom `form:"date_from,omitempty" json:"date_from,omitempty"`
 
 	// DateTo Last minute, inclusive. A date includes that whole day on the exchange's calendar; a timestamp is that instant.

@@ -84,6 +84,17 @@ func testIntradayEndToEnd(t *testing.T, e *e2e) {
 			if p.Pagination.Total != 5 {
 				t.Errorf("timestamps bound minutes inclusively: %+v", p.Pagination)
 			}
+			// marketstack v2's documented form, "YYYY-MM-DD HH:MM" (":SS"),
+			// reads the same minutes.
+			p = decode[page[[]intradayRec]](t, e.get(t, "/"+v+"/intraday", vals("symbols", "GOOG", "interval", "1min",
+				"date_from", "2008-10-14 13:30", "date_to", "2008-10-14 13:34:00")))
+			if p.Pagination.Total != 5 {
+				t.Errorf("space form bounds minutes inclusively: %+v", p.Pagination)
+			}
+			p = decode[page[[]intradayRec]](t, e.get(t, "/"+v+"/intraday/2008-10-14%2015:30", vals("symbols", "GOOG", "interval", "24hour")))
+			if len(p.Data) != 1 || p.Data[0].Close != 362.71 {
+				t.Errorf("{date} in the space form: %+v", p.Data)
+			}
 		})
 	}
 

@@ -105,9 +105,11 @@ func ParseMIC(s string) (string, error) {
 	return string(buf), nil
 }
 
-// dateLayouts are the accepted date forms: a calendar date, and ISO 8601
+// dateLayouts are the accepted date forms: a calendar date, ISO 8601
 // timestamps with an offset written as marketstack writes it (+0000), as
-// RFC 3339 writes it (+00:00 or Z), or with no offset.
+// RFC 3339 writes it (+00:00 or Z), or with no offset, and the form of
+// marketstack v2's own intraday example, "2024-09-27 15:30" (and ":SS"),
+// UTC as an ISO timestamp without offset is.
 var dateLayouts = []string{
 	"2006-01-02T15:04:05Z07:00",
 	"2006-01-02T15:04:05Z0700",
@@ -115,6 +117,8 @@ var dateLayouts = []string{
 	"2006-01-02T15:04Z07:00",
 	"2006-01-02T15:04Z0700",
 	"2006-01-02T15:04",
+	"2006-01-02 15:04:05",
+	"2006-01-02 15:04",
 }
 
 // ParseDate reads YYYY-MM-DD or an ISO 8601 timestamp and returns UTC

@@ -45,15 +45,42 @@ func TestParseSymbols(t *testing.T) {
 
 func TestParseDate(t *testing.T) {
 	want := time.Date(2008, 10, 14, 0, 0, 0, 0, time.UTC)
-	for _, in := range []string{"2008-10-14", "2008-10-14T00:00:00+0000", "2008-10-14T23:59:59+00:00", "2008-10-14T10:00:00Z", "2008-10-14T10:00:00-0500", "2008-10-14T10:00", "2008-10-14T10:00:00.123Z"} {
+	for _, in := range []string{"2008-10-14", "2008-10-14T00:00:00+0000", "2008-10-14T23:59:59+00:00", "2008-10-14T10:00:00Z", "2008-10-14T10:00:00-0500", "2008-10-14T10:00", "2008-10-14T10:00:00.123Z", "2008-10-14 10:00", "2008-10-14 23:59:59"} {
 		got, err := ParseDate(in)
 		if err != nil || !got.Equal(want) {
 			t.Errorf("ParseDate(%q) = %v, %v", in, got, err)
 		}
 	}
-	for _, in := range []string{"2008-02-30", "2008-13-01", "20081014", "2008-10-14T25:00:00Z", "0000-01-01", "yesterday", "", "2008-10-14 junk"} {
+	for _, in := range []string{"2008-02-30", "2008-13-01", "20081014", "2008-10-14T25:00:00Z", "0000-01-01", "yesterday", "", "2008-10-14 junk", "2008-10-14 10", "2008-10-14 25:00"} {
 		if _, err := ParseDate(in); err == nil {
 			t.Errorf("ParseDate(%q) accepted", in)
+		}
+	}
+}
+
+// TestParseInstantSpaceForm holds marketstack v2's documented intraday
+// form, "YYYY-MM-DD HH:MM" (and ":SS"), to the instant of its ISO 8601
+// twin, so that both forms read the same bars and share a cache key.
+func TestParseInstantSpaceForm(t *testing.T) {
+	for _, tc := range []struct{ space, iso string }{
+		{"2024-09-27 15:30", "2024-09-27T15:30:00Z"},
+		{"2024-09-27 15:30:59", "2024-09-27T15:30:59Z"},
+	} {
+		got, day, err := ParseInstant(tc.space)
+		want, _, _ := ParseInstant(tc.iso)
+		if err != nil || !day.IsZero() || !got.Equal(want) {
+			t.Errorf("ParseInstant(%q) = %v, %v, %v; want %v", tc.space, got, day, err, want)
+			continue
+		}
+		a := IntradayQuery{Symbols: []string{"GOOG"}, From: got, Interval: 1, Limit: 100}
+		b := a
+		b.From = want
+		if a.CanonicalKey() != b.CanonicalKey() {
+			t.Errorf("%q and %q have different keys", tc.space, tc.iso)
+		}
+		b.From = want.Add(time.Minute)
+		if a.CanonicalKey() == b.CanonicalKey() {
+			t.Errorf("%q shares a key with a minute later", tc.space)
 		}
 	}
 }
