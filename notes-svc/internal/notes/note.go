@@ -6,6 +6,7 @@ package notes
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,28 +54,61 @@ var (
 	ErrConflict = errors.New("conflicting concurrent write")
 )
 
-// Note is one note of an account.
+// Note is one note of an account. Its gorm tags are the one mapping of a
+// note to the notes table, which notesdb reads and writes through GORM;
+// they are only tags, the domain imports no SQL. A field a client may set
+// is also a field of Draft and of Patch, under the same name: Apply,
+// WriteTo, the idempotency fingerprint and the store's update all follow
+// those fields (TestWritableFieldsAreEverywhere).
 type Note struct {
-	ID        string
-	AccountID string
-	Title     string
-	Content   string
-	// Tags is never nil: a note without tags has an empty list.
-	Tags      []string
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	ID        string `gorm:"column:id;primaryKey"`
+	AccountID string `gorm:"column:account_id"`
+	Title     string `gorm:"column:title"`
+	Content   string `gorm:"column:content"`
+	// Tags is never nil: a note without tags has an empty list. The
+	// column is a text[], which the textarray serializer of notesdb
+	// encodes and decodes with pgx's array codec.
+	Tags []string `gorm:"column:tags;serializer:textarray"`
+	// The store writes the times the service sets, never GORM's clock.
+	CreatedAt time.Time `gorm:"column:created_at;autoCreateTime:false"`
+	UpdatedAt time.Time `gorm:"column:updated_at;autoUpdateTime:false"`
 	// Version starts at 1 and grows by one on every change; it is the
 	// source of the ETag.
-	Version int64
+	Version int64 `gorm:"column:version"`
 }
 
-// Draft is the caller-supplied part of a note for create and full update.
+// Draft is the caller-supplied part of a note for create and full update:
+// the fields of Note a client writes, under their names in Note.
 type Draft struct {
 	Title   string
 	Content string
 	// Tags is nil when the caller did not send tags: create stores no tags
 	// and a full update keeps the current ones.
 	Tags []string
+}
+
+// WriteTo sets the fields of n that d holds, but keeps n's tags when d's
+// are nil.
+func (d Draft) WriteTo(n *Note) {
+	dst := reflect.ValueOf(n).Elem()
+	src := reflect.ValueOf(d)
+	for i, f := range reflect.VisibleFields(src.Type()) {
+		v := src.Field(i)
+		if v.Kind() == reflect.Slice && v.IsNil() {
+			continue
+		}
+		dst.FieldByIndex(noteIndex(f.Name)).Set(v)
+	}
+}
+
+// noteIndex is the index of Note's field name; a Draft or Patch field
+// without one in Note fails TestWritableFieldsAreEverywhere.
+func noteIndex(name string) []int {
+	f, ok := reflect.TypeFor[Note]().FieldByName(name)
+	if !ok {
+		panic("notes: " + name + " is not a field of Note")
+	}
+	return f.Index
 }
 
 // Normalize validates d and returns it with the title trimmed and the tags
@@ -180,6 +214,7 @@ func NormalizeTags(tags []string, field string, verr *fielderr.List) []string {
 }
 
 // Patch is an RFC 7396 merge patch of a note: nil fields are left alone.
+// Each field points to the type of the Draft field of its name.
 type Patch struct {
 	Title   *string
 	Content *string
@@ -188,28 +223,39 @@ type Patch struct {
 	Tags *[]string
 }
 
+// Empty reports a patch that names no field: it changes nothing, not even
+// the version.
+func (p Patch) Empty() bool { return p == Patch{} }
+
 // Apply returns n's draft with p applied, validated and normalized.
 func (p Patch) Apply(n Note) (Draft, error) {
-	d := Draft{Title: n.Title, Content: n.Content, Tags: n.Tags}
-	if p.Title != nil {
-		d.Title = *p.Title
+	var d Draft
+	dv, nv, pv := reflect.ValueOf(&d).Elem(), reflect.ValueOf(n), reflect.ValueOf(p)
+	for i, f := range reflect.VisibleFields(dv.Type()) {
+		dv.Field(i).Set(nv.FieldByIndex(noteIndex(f.Name)))
 	}
-	if p.Content != nil {
-		d.Content = *p.Content
-	}
-	if p.Tags != nil {
-		d.Tags = *p.Tags
-		if d.Tags == nil {
-			d.Tags = []string{}
+	for i, f := range reflect.VisibleFields(pv.Type()) {
+		ptr := pv.Field(i)
+		if ptr.IsNil() {
+			continue
 		}
+		v := ptr.Elem()
+		if v.Kind() == reflect.Slice && v.IsNil() {
+			// A list sent as null is an empty list, which a draft's nil
+			// (keep) must not be mistaken for.
+			v = reflect.MakeSlice(v.Type(), 0, 0)
+		}
+		dv.FieldByName(f.Name).Set(v)
 	}
 	return d.Normalize()
 }
 
-// Sort orders a listing.
+// Sort orders a listing: a comma-separated list of distinct sort keys,
+// each a field of SortFields, "-" first for descending. Notes equal on
+// every key are ordered by id, in the last key's direction.
 type Sort string
 
-// Sort orders accepted by a listing; the default is SortCreatedAsc.
+// Single-key sorts; the default is SortCreatedAsc.
 const (
 	SortCreatedAsc  Sort = "created_at"
 	SortCreatedDesc Sort = "-created_at"
@@ -218,8 +264,51 @@ const (
 	SortTitle       Sort = "title"
 )
 
-// Sorts lists every accepted Sort, for validation and documentation.
+// Sorts lists every accepted single key, for validation and
+// documentation.
 var Sorts = []Sort{SortCreatedAsc, SortCreatedDesc, SortUpdatedAsc, SortUpdatedDesc, SortTitle}
+
+// MaxSortKeys bounds the keys of one Sort.
+const MaxSortKeys = 3
+
+// SortKey is one key of a Sort: a column of the notes table (a gorm
+// column of Note) and its direction.
+type SortKey struct {
+	Field string
+	Desc  bool
+}
+
+// Keys splits s into its keys; s must be valid (ListQuery.Validate).
+func (s Sort) Keys() []SortKey {
+	var keys []SortKey
+	for k := range strings.SplitSeq(string(s), ",") {
+		k = strings.TrimSpace(k)
+		desc := strings.HasPrefix(k, "-")
+		keys = append(keys, SortKey{Field: strings.TrimPrefix(k, "-"), Desc: desc})
+	}
+	return keys
+}
+
+// valid reports whether s is a list of at most MaxSortKeys distinct
+// accepted keys.
+func (s Sort) valid() bool {
+	keys := s.Keys()
+	if len(keys) > MaxSortKeys {
+		return false
+	}
+	seen := make([]string, 0, len(keys))
+	for _, k := range keys {
+		name := Sort(k.Field)
+		if k.Desc {
+			name = "-" + name
+		}
+		if !slices.Contains(Sorts, name) || slices.Contains(seen, k.Field) {
+			return false
+		}
+		seen = append(seen, k.Field)
+	}
+	return true
+}
 
 // ListQuery selects and orders the notes of a listing.
 type ListQuery struct {
@@ -246,13 +335,22 @@ func (q ListQuery) Validate() (ListQuery, error) {
 	}
 	if q.Sort == "" {
 		q.Sort = SortCreatedAsc
-	} else if !slices.Contains(Sorts, q.Sort) {
-		verr.Add("sort", "must be one of created_at, -created_at, updated_at, -updated_at, title")
+	} else if !q.Sort.valid() {
+		verr.Add("sort", fmt.Sprintf("must be one key or a comma-separated list of up to %d distinct keys of %s", MaxSortKeys, sortNames()))
 	}
 	if err := verr.Err(); err != nil {
 		return ListQuery{}, err
 	}
 	return q, nil
+}
+
+// sortNames lists Sorts for an error report.
+func sortNames() string {
+	names := make([]string, len(Sorts))
+	for i, s := range Sorts {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
 }
 
 // Condition is the If-Match precondition of a write. The zero value means

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -43,11 +44,10 @@ type Store interface {
 	CountNotes(ctx context.Context, accountID string, q ListQuery) (int64, error)
 }
 
-// Update is a full write of a note's fields. Tags nil keeps the tags.
+// Update is a full write of the fields a client writes, the Draft's (Tags
+// nil keeps the tags), at UpdatedAt.
 type Update struct {
-	Title     string
-	Content   string
-	Tags      []string
+	Draft
 	UpdatedAt time.Time
 }
 
@@ -105,7 +105,8 @@ func (s *Service) Create(ctx context.Context, accountID string, d Draft, idempot
 		return Note{}, false, err
 	}
 	now := s.now().UTC()
-	n := Note{ID: id, AccountID: accountID, Title: d.Title, Content: d.Content, Tags: d.Tags, CreatedAt: now, UpdatedAt: now, Version: 1}
+	n := Note{ID: id, AccountID: accountID, CreatedAt: now, UpdatedAt: now, Version: 1}
+	d.WriteTo(&n)
 	var idem *IdempotencyRecord
 	if idempotencyKey != "" {
 		idem = &IdempotencyRecord{Key: idempotencyKey, Fingerprint: fingerprint("create", d), ExpiresAt: now.Add(IdempotencyTTL)}
@@ -118,24 +119,15 @@ func (s *Service) Create(ctx context.Context, accountID string, d Draft, idempot
 }
 
 // fingerprint hashes the normalized request, so that retries which differ
-// only in formatting or tag spelling count as the same request.
+// only in formatting or tag spelling count as the same request. It hashes
+// the JSON encoding of the whole draft, so every field a client writes is
+// in it, however many there are.
 func fingerprint(op string, d Draft) [32]byte {
-	h := sha256.New()
-	write := func(s string) {
-		var n [8]byte
-		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
-		h.Write(n[:])
-		h.Write([]byte(s))
+	b, err := json.Marshal(d)
+	if err != nil {
+		panic("notes: encode draft: " + err.Error()) // strings, slices and bools always encode
 	}
-	write(op)
-	write(d.Title)
-	write(d.Content)
-	for _, t := range d.Tags {
-		write(t)
-	}
-	var out [32]byte
-	copy(out[:], h.Sum(nil))
-	return out
+	return sha256.Sum256(append([]byte(op+"\x00"), b...))
 }
 
 // Get returns the note id of accountID.
@@ -160,7 +152,7 @@ func (s *Service) Replace(ctx context.Context, accountID, id string, d Draft, co
 	if !ValidID(id) {
 		return Note{}, ErrNotFound
 	}
-	u := Update{Title: d.Title, Content: d.Content, Tags: d.Tags, UpdatedAt: s.now().UTC()}
+	u := Update{Draft: d, UpdatedAt: s.now().UTC()}
 	n, err := s.store.UpdateNote(ctx, accountID, id, u, cond.expected())
 	if err != nil {
 		return Note{}, fmt.Errorf("replace note: %w", err)
@@ -186,11 +178,11 @@ func (s *Service) Patch(ctx context.Context, accountID, id string, p Patch, cond
 		if err != nil {
 			return Update{}, err
 		}
-		if p.Title == nil && p.Content == nil && p.Tags == nil {
+		if p.Empty() {
 			unchanged = cur
 			return Update{}, errNoChange
 		}
-		return Update{Title: d.Title, Content: d.Content, Tags: d.Tags, UpdatedAt: s.now().UTC()}, nil
+		return Update{Draft: d, UpdatedAt: s.now().UTC()}, nil
 	})
 	var verr *fielderr.List
 	switch {

@@ -1,28 +1,21 @@
 // Package notesdb stores notes, accounts, API keys and idempotency records
 // in PostgreSQL, and owns the embedded schema migrations.
 //
-// There is one path per job. Every statement on the notes table (and the
-// idempotency record written with a note) is written by hand and runs on
-// pgx under database/sql (Store.withConn): notes are the hot path, and pgx
-// encodes and decodes text[] and timestamps natively, with its
-// per-connection statement cache preparing each statement once. They
-// share one column list (noteColumns), one row mapping (noteDest and
-// tidyNote), one insert (insertNote, with or without an Idempotency-Key)
-// and one filter (noteFilter, for listings and counts). Accounts and API
-// keys, which are cold or cached, are pkg/keystore's, on the same GORM
-// session as marketdata-svc's; the last-use times of keys are flushed in
-// one statement per batch.
+// Notes and idempotency records go through GORM on pgx (under
+// database/sql), in one session with prepared statements and no implicit
+// transactions: the gorm tags of notes.Note are the one mapping of a note
+// to its row, and every statement, listings included, is built from them,
+// so a field of the model is read, inserted, updated and replayed without
+// a column list here to keep. A note's tags, a text[], cross with pgx's
+// array codec (the textarray serializer, pgArray). SQL is written only
+// where GORM has no form: the keyed tag and full-text conditions, keyset
+// conditions, LIMIT and OFFSET as parameters, the advisory lock and the
+// batched expiry of idempotency records; each says so. Accounts and API
+// keys are pkg/keystore's, on the same GORM session as marketdata-svc's;
+// the last-use times of keys are flushed in one statement per batch.
 //
-// The text[] of a key's scopes crosses database/sql, where pgx hands it
-// over in its text form: textArray parses it with pgx's own
-// pgtype.Map.SQLScanner, a fresh Map per scan (2.3 µs for two scopes,
-// against 2.5 µs through one shared Map behind a lock), since neither
-// pgtype.FlatArray nor pgtype.Array is a sql.Scanner. Its encoder stays
-// hand-written: GORM expands a plain slice argument into a parameter list,
-// so it needs a driver.Valuer, and pgx's encoder through a Map takes 4.2
-// µs where the hand-written one takes 0.14 µs.
-//
-// Every note query is scoped with account_id = $1 AND ... so that one
+// Every single-note query is scoped by noteOf (account_id = ? AND id =
+// ?), every listing and count by the account in noteFilter, so that one
 // account can never reach another's rows, and every driver error leaves
 // the package translated into a notes domain error.
 package notesdb
@@ -38,6 +31,8 @@ import (
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+	"gorm.io/gorm/schema"
 
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
 	"github.com/tickerdesk/tickerdesk/pkg/keystore"
@@ -116,6 +111,10 @@ type Store struct {
 	db    *gorm.DB
 	sql   *sql.DB
 	batch ListBatch
+	// notes is the parsed model of notes.Note, and noteColumns its
+	// columns, which a write returns.
+	notes       *schema.Schema
+	noteColumns []clause.Column
 }
 
 // New returns a Store on db, which the caller keeps and closes.
@@ -124,7 +123,22 @@ func New(db *sql.DB) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{Store: keystore.New(g, KeyConfig()), db: g, sql: db, batch: DefaultListBatch}, nil
+	// GORM finds serializers by name in its own registry; registering
+	// again only replaces it with its equal.
+	schema.RegisterSerializer("textarray", newTextArraySerializer())
+	// The notes' statements are prepared once per connection (pgx keeps
+	// them), and a select names the model's columns, never the search
+	// vector, which no answer needs.
+	notesDB := g.Session(&gorm.Session{PrepareStmt: true, QueryFields: true})
+	stmt := &gorm.Statement{DB: notesDB}
+	if err := stmt.Parse(&notes.Note{}); err != nil {
+		return nil, fmt.Errorf("parse note model: %w", err)
+	}
+	s := &Store{Store: keystore.New(g, KeyConfig()), db: notesDB, sql: db, batch: DefaultListBatch, notes: stmt.Schema}
+	for _, name := range stmt.Schema.DBNames {
+		s.noteColumns = append(s.noteColumns, clause.Column{Name: name})
+	}
+	return s, nil
 }
 
 // Ping checks that the database answers.

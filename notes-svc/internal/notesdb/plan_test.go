@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
-	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notesdb"
 )
 
 // planNode is the part of EXPLAIN (FORMAT JSON) a plan check reads.
@@ -80,7 +79,7 @@ func TestFilteredListingsReadOnlyKeyedPostings(t *testing.T) {
 	for name, q := range filters {
 		for _, srt := range sorts {
 			q.Sort = srt
-			for i, stmt := range notesdb.ListingStatements(f.a, q, after) {
+			for i, stmt := range f.store.ListingStatements(f.a, q, after) {
 				var raw string
 				if err := conn.QueryRowContext(ctx, "EXPLAIN (FORMAT JSON) "+stmt[0].(string), stmt[1:]...).Scan(&raw); err != nil {
 					t.Fatalf("%s %s #%d: explain: %v", name, srt, i, err)

@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
-	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notesdb"
 )
 
 // costNode is the part of EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) a cost
@@ -162,7 +161,7 @@ func TestSearchCostIsTheCallersOwn(t *testing.T) {
 	measure := func() map[string]statementCost {
 		out := map[string]statementCost{}
 		for _, s := range shapes {
-			for i, stmt := range notesdb.ListingStatements(f.a, s.q, after) {
+			for i, stmt := range f.store.ListingStatements(f.a, s.q, after) {
 				out[fmt.Sprintf("%s #%d", s.name, i)] = explainGeneric(ctx, t, conn, stmt)
 			}
 		}

@@ -2,18 +2,17 @@ package notesdb
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"strconv"
+	"reflect"
+	"slices"
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/stdlib"
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
 )
@@ -26,165 +25,122 @@ func mustSub(fsys fs.FS, dir string) fs.FS {
 	return sub
 }
 
-// noteColumns are the columns every statement reads a note from and the
-// insert writes, in the order of noteDest; the search vector is never
-// sent back.
-const noteColumns = "id, account_id, title, content, tags, created_at, updated_at, version"
+// The statements on notes and idempotency records are GORM's, from the
+// gorm tags of notes.Note (the one column mapping) and of
+// idempotencyRecord. Every single-note statement is scoped by noteOf,
+// every listing and count by the account scope of noteFilter.
 
-// The statements on notes are written by hand; only listings and counts
-// are assembled, by noteFilter and listSQL. Every one is scoped to an
-// account.
-const (
-	selectNoteSQL = `SELECT ` + noteColumns + ` FROM notes WHERE account_id = $1 AND id = $2`
-	lockNoteSQL   = selectNoteSQL + ` FOR UPDATE`
-	insertNoteSQL = `INSERT INTO notes (` + noteColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`
-	// updateNoteSQL keeps the tags when $5 is NULL (Update.Tags nil), and
-	// checks the version only when $7 is not NULL.
-	updateNoteSQL = `UPDATE notes SET title = $3, content = $4, tags = COALESCE($5, tags), updated_at = $6, version = version + 1
-		WHERE account_id = $1 AND id = $2 AND ($7::bigint[] IS NULL OR version = ANY($7))
-		RETURNING ` + noteColumns
-	deleteNoteSQL = `DELETE FROM notes WHERE account_id = $1 AND id = $2 AND ($3::bigint[] IS NULL OR version = ANY($3))`
-	noteExistsSQL = `SELECT EXISTS (SELECT 1 FROM notes WHERE account_id = $1 AND id = $2)`
-)
-
-// noteDest is the one mapping from a row of noteColumns to a Note: the
-// Scan destinations in column order, then tidyNote. The hot reads call
-// Scan on pgx's concrete row with these, so that the call is
-// devirtualized and the destinations stay on the stack; scanNote, for the
-// others, costs an allocation more.
-func noteDest(n *notes.Note) [8]any {
-	return [8]any{&n.ID, &n.AccountID, &n.Title, &n.Content, &n.Tags, &n.CreatedAt, &n.UpdatedAt, &n.Version}
+// noteOf scopes a statement to the note id of accountID: another account's
+// note is never found, written or deleted.
+func noteOf(accountID, id string) func(*gorm.DB) *gorm.DB {
+	return func(db *gorm.DB) *gorm.DB { return db.Where("account_id = ? AND id = ?", accountID, id) }
 }
 
-// scanNote reads row into n.
-func scanNote(row pgx.Row, n *notes.Note) error {
-	dest := noteDest(n)
-	if err := row.Scan(dest[:]...); err != nil {
-		return err
+// atVersions keeps a write to a note at one of versions; nil means any.
+// versions is one array parameter, so that every If-Match runs the same
+// prepared statement, however many tags it names.
+func atVersions(versions []int64) func(*gorm.DB) *gorm.DB {
+	return func(db *gorm.DB) *gorm.DB {
+		if versions == nil {
+			return db
+		}
+		return db.Where("version = ANY(?)", pgArray[int64](versions))
 	}
-	tidyNote(n)
-	return nil
 }
 
-// tidyNote gives a scanned note the form the domain promises: tags never
-// nil, times in UTC.
+// tidyNote gives a note read the form the domain promises: times in UTC
+// (the serializer already makes tags never nil).
 func tidyNote(n *notes.Note) {
-	if n.Tags == nil {
-		n.Tags = []string{}
-	}
 	n.CreatedAt, n.UpdatedAt = n.CreatedAt.UTC(), n.UpdatedAt.UTC()
 }
 
-// querier is what the statements on notes run on: a connection, or a
-// transaction on it.
-type querier interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+// idempotencyRecord is a row of idempotency_keys: an Idempotency-Key of a
+// POST, the request's fingerprint and the note it created, replayed to a
+// retry.
+type idempotencyRecord struct {
+	AccountID   string `gorm:"column:account_id;primaryKey"`
+	Key         string `gorm:"column:key;primaryKey"`
+	Fingerprint []byte `gorm:"column:fingerprint"`
+	NoteID      string `gorm:"column:note_id"`
+	// Response is the note created, notes.Note's JSON encoding.
+	Response  json.RawMessage `gorm:"column:response"`
+	CreatedAt time.Time       `gorm:"column:created_at;autoCreateTime:false"`
+	ExpiresAt time.Time       `gorm:"column:expires_at"`
 }
 
-// insertNote is the one insert of a note, with or without an
-// idempotency record.
-func insertNote(ctx context.Context, q querier, n notes.Note) error {
-	tags := n.Tags
-	if tags == nil {
-		tags = []string{} // the column is NOT NULL
+// TableName implements schema.Tabler.
+func (idempotencyRecord) TableName() string { return "idempotency_keys" }
+
+// replayNote decodes the note a record holds. Records written before the
+// snapshot was the Note itself name the times in snake case; they expire
+// within notes.IdempotencyTTL of the upgrade.
+func replayNote(raw []byte, accountID string) (notes.Note, error) {
+	var n notes.Note
+	var legacy struct {
+		CreatedAt *time.Time `json:"created_at"`
+		UpdatedAt *time.Time `json:"updated_at"`
 	}
-	_, err := q.Exec(ctx, insertNoteSQL, n.ID, n.AccountID, n.Title, n.Content, tags, n.CreatedAt, n.UpdatedAt, n.Version)
-	return err
-}
-
-// withConn runs f on a pgx connection of the pool. database/sql still
-// owns the connection: it comes back to the pool afterwards, and a
-// connection f left broken or inside a transaction is discarded there
-// (stdlib.Conn reports it invalid).
-func (s *Store) withConn(ctx context.Context, f func(*pgx.Conn) error) error {
-	conn, err := s.sql.Conn(ctx)
-	if err != nil {
-		return err
+	if err := json.Unmarshal(raw, &n); err != nil {
+		return notes.Note{}, fmt.Errorf("decode idempotency record: %w", err)
 	}
-	err = conn.Raw(func(dc any) error { return f(dc.(*stdlib.Conn).Conn()) })
-	if cerr := conn.Close(); err == nil && !errors.Is(cerr, sql.ErrConnDone) {
-		err = cerr
+	if err := json.Unmarshal(raw, &legacy); err == nil && legacy.CreatedAt != nil && legacy.UpdatedAt != nil {
+		n.CreatedAt, n.UpdatedAt = *legacy.CreatedAt, *legacy.UpdatedAt
 	}
-	return err
-}
-
-// withTx runs f in a transaction on a pgx connection of the pool, and
-// commits when f succeeds.
-func (s *Store) withTx(ctx context.Context, f func(pgx.Tx) error) error {
-	return s.withConn(ctx, func(c *pgx.Conn) error {
-		return pgx.BeginFunc(ctx, c, f)
-	})
-}
-
-// noteSnapshot is the note an idempotency record replays.
-type noteSnapshot struct {
-	ID        string    `json:"id"`
-	Title     string    `json:"title"`
-	Content   string    `json:"content"`
-	Tags      []string  `json:"tags"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
-	Version   int64     `json:"version"`
+	n.AccountID = accountID
+	if n.Tags == nil {
+		n.Tags = []string{}
+	}
+	tidyNote(&n)
+	return n, nil
 }
 
 // CreateNote implements notes.Store.
 func (s *Store) CreateNote(ctx context.Context, n notes.Note, idem *notes.IdempotencyRecord) (notes.Note, bool, error) {
 	if idem == nil {
-		if err := s.withConn(ctx, func(c *pgx.Conn) error { return insertNote(ctx, c, n) }); err != nil {
+		row := n
+		if err := s.db.WithContext(ctx).Create(&row).Error; err != nil {
 			return notes.Note{}, false, translate(err)
 		}
 		return n, false, nil
 	}
 	var out notes.Note
 	var replayed bool
-	err := s.withTx(ctx, func(tx pgx.Tx) error {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		// The transaction-scoped lock tells a concurrent duplicate that
-		// the key is in flight instead of making it wait.
+		// the key is in flight instead of making it wait. Raw: a function
+		// call, not a table GORM could name.
 		var locked bool
-		if err := tx.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock($1)", idem.LockID(n.AccountID)).Scan(&locked); err != nil {
+		if err := tx.Raw("SELECT pg_try_advisory_xact_lock(?)", idem.LockID(n.AccountID)).Scan(&locked).Error; err != nil {
 			return err
 		}
 		if !locked {
 			return notes.ErrIdempotencyInFlight
 		}
-		var fingerprint, response []byte
-		err := tx.QueryRow(ctx, "SELECT fingerprint, response FROM idempotency_keys WHERE account_id = $1 AND key = $2 AND expires_at > $3",
-			n.AccountID, idem.Key, n.CreatedAt).Scan(&fingerprint, &response)
+		var rec idempotencyRecord
+		err := tx.Where("account_id = ? AND key = ? AND expires_at > ?", n.AccountID, idem.Key, n.CreatedAt).Take(&rec).Error
 		switch {
 		case err == nil:
-			if string(fingerprint) != string(idem.Fingerprint[:]) {
+			if string(rec.Fingerprint) != string(idem.Fingerprint[:]) {
 				return notes.ErrIdempotencyMismatch
 			}
-			var snap noteSnapshot
-			if err := json.Unmarshal(response, &snap); err != nil {
-				return fmt.Errorf("decode idempotency record: %w", err)
-			}
-			out = notes.Note{ID: snap.ID, AccountID: n.AccountID, Title: snap.Title, Content: snap.Content, Tags: snap.Tags,
-				CreatedAt: snap.CreatedAt.UTC(), UpdatedAt: snap.UpdatedAt.UTC(), Version: snap.Version}
-			if out.Tags == nil {
-				out.Tags = []string{}
-			}
+			out, err = replayNote(rec.Response, n.AccountID)
 			replayed = true
-			return nil
-		case !errors.Is(err, pgx.ErrNoRows):
+			return err
+		case !errors.Is(err, gorm.ErrRecordNotFound):
 			return err
 		}
-		if err := insertNote(ctx, tx, n); err != nil {
+		row := n
+		if err := tx.Create(&row).Error; err != nil {
 			return err
 		}
-		snap, err := json.Marshal(noteSnapshot{ID: n.ID, Title: n.Title, Content: n.Content, Tags: n.Tags,
-			CreatedAt: n.CreatedAt, UpdatedAt: n.UpdatedAt, Version: n.Version})
+		snap, err := json.Marshal(n)
 		if err != nil {
 			return fmt.Errorf("encode idempotency record: %w", err)
 		}
 		// An expired record of the same key is replaced.
-		_, err = tx.Exec(ctx, `INSERT INTO idempotency_keys (account_id, key, fingerprint, note_id, response, created_at, expires_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)
-			ON CONFLICT (account_id, key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, note_id = EXCLUDED.note_id,
-				response = EXCLUDED.response, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at`,
-			n.AccountID, idem.Key, idem.Fingerprint[:], n.ID, string(snap), n.CreatedAt, idem.ExpiresAt)
-		if err != nil {
+		rec = idempotencyRecord{AccountID: n.AccountID, Key: idem.Key, Fingerprint: idem.Fingerprint[:], NoteID: n.ID,
+			Response: snap, CreatedAt: n.CreatedAt, ExpiresAt: idem.ExpiresAt}
+		if err := tx.Clauses(clause.OnConflict{UpdateAll: true}).Create(&rec).Error; err != nil {
 			return err
 		}
 		out = n
@@ -199,11 +155,7 @@ func (s *Store) CreateNote(ctx context.Context, n notes.Note, idem *notes.Idempo
 // GetNote implements notes.Store.
 func (s *Store) GetNote(ctx context.Context, accountID, id string) (notes.Note, error) {
 	var n notes.Note
-	err := s.withConn(ctx, func(c *pgx.Conn) error {
-		dest := noteDest(&n)
-		return c.QueryRow(ctx, selectNoteSQL, accountID, id).Scan(dest[:]...)
-	})
-	if err != nil {
+	if err := s.db.WithContext(ctx).Scopes(noteOf(accountID, id)).Take(&n).Error; err != nil {
 		return notes.Note{}, translate(err)
 	}
 	tidyNote(&n)
@@ -212,35 +164,59 @@ func (s *Store) GetNote(ctx context.Context, accountID, id string) (notes.Note, 
 
 // UpdateNote implements notes.Store.
 func (s *Store) UpdateNote(ctx context.Context, accountID, id string, u notes.Update, versions []int64) (notes.Note, error) {
-	var n notes.Note
-	err := s.withConn(ctx, func(c *pgx.Conn) error {
-		err := updateNote(ctx, c, accountID, id, u, versions, &n)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return missOrMismatch(ctx, c, accountID, id)
-		}
-		return err
-	})
+	db := s.db.WithContext(ctx)
+	n, err := s.updateNote(db, accountID, id, u, versions)
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		err = missOrMismatch(db, accountID, id)
+	}
 	if err != nil {
 		return notes.Note{}, translate(err)
 	}
 	return n, nil
 }
 
-// updateNote writes u over the note and bumps its version into out, when
-// the note is at one of versions or versions is nil; otherwise it is
-// pgx.ErrNoRows.
-func updateNote(ctx context.Context, q querier, accountID, id string, u notes.Update, versions []int64, out *notes.Note) error {
-	// A nil slice is sent as NULL: no version check, or keep the tags.
-	return scanNote(q.QueryRow(ctx, updateNoteSQL, accountID, id, u.Title, u.Content, u.Tags, u.UpdatedAt, versions), out)
+// updateNote writes u over the note and bumps its version, when the note
+// is at one of versions or versions is nil; otherwise it is
+// gorm.ErrRecordNotFound. The columns written are those of the Draft's
+// fields, found by name in the model, so a field a client writes is
+// stored without a list here to keep.
+func (s *Store) updateNote(db *gorm.DB, accountID, id string, u notes.Update, versions []int64) (notes.Note, error) {
+	var next notes.Note
+	u.WriteTo(&next)
+	nv := reflect.ValueOf(next)
+	set := map[string]any{}
+	dv := reflect.ValueOf(u.Draft)
+	for i, f := range reflect.VisibleFields(dv.Type()) {
+		if v := dv.Field(i); v.Kind() == reflect.Slice && v.IsNil() {
+			continue // nil keeps the column
+		}
+		field := s.notes.LookUpField(f.Name)
+		v, _ := field.ValueOf(db.Statement.Context, nv)
+		set[field.DBName] = v
+	}
+	set[s.notes.LookUpField("UpdatedAt").DBName] = u.UpdatedAt
+	// An expression GORM has no form for.
+	set[s.notes.LookUpField("Version").DBName] = gorm.Expr("version + 1")
+	var out notes.Note
+	res := db.Model(&out).Clauses(clause.Returning{Columns: s.noteColumns}).
+		Scopes(noteOf(accountID, id), atVersions(versions)).Updates(set)
+	if res.Error != nil {
+		return notes.Note{}, res.Error
+	}
+	if res.RowsAffected == 0 {
+		return notes.Note{}, gorm.ErrRecordNotFound
+	}
+	tidyNote(&out)
+	return out, nil
 }
 
 // missOrMismatch explains a conditional write that touched no row.
-func missOrMismatch(ctx context.Context, q querier, accountID, id string) error {
-	var exists bool
-	if err := q.QueryRow(ctx, noteExistsSQL, accountID, id).Scan(&exists); err != nil {
+func missOrMismatch(db *gorm.DB, accountID, id string) error {
+	var count int64
+	if err := db.Model(&notes.Note{}).Scopes(noteOf(accountID, id)).Count(&count).Error; err != nil {
 		return err
 	}
-	if !exists {
+	if count == 0 {
 		return notes.ErrNotFound
 	}
 	return notes.ErrPreconditionFailed
@@ -249,16 +225,18 @@ func missOrMismatch(ctx context.Context, q querier, accountID, id string) error 
 // ModifyNote implements notes.Store.
 func (s *Store) ModifyNote(ctx context.Context, accountID, id string, change func(notes.Note) (notes.Update, error)) (notes.Note, error) {
 	var out notes.Note
-	err := s.withTx(ctx, func(tx pgx.Tx) error {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var cur notes.Note
-		if err := scanNote(tx.QueryRow(ctx, lockNoteSQL, accountID, id), &cur); err != nil {
+		if err := tx.Clauses(clause.Locking{Strength: clause.LockingStrengthUpdate}).Scopes(noteOf(accountID, id)).Take(&cur).Error; err != nil {
 			return err
 		}
+		tidyNote(&cur)
 		u, err := change(cur)
 		if err != nil {
 			return err
 		}
-		return updateNote(ctx, tx, accountID, id, u, nil, &out)
+		out, err = s.updateNote(tx, accountID, id, u, nil)
+		return err
 	})
 	if err != nil {
 		return notes.Note{}, translate(err)
@@ -268,34 +246,13 @@ func (s *Store) ModifyNote(ctx context.Context, accountID, id string, change fun
 
 // DeleteNote implements notes.Store.
 func (s *Store) DeleteNote(ctx context.Context, accountID, id string, versions []int64) error {
-	err := s.withConn(ctx, func(c *pgx.Conn) error {
-		tag, err := c.Exec(ctx, deleteNoteSQL, accountID, id, versions)
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return missOrMismatch(ctx, c, accountID, id)
-		}
-		return nil
-	})
+	db := s.db.WithContext(ctx)
+	res := db.Scopes(noteOf(accountID, id), atVersions(versions)).Delete(&notes.Note{})
+	err := res.Error
+	if err == nil && res.RowsAffected == 0 {
+		err = missOrMismatch(db, accountID, id)
+	}
 	return translate(err)
-}
-
-// listSort is one whitelisted listing order: its sort key, direction, and
-// the key of a note for the keyset condition of the next batch. id breaks
-// ties, so that (key, id) is unique and batches and pages are stable.
-type listSort struct {
-	column string
-	desc   bool
-	key    func(notes.Note) any
-}
-
-var listSorts = map[notes.Sort]listSort{
-	notes.SortCreatedAsc:  {column: "created_at", key: func(n notes.Note) any { return n.CreatedAt }},
-	notes.SortCreatedDesc: {column: "created_at", desc: true, key: func(n notes.Note) any { return n.CreatedAt }},
-	notes.SortUpdatedAsc:  {column: "updated_at", key: func(n notes.Note) any { return n.UpdatedAt }},
-	notes.SortUpdatedDesc: {column: "updated_at", desc: true, key: func(n notes.Note) any { return n.UpdatedAt }},
-	notes.SortTitle:       {column: "title", key: func(n notes.Note) any { return n.Title }},
 }
 
 // ListBatch bounds each statement of a listing.
@@ -328,10 +285,6 @@ func (s *Store) SetListBatch(b ListBatch) {
 // connection goes back to the pool before each runs on the batch, so a
 // client that reads slowly holds no connection however long it takes.
 func (s *Store) ListNotes(ctx context.Context, accountID string, q notes.ListQuery, each func(notes.Note) error) error {
-	srt, ok := listSorts[q.Sort]
-	if !ok {
-		srt = listSorts[notes.SortCreatedAsc]
-	}
 	remaining := q.Limit // zero: every note
 	rows := s.batch.Rows
 	var after *notes.Note
@@ -347,7 +300,7 @@ func (s *Store) ListNotes(ctx context.Context, accountID string, q notes.ListQue
 		}
 		var more, early bool
 		var err error
-		batch, more, early, err = s.listBatch(ctx, accountID, q, srt, after, offset, limit, batch[:0])
+		batch, more, early, err = s.listBatch(ctx, accountID, q, after, offset, limit, batch[:0])
 		if err != nil {
 			return translate(err)
 		}
@@ -377,62 +330,49 @@ func (s *Store) ListNotes(ctx context.Context, accountID string, q notes.ListQue
 }
 
 // listBatch appends up to limit notes of q to buf: from offset when after
-// is nil, else those after it in srt's order. more reports that notes may
+// is nil, else those after it in q's order. more reports that notes may
 // follow: the batch is full, or it ended early at the byte bound, which
-// early reports.
-func (s *Store) listBatch(ctx context.Context, accountID string, q notes.ListQuery, srt listSort, after *notes.Note,
+// early reports. Rows are read one at a time, so that the byte bound
+// stops the read, and the connection goes back to the pool on return.
+func (s *Store) listBatch(ctx context.Context, accountID string, q notes.ListQuery, after *notes.Note,
 	offset, limit int, buf []notes.Note) (_ []notes.Note, more, early bool, _ error) {
-	query, args := listSQL(accountID, q, srt, after, offset, limit)
-	err := s.withConn(ctx, func(c *pgx.Conn) error {
-		rows, err := c.Query(ctx, query, args...)
-		if err != nil {
-			return err
+	db := s.db.WithContext(ctx)
+	rows, err := s.listQuery(db, accountID, q, after, offset, limit).Rows()
+	if err != nil {
+		return buf, false, false, err
+	}
+	defer rows.Close()
+	size := 0
+	for rows.Next() {
+		var n notes.Note
+		if err := db.ScanRows(rows, &n); err != nil {
+			return buf, false, false, err
 		}
-		defer rows.Close()
-		size := 0
-		for rows.Next() {
-			var n notes.Note
-			dest := noteDest(&n)
-			if err := rows.Scan(dest[:]...); err != nil {
-				return err
-			}
-			tidyNote(&n)
-			buf = append(buf, n)
-			size += noteSize(n)
-			if size >= s.batch.Bytes && len(buf) < limit {
-				// Close reads and drops the rest of the result on the
-				// server's side, not at the client's pace.
-				more, early = true, true
-				rows.Close()
-				return rows.Err()
-			}
+		tidyNote(&n)
+		buf = append(buf, n)
+		size += noteSize(n)
+		if size >= s.batch.Bytes && len(buf) < limit {
+			// Close reads and drops the rest of the result on the
+			// server's side, not at the client's pace.
+			return buf, true, true, rows.Close()
 		}
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		more = len(buf) == limit
-		return nil
-	})
-	return buf, more, early, err
+	}
+	if err := rows.Err(); err != nil {
+		return buf, false, false, err
+	}
+	return buf, len(buf) == limit, false, nil
 }
 
-// noteFilter is the WHERE clause of q's filters for accountID, the one
-// listings and counts share. It is built from whitelisted parts only;
-// every value is a parameter.
-type noteFilter struct {
-	b    strings.Builder
-	args []any
-}
-
-// newNoteFilter is q's filter for accountID. A tag or search condition
-// comes twice: over the account-qualified keys of migration 00002, which
-// the GIN indexes hold, so that the scan reads only the account's own
-// postings; and plainly, which defines the result (the two agree, and the
-// plain one costs a check of the few rows found). The search keys are
-// those of migration 00003, which AND every query with a key of the
-// account alone: a query that names no word a match must hold (a
-// negation) then reads the account's notes, not every account's
-// (TestSearchCostIsTheCallersOwn).
+// noteFilter scopes a listing or count to q's notes of accountID. A tag or
+// search condition comes twice: over the account-qualified keys of
+// migration 00002, which the GIN indexes hold, so that the scan reads only
+// the account's own postings; and plainly, which defines the result (the
+// two agree, and the plain one costs a check of the few rows found). The
+// search keys are those of migration 00003, which AND every query with a
+// key of the account alone: a query that names no word a match must hold
+// (a negation) then reads the account's notes, not every account's
+// (TestSearchCostIsTheCallersOwn). Both are PostgreSQL functions and
+// operators GORM has no form for, hence the SQL conditions.
 //
 // With a tag or search condition the account is compared bytewise
 // (COLLATE "C", the same equality as the column's deterministic collation),
@@ -442,55 +382,116 @@ type noteFilter struct {
 // account's whole range in a btree, which read every note of the account:
 // at 1,000 notes per account a listing with its count ran at a quarter of
 // the rate (bench notes_list_tag, notes_list_q; TestFilteredListingsReadOnlyKeyedPostings).
-func newNoteFilter(accountID string, q notes.ListQuery) *noteFilter {
-	f := &noteFilter{args: []any{accountID}}
-	if len(q.Tags) > 0 || q.Search != "" {
-		f.b.WriteString(` WHERE account_id COLLATE "C" = $1`)
-	} else {
-		f.b.WriteString(" WHERE account_id = $1")
+func noteFilter(accountID string, q notes.ListQuery) func(*gorm.DB) *gorm.DB {
+	return func(db *gorm.DB) *gorm.DB {
+		db = db.Model(&notes.Note{})
+		if len(q.Tags) > 0 || q.Search != "" {
+			db = db.Where(`account_id COLLATE "C" = ?`, accountID)
+		} else {
+			db = db.Where("account_id = ?", accountID)
+		}
+		if len(q.Tags) > 0 {
+			tags := pgArray[string](q.Tags)
+			db = db.Where("notes_tag_keys(account_id, tags) @> notes_tag_keys(?, ?::text[]) AND tags @> ?", accountID, tags, tags)
+		}
+		if q.Search != "" {
+			db = db.Where("notes_account_search_keys(account_id, search) @@ notes_account_search_keys(?, websearch_to_tsquery('english', ?)) AND search @@ websearch_to_tsquery('english', ?)",
+				accountID, q.Search, q.Search)
+		}
+		return db
 	}
-	if len(q.Tags) > 0 {
-		p := f.arg(q.Tags)
-		f.b.WriteString(" AND notes_tag_keys(account_id, tags) @> notes_tag_keys($1, " + p + "::text[]) AND tags @> " + p)
-	}
-	if q.Search != "" {
-		p := f.arg(q.Search)
-		f.b.WriteString(" AND notes_account_search_keys(account_id, search) @@ notes_account_search_keys($1, websearch_to_tsquery('english', " + p +
-			")) AND search @@ websearch_to_tsquery('english', " + p + ")")
-	}
-	return f
 }
 
-// arg adds v as the next parameter and returns its placeholder.
-func (f *noteFilter) arg(v any) string {
-	f.args = append(f.args, v)
-	return "$" + strconv.Itoa(len(f.args))
-}
-
-// listSQL builds a batch's statement.
-func listSQL(accountID string, q notes.ListQuery, srt listSort, after *notes.Note, offset, limit int) (string, []any) {
-	f := newNoteFilter(accountID, q)
-	dir, cmp := "", ">"
-	if srt.desc {
-		dir, cmp = " DESC", "<"
+// listQuery is a batch's statement: q's notes in q's order, id breaking
+// ties in the last key's direction so that (keys, id) is unique and
+// batches and pages are stable; after a note, those that follow it.
+func (s *Store) listQuery(db *gorm.DB, accountID string, q notes.ListQuery, after *notes.Note, offset, limit int) *gorm.DB {
+	keys := q.Sort.Keys()
+	if q.Sort == "" {
+		keys = notes.SortCreatedAsc.Keys()
 	}
+	db = db.Scopes(noteFilter(accountID, q))
+	var order clause.OrderBy
+	var cols, vals []any
+	for _, k := range keys {
+		// The domain accepts only its sort fields; a name that is no
+		// column of the model never reaches SQL.
+		field := s.notes.LookUpField(k.Field)
+		if field == nil || field.DBName == "" {
+			_ = db.AddError(fmt.Errorf("sort by %q: not a column", k.Field))
+			return db
+		}
+		order.Columns = append(order.Columns, clause.OrderByColumn{Column: clause.Column{Name: field.DBName}, Desc: k.Desc})
+		if after != nil {
+			v, _ := field.ValueOf(db.Statement.Context, reflect.ValueOf(*after))
+			cols, vals = append(cols, clause.Column{Name: field.DBName}), append(vals, v)
+		}
+	}
+	order.Columns = append(order.Columns, clause.OrderByColumn{Column: clause.Column{Name: "id"}, Desc: keys[len(keys)-1].Desc})
 	if after != nil {
-		// A row comparison follows the index on (account_id, key, id) and
-		// the ORDER BY below, collation included.
-		f.b.WriteString(" AND (" + srt.column + ", id) " + cmp + " (" + f.arg(srt.key(*after)) + ", " + f.arg(after.ID) + ")")
+		cols, vals = append(cols, clause.Column{Name: "id"}), append(vals, after.ID)
+		db = db.Where(keysetAfter(keys, cols, vals))
 	}
-	f.b.WriteString(" ORDER BY " + srt.column + dir + ", id" + dir + " LIMIT " + f.arg(limit))
-	if offset > 0 {
-		f.b.WriteString(" OFFSET " + f.arg(offset))
-	}
-	return "SELECT " + noteColumns + " FROM notes" + f.b.String(), f.args
+	return db.Clauses(order, pagedBy{limit: limit, offset: offset})
 }
 
-// countSQL builds the statement that counts q's notes.
-func countSQL(accountID string, q notes.ListQuery) (string, []any) {
-	f := newNoteFilter(accountID, q)
-	return "SELECT count(*) FROM notes" + f.b.String(), f.args
+// keysetAfter is the condition of the rows after vals (one per key, then
+// the id) in the order of keys. When every key runs one way it is one row
+// comparison, which follows the index on (account_id, keys, id) and the
+// ORDER BY, collation included; else the first column past, or it equal
+// and the next past, and so on. GORM has no form for either.
+func keysetAfter(keys []notes.SortKey, cols, vals []any) clause.Expr {
+	desc := func(i int) bool { return keys[min(i, len(keys)-1)].Desc }
+	op := func(i int) string {
+		if desc(i) {
+			return " < "
+		}
+		return " > "
+	}
+	same := true
+	for i := range keys {
+		same = same && desc(i) == desc(0)
+	}
+	if same {
+		marks := strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ")
+		return clause.Expr{SQL: "(" + marks + ")" + op(0) + "(" + marks + ")", Vars: append(slices.Clone(cols), vals...)}
+	}
+	var b strings.Builder
+	var args []any
+	for i := range cols {
+		if i > 0 {
+			b.WriteString(" OR ")
+		}
+		b.WriteString("(")
+		for j := range i {
+			b.WriteString("? = ? AND ")
+			args = append(args, cols[j], vals[j])
+		}
+		b.WriteString("?" + op(i) + "?)")
+		args = append(args, cols[i], vals[i])
+	}
+	return clause.Expr{SQL: "(" + b.String() + ")", Vars: args}
 }
+
+// pagedBy is the LIMIT and OFFSET of a listing as parameters: GORM writes
+// them as literals, and each literal would be a prepared statement of its
+// own on every connection.
+type pagedBy struct{ limit, offset int }
+
+// Name implements clause.Interface.
+func (pagedBy) Name() string { return "LIMIT" }
+
+// Build implements clause.Expression.
+func (p pagedBy) Build(b clause.Builder) {
+	b.AddVar(b, p.limit)
+	if p.offset > 0 {
+		b.WriteString(" OFFSET ")
+		b.AddVar(b, p.offset)
+	}
+}
+
+// MergeClause implements clause.Interface.
+func (p pagedBy) MergeClause(c *clause.Clause) { c.Expression = p }
 
 // noteSize approximates the memory a note read takes.
 func noteSize(n notes.Note) int {
@@ -503,12 +504,8 @@ func noteSize(n notes.Note) int {
 
 // CountNotes implements notes.Store.
 func (s *Store) CountNotes(ctx context.Context, accountID string, q notes.ListQuery) (int64, error) {
-	query, args := countSQL(accountID, q)
 	var n int64
-	err := s.withConn(ctx, func(c *pgx.Conn) error {
-		return c.QueryRow(ctx, query, args...).Scan(&n)
-	})
-	if err != nil {
+	if err := s.db.WithContext(ctx).Scopes(noteFilter(accountID, q)).Count(&n).Error; err != nil {
 		return 0, translate(err)
 	}
 	return n, nil
@@ -517,6 +514,7 @@ func (s *Store) CountNotes(ctx context.Context, accountID string, q notes.ListQu
 // DeleteExpiredIdempotencyKeys removes up to batch records that expired
 // before now and reports how many went.
 func (s *Store) DeleteExpiredIdempotencyKeys(ctx context.Context, now time.Time, batch int) (int64, error) {
+	// Raw: a batched delete by ctid, which GORM has no form for.
 	res := s.db.WithContext(ctx).Exec(`DELETE FROM idempotency_keys WHERE ctid IN (
 		SELECT ctid FROM idempotency_keys WHERE expires_at <= ? LIMIT ?)`, now, batch)
 	if res.Error != nil {

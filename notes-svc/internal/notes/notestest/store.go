@@ -10,9 +10,11 @@ package notestest
 import (
 	"cmp"
 	"context"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
 )
@@ -129,10 +131,9 @@ func (s *Store) find(accountID, id string) (notes.Note, error) {
 
 // apply writes u over n and bumps its version; s.mu is held.
 func (s *Store) apply(n notes.Note, u notes.Update) notes.Note {
-	n.Title, n.Content, n.UpdatedAt = u.Title, u.Content, u.UpdatedAt
-	if u.Tags != nil {
-		n.Tags = slices.Clone(u.Tags)
-	}
+	u.WriteTo(&n)
+	n.Tags = slices.Clone(n.Tags)
+	n.UpdatedAt = u.UpdatedAt
 	n.Version++
 	s.notes[key{n.AccountID, n.ID}] = n
 	return clone(n)
@@ -198,28 +199,54 @@ func (s *Store) selected(accountID string, q notes.ListQuery) ([]notes.Note, err
 		}
 		out = append(out, clone(n))
 	}
-	// Descending orders break ties by descending id too, as ORDER BY
-	// key DESC, id DESC does.
-	desc := q.Sort == notes.SortCreatedDesc || q.Sort == notes.SortUpdatedDesc
+	keys := q.Sort.Keys()
+	if q.Sort == "" {
+		keys = notes.SortCreatedAsc.Keys()
+	}
 	slices.SortFunc(out, func(a, b notes.Note) int {
-		var c int
-		switch q.Sort {
-		case notes.SortCreatedDesc:
-			c = a.CreatedAt.Compare(b.CreatedAt)
-		case notes.SortUpdatedAsc, notes.SortUpdatedDesc:
-			c = a.UpdatedAt.Compare(b.UpdatedAt)
-		case notes.SortTitle:
-			c = cmp.Compare(a.Title, b.Title)
-		default:
-			c = a.CreatedAt.Compare(b.CreatedAt)
+		for _, k := range keys {
+			if c := compareField(a, b, k.Field); c != 0 {
+				if k.Desc {
+					return -c
+				}
+				return c
+			}
 		}
-		c = cmp.Or(c, cmp.Compare(a.ID, b.ID))
-		if desc {
+		// Ties break by id in the last key's direction, as ORDER BY
+		// ..., id DESC does.
+		if c := cmp.Compare(a.ID, b.ID); keys[len(keys)-1].Desc {
 			return -c
+		} else {
+			return c
 		}
-		return c
 	})
 	return out, nil
+}
+
+// compareField compares a and b on the field whose gorm column is column.
+func compareField(a, b notes.Note, column string) int {
+	t := reflect.TypeFor[notes.Note]()
+	for i := range t.NumField() {
+		if !slices.Contains(strings.Split(t.Field(i).Tag.Get("gorm"), ";"), "column:"+column) {
+			continue
+		}
+		switch x, y := reflect.ValueOf(a).Field(i).Interface(), reflect.ValueOf(b).Field(i).Interface(); x := x.(type) {
+		case time.Time:
+			return x.Compare(y.(time.Time))
+		case string:
+			return cmp.Compare(x, y.(string))
+		case bool:
+			return cmp.Compare(boolInt(x), boolInt(y.(bool)))
+		}
+	}
+	panic("notestest: no sortable field of column " + column)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func hasTags(n notes.Note, tags []string) bool {
