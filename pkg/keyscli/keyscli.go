@@ -123,7 +123,9 @@ func Run(ctx context.Context, o Options, args []string, stdout io.Writer) error 
 		return err
 	}
 	defer closeStore()
-	return act(ctx, store)
+	// The keys command is the break-glass path: its changes are audited
+	// like the admin API's, under the name "cli".
+	return act(ctx, store.As(keystore.ActorCLI))
 }
 
 // takers names the subcommands that take the flag name.

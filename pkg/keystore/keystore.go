@@ -32,6 +32,11 @@ var (
 	ErrAccountNotFound = errors.New("account not found")
 	ErrAccountExists   = errors.New("account already exists")
 	ErrInvalid         = errors.New("invalid key options")
+	// ErrKeyLimit refuses a key that would give its account more than
+	// MaxLiveKeys live keys.
+	ErrKeyLimit = errors.New("too many live keys")
+	// ErrKeyNotLive refuses to roll a key that is revoked or expired.
+	ErrKeyNotLive = errors.New("key is revoked or expired")
 )
 
 // Limits a key may carry: far above any plan, far below what the columns
@@ -71,6 +76,8 @@ type Config struct {
 type Store struct {
 	db *gorm.DB
 	c  Config
+	// actor names who acts, for the audit trail (As).
+	actor string
 }
 
 // New returns the store on db, a GORM session over the service's pool
@@ -79,7 +86,7 @@ func New(db *gorm.DB, c Config) *Store {
 	if c.Translate == nil {
 		c.Translate = func(err error) error { return err }
 	}
-	return &Store{db: db, c: c}
+	return &Store{db: db, c: c, actor: ActorSystem}
 }
 
 // Config returns the store's configuration.
@@ -172,14 +179,32 @@ func (s *Store) CreateAccount(ctx context.Context, name string) (Account, error)
 	if err != nil {
 		return Account{}, fmt.Errorf("create account: %w", err)
 	}
-	res := s.db.WithContext(ctx).Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "name"}}, DoNothing: true}).Create(&row)
-	if res.Error != nil {
-		return Account{}, fmt.Errorf("create account: %w", s.c.Translate(res.Error))
+	var created bool
+	err = s.tx(ctx, func(tx *gorm.DB) error {
+		var err error
+		created, err = s.insertAccount(tx, row)
+		return err
+	})
+	if err != nil {
+		return Account{}, fmt.Errorf("create account: %w", err)
 	}
-	if res.RowsAffected == 0 {
+	if !created {
 		return Account{}, fmt.Errorf("create account %q: %w", name, ErrAccountExists)
 	}
 	return row.account(), nil
+}
+
+// insertAccount inserts row unless its name is taken, and audits it when
+// it does.
+func (s *Store) insertAccount(tx *gorm.DB, row accountRow) (bool, error) {
+	res := tx.Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "name"}}, DoNothing: true}).Create(&row)
+	if res.Error != nil {
+		return false, res.Error
+	}
+	if res.RowsAffected == 0 {
+		return false, nil
+	}
+	return true, s.audit(tx, AuditEntry{Action: ActionAccountCreate, AccountID: row.ID, Detail: row.Name})
 }
 
 func (s *Store) newAccount(name string) (accountRow, error) {
@@ -200,9 +225,8 @@ func (s *Store) EnsureAccount(ctx context.Context, name string) (string, error) 
 	if err != nil {
 		return "", fmt.Errorf("ensure account: %w", err)
 	}
-	db := s.db.WithContext(ctx)
-	if err := db.Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "name"}}, DoNothing: true}).Create(&row).Error; err != nil {
-		return "", fmt.Errorf("ensure account: %w", s.c.Translate(err))
+	if err := s.tx(ctx, func(tx *gorm.DB) error { _, err := s.insertAccount(tx, row); return err }); err != nil {
+		return "", fmt.Errorf("ensure account: %w", err)
 	}
 	a, err := s.account(ctx, "name = ?", name)
 	if err != nil {
@@ -298,25 +322,11 @@ func (s *Store) CreateKey(ctx context.Context, account string, o KeyOptions) (Ke
 	if err != nil {
 		return Key{}, "", fmt.Errorf("create key: %w", err)
 	}
-	plain, hash, err := auth.Generate(s.c.Prefix)
+	key, plain, err := s.issue(ctx, accountID, o, ActionKeyCreate, "")
 	if err != nil {
 		return Key{}, "", fmt.Errorf("create key: %w", err)
 	}
-	id, err := s.c.NewKeyID()
-	if err != nil {
-		return Key{}, "", fmt.Errorf("create key: %w", err)
-	}
-	row := keyRow{Hash: hash[:], Key: Key{ID: id, AccountID: accountID, Account: account, Name: o.Name, Hint: auth.Hint(plain),
-		Scopes: Scopes(o.Scopes), RatePerSecond: o.RatePerSecond, MonthlyQuota: o.MonthlyQuota,
-		CreatedAt: time.Now().UTC().Truncate(time.Microsecond)}}
-	if !o.ExpiresAt.IsZero() {
-		exp := o.ExpiresAt.UTC().Truncate(time.Microsecond)
-		row.ExpiresAt = &exp
-	}
-	if err := s.db.WithContext(ctx).Create(&row).Error; err != nil {
-		return Key{}, "", fmt.Errorf("create key: %w", s.c.Translate(err))
-	}
-	return row.Key, plain, nil
+	return key, plain, nil
 }
 
 // ListKeys lists the keys of the account called account, or of every
@@ -365,18 +375,28 @@ func (s *Store) ExpireKey(ctx context.Context, id string, at time.Time) error {
 	return s.setTime(ctx, "expire key", id, "expires_at", at)
 }
 
-// setTime sets column of key id to at unless it holds an earlier time.
+// setTime sets column of key id to at unless it holds an earlier time,
+// and audits it as action.
 func (s *Store) setTime(ctx context.Context, label, id, column string, at time.Time) error {
 	if !s.c.ValidID(id) {
 		return fmt.Errorf("%s: %w", label, ErrKeyNotFound)
 	}
-	res := s.db.WithContext(ctx).Model(&keyRow{}).Where("id = ?", id).
-		Update(column, gorm.Expr("LEAST("+column+", ?)", at.UTC()))
-	if res.Error != nil {
-		return fmt.Errorf("%s: %w", label, s.c.Translate(res.Error))
+	action := ActionKeyRevoke
+	if column == "expires_at" {
+		action = ActionKeyExpire
 	}
-	if res.RowsAffected == 0 {
-		return fmt.Errorf("%s: %w", label, ErrKeyNotFound)
+	err := s.tx(ctx, func(tx *gorm.DB) error {
+		k, err := lockKey(tx, id)
+		if err != nil {
+			return err
+		}
+		if err := tx.Model(&keyRow{}).Where("id = ?", id).Update(column, gorm.Expr("LEAST("+column+", ?)", at.UTC())).Error; err != nil {
+			return err
+		}
+		return s.audit(tx, AuditEntry{Action: action, AccountID: k.AccountID, KeyID: k.ID, KeyHint: k.Hint, Detail: at.UTC().Format(time.RFC3339)})
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", label, err)
 	}
 	return nil
 }

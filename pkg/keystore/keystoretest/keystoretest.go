@@ -25,6 +25,156 @@ func Run(t *testing.T, open func(t *testing.T) *keystore.Store, unknownID string
 	t.Run("create and look up", func(t *testing.T) { createAndLookUp(t, open(t)) })
 	t.Run("revoke and expire", func(t *testing.T) { revokeAndExpire(t, open(t), unknownID) })
 	t.Run("last used and list", func(t *testing.T) { lastUsedAndList(t, open(t)) })
+	t.Run("roll", func(t *testing.T) { roll(t, open(t), unknownID) })
+	t.Run("audit", func(t *testing.T) { auditTrail(t, open(t)) })
+	t.Run("live key bound", func(t *testing.T) { liveKeyBound(t, open(t)) })
+}
+
+func roll(t *testing.T, s *keystore.Store, unknownID string) {
+	ctx := context.Background()
+	c := s.Config()
+	old, oldPlain, err := s.CreateKey(ctx, "alice", keystore.KeyOptions{Name: "prod", Scopes: c.Scopes[:1], RatePerSecond: 7, MonthlyQuota: 70})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now()
+	r, plain, err := s.RollKey(ctx, old.ID, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := r.New
+	if n.ID == old.ID || n.AccountID != old.AccountID || n.Name != "prod" || !slices.Equal(n.Scopes, c.Scopes[:1]) ||
+		n.RatePerSecond != 7 || n.MonthlyQuota != 70 || n.ExpiresAt != nil || n.Hint != auth.Hint(plain) {
+		t.Errorf("successor %+v of %+v", n, old)
+	}
+	if r.Old.ExpiresAt == nil || r.Old.ExpiresAt.Before(before.Add(time.Hour-time.Second)) || r.Old.ExpiresAt.After(time.Now().Add(time.Hour)) {
+		t.Errorf("old key expires %v, want in an hour", r.Old.ExpiresAt)
+	}
+	a := auth.NewAuthenticator(auth.Options{Prefix: c.Prefix, Store: s, CacheTTL: -1})
+	for _, k := range []string{oldPlain, plain} {
+		if _, err := a.Verify(ctx, k); err != nil {
+			t.Errorf("during the grace both keys work: %v", err)
+		}
+	}
+	// A grace of 0 ends the old key at once; the roll of an expired or
+	// revoked key is refused, and so is a grace out of bounds.
+	r2, plain2, err := s.RollKey(ctx, n.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Verify(ctx, plain); !errors.Is(err, auth.ErrInvalidKey) {
+		t.Errorf("a key rolled with no grace: %v, want ErrInvalidKey", err)
+	}
+	if _, err := a.Verify(ctx, plain2); err != nil {
+		t.Errorf("its successor: %v", err)
+	}
+	if _, _, err := s.RollKey(ctx, n.ID, time.Hour); !errors.Is(err, keystore.ErrKeyNotLive) {
+		t.Errorf("roll an expired key: %v, want ErrKeyNotLive", err)
+	}
+	if err := s.RevokeKey(ctx, r2.New.ID, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.RollKey(ctx, r2.New.ID, time.Hour); !errors.Is(err, keystore.ErrKeyNotLive) {
+		t.Errorf("roll a revoked key: %v, want ErrKeyNotLive", err)
+	}
+	for _, g := range []time.Duration{-time.Second, keystore.MaxRollGrace + time.Second} {
+		if _, _, err := s.RollKey(ctx, old.ID, g); !errors.Is(err, keystore.ErrInvalid) {
+			t.Errorf("roll with grace %s: %v, want ErrInvalid", g, err)
+		}
+	}
+	for _, id := range []string{unknownID, "not an id\n"} {
+		if _, _, err := s.RollKey(ctx, id, time.Hour); !errors.Is(err, keystore.ErrKeyNotFound) {
+			t.Errorf("roll %q: %v, want ErrKeyNotFound", id, err)
+		}
+	}
+}
+
+func auditTrail(t *testing.T, s *keystore.Store) {
+	ctx := context.Background()
+	admin := s.As("billing")
+	a, err := admin.CreateAccount(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, plain, err := admin.IssueKey(ctx, a.ID, keystore.KeyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _, err := admin.RollKey(ctx, k.ID, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.As(keystore.ActorCLI).RevokeKey(ctx, r.New.ID, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	// A refused change leaves no row.
+	if _, _, err := admin.IssueKey(ctx, a.ID, keystore.KeyOptions{Scopes: []string{"bogus"}}); !errors.Is(err, keystore.ErrInvalid) {
+		t.Fatalf("bad scope: %v", err)
+	}
+	first, err := s.Audit(ctx, 0, 2)
+	if err != nil || len(first) != 2 {
+		t.Fatalf("first page = %+v, %v", first, err)
+	}
+	rest, err := s.Audit(ctx, first[1].ID, 100)
+	if err != nil || len(rest) != 2 {
+		t.Fatalf("second page = %+v, %v", rest, err)
+	}
+	all := append(first, rest...)
+	want := []struct{ actor, action, key string }{
+		{"billing", keystore.ActionAccountCreate, ""}, {"billing", keystore.ActionKeyCreate, k.ID},
+		{"billing", keystore.ActionKeyRoll, k.ID}, {keystore.ActorCLI, keystore.ActionKeyRevoke, r.New.ID},
+	}
+	for i, w := range want {
+		e := all[i]
+		if e.Actor != w.actor || e.Action != w.action || e.KeyID != w.key || e.AccountID != a.ID || e.At.IsZero() {
+			t.Errorf("entry %d = %+v, want %+v", i, e, w)
+		}
+		if strings.Contains(e.Detail+e.KeyHint, plain[5:20]) {
+			t.Errorf("entry %d holds the secret: %+v", i, e)
+		}
+	}
+	if all[1].KeyHint != k.Hint || !strings.Contains(all[2].Detail, r.New.ID) {
+		t.Errorf("create and roll entries: %+v %+v", all[1], all[2])
+	}
+	n, err := s.DeleteAuditBefore(ctx, time.Now().Add(time.Minute), 3)
+	if err != nil || n != 3 {
+		t.Errorf("delete a batch: %d %v, want 3", n, err)
+	}
+	if left, err := s.Audit(ctx, 0, 100); err != nil || len(left) != 1 || left[0].ID != all[3].ID {
+		t.Errorf("left after the batch: %+v %v", left, err)
+	}
+}
+
+func liveKeyBound(t *testing.T, s *keystore.Store) {
+	ctx := context.Background()
+	k, _, err := s.CreateKey(ctx, "looper", keystore.KeyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Rolls with a grace leave the old key alive: the bound stops them,
+	// and refuses a new key too, until keys die.
+	id := k.ID
+	var refused error
+	for i := 0; i < keystore.MaxLiveKeys+5 && refused == nil; i++ {
+		var r keystore.Rolled
+		r, _, refused = s.RollKey(ctx, id, time.Hour)
+		id = r.New.ID
+		if refused == nil && i+2 > keystore.MaxLiveKeys {
+			t.Fatalf("roll %d gave the account %d live keys", i+1, i+2)
+		}
+	}
+	if !errors.Is(refused, keystore.ErrKeyLimit) {
+		t.Fatalf("rolls ended with %v, want ErrKeyLimit", refused)
+	}
+	if _, _, err := s.CreateKey(ctx, "looper", keystore.KeyOptions{}); !errors.Is(err, keystore.ErrKeyLimit) {
+		t.Errorf("create over the bound: %v, want ErrKeyLimit", err)
+	}
+	if err := s.RevokeKey(ctx, k.ID, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.CreateKey(ctx, "looper", keystore.KeyOptions{}); err != nil {
+		t.Errorf("create after a revocation: %v", err)
+	}
 }
 
 func accounts(t *testing.T, s *keystore.Store, unknownID string) {
