@@ -8,11 +8,15 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/gin-gonic/gin"
+
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
 	"github.com/tickerdesk/tickerdesk/pkg/fielderr"
+	"github.com/tickerdesk/tickerdesk/pkg/pagination"
 )
 
 // Media types of request bodies.
@@ -234,4 +238,42 @@ func decodePatch(body []byte) (notes.Patch, error) {
 		return notes.Patch{}, err
 	}
 	return p, nil
+}
+
+// listQuery reads the listing's query parameters, reporting every bad one.
+func listQuery(c *gin.Context) (notes.ListQuery, pagination.Page, error) {
+	q, err := url.ParseQuery(c.Request.URL.RawQuery)
+	if err != nil {
+		// URL.Query would silently drop the bad pair, such as "sort=x;y".
+		return notes.ListQuery{}, pagination.Page{}, &requestError{status: http.StatusBadRequest, field: "query",
+			detail: "the query string is malformed (bad percent-encoding or a semicolon)"}
+	}
+	var fields fielderr.List
+	page, err := pagination.Parse(pagination.Values(q), pagination.Bounds{MaxLimit: MaxListLimit})
+	var perr *fielderr.List
+	if errors.As(err, &perr) {
+		fields.Fields = append(fields.Fields, perr.Fields...)
+	}
+	single := func(name string) string {
+		vals := q[name]
+		if len(vals) > 1 {
+			fields.Add(name, "must be given at most once")
+			return ""
+		}
+		if len(vals) == 0 {
+			return ""
+		}
+		return vals[0]
+	}
+	lq := notes.ListQuery{Tags: q["tag"], Search: strings.TrimSpace(single("q")), Sort: notes.Sort(strings.TrimSpace(single("sort"))),
+		Limit: page.Limit, Offset: page.Offset}
+	lq, err = lq.Validate()
+	var verr *fielderr.List
+	if errors.As(err, &verr) {
+		fields.Fields = append(fields.Fields, verr.Fields...)
+	}
+	if err := fields.Err(); err != nil {
+		return notes.ListQuery{}, pagination.Page{}, err
+	}
+	return lq, page, nil
 }

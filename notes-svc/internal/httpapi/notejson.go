@@ -1,32 +1,44 @@
 package httpapi
 
 import (
+	"bytes"
+	"encoding/json"
+
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
-	"github.com/tickerdesk/tickerdesk/pkg/jsonstring"
 )
 
-// appendNoteJSON appends the note as the API shows it, followed by a
-// newline: byte for byte what json.Encoder with SetEscapeHTML(false) writes
-// for the test file's render(n), without reflection and in one buffer.
-func appendNoteJSON(b []byte, n notes.Note) []byte {
-	b = append(b, `{"id":`...)
-	b = jsonstring.AppendNoHTMLEscape(b, n.ID)
-	b = append(b, `,"title":`...)
-	b = jsonstring.AppendNoHTMLEscape(b, n.Title)
-	b = append(b, `,"content":`...)
-	b = jsonstring.AppendNoHTMLEscape(b, n.Content)
-	b = append(b, `,"tags":[`...)
-	for i, t := range n.Tags {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = jsonstring.AppendNoHTMLEscape(b, t)
+// noteJSON is a note as the API shows it: its fields by their API names,
+// times in the spec's UTC second form. encoding/json writes it: a
+// hand-written encoder measured no faster (BenchmarkEncodeNote, a note of
+// 600 bytes: 1.6-2.4 µs against 1.9-2.4 µs, well under 1% of a request of
+// notes_get).
+type noteJSON struct {
+	ID        string   `json:"id"`
+	Title     string   `json:"title"`
+	Content   string   `json:"content"`
+	Tags      []string `json:"tags"`
+	CreatedAt string   `json:"created_at"`
+	UpdatedAt string   `json:"updated_at"`
+}
+
+// render is n as the API shows it.
+func render(n notes.Note) noteJSON {
+	tags := n.Tags
+	if tags == nil {
+		tags = []string{}
 	}
-	b = append(b, `],"created_at":"`...)
-	b = n.CreatedAt.UTC().AppendFormat(b, timeFormat)
-	b = append(b, `","updated_at":"`...)
-	b = n.UpdatedAt.UTC().AppendFormat(b, timeFormat)
-	return append(b, "\"}\n"...)
+	return noteJSON{ID: n.ID, Title: n.Title, Content: n.Content, Tags: tags,
+		CreatedAt: n.CreatedAt.UTC().Format(timeFormat), UpdatedAt: n.UpdatedAt.UTC().Format(timeFormat)}
+}
+
+// appendNoteJSON appends the note as the API shows it to b, followed by a
+// newline, without HTML escaping, so text comes back as sent.
+func appendNoteJSON(b []byte, n notes.Note) []byte {
+	buf := bytes.NewBuffer(b)
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(render(n)) // strings and a slice of them always encode
+	return buf.Bytes()
 }
 
 // noteJSONSize estimates the encoded size of n, so that encoding it
