@@ -164,7 +164,7 @@ func FuzzDecodeNote(f *testing.F) {
 		}
 		if err == nil && json.Unmarshal(body, &ref) == nil &&
 			(d.Title != ref.Title || d.Content != ref.Content || !slices.Equal(d.Tags, ref.Tags)) {
-			t.Fatalf("decodeDraft(%q) = %q, encoding/json decodes %q", body, d, ref)
+			t.Fatalf("decodeDraft(%q) = %+v, encoding/json decodes %+v", body, d, ref)
 		}
 		if err != nil {
 			if s := problemFor(err).Status; s != 400 && s != 422 {
