@@ -409,3 +409,10 @@ func (a *Authenticator) clientAddr(client func() string) string {
 	}
 	return client()
 }
+
+// Forget drops key id from the verified-key cache, so that its next use
+// is looked up: a revocation, or an expiry a roll set, bites at once on
+// this replica instead of when the cache entry ends.
+func (a *Authenticator) Forget(keyID string) {
+	a.cache.dropKey(keyID)
+}

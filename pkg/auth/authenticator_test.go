@@ -378,3 +378,43 @@ func TestStoreOutageServesARecentlyVerifiedKey(t *testing.T) {
 		t.Fatalf("revoked key after the outage: %v, want ErrInvalidKey", err)
 	}
 }
+
+// A cached key is refused once its expiry passes, whatever is left of its
+// cache entry: the check is a time comparison on every hit.
+func TestCacheHitPastExpiryIsRefused(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	store := &fakeStore{t: t}
+	key := newKey(t, store, Principal{AccountID: "acc", KeyID: "k", ExpiresAt: now.Add(2 * time.Second)})
+	a := NewAuthenticator(Options{Prefix: NotesPrefix, Store: store, CacheTTL: 30 * time.Second, Now: func() time.Time { return now }})
+	verifyTimes(t, a, key, 1)
+	now = now.Add(2 * time.Second)
+	if _, err := a.Verify(context.Background(), key); !errors.Is(err, ErrInvalidKey) {
+		t.Fatalf("cached key past its expiry: %v, want ErrInvalidKey", err)
+	}
+	if store.calls != 1 {
+		t.Errorf("store calls = %d, want 1: the refusal comes from the cached entry", store.calls)
+	}
+}
+
+// Forget makes a revocation bite at once on this replica: the next use of
+// the key is looked up instead of served from the cache.
+func TestForgetDropsTheKeyFromTheCache(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	store := &fakeStore{t: t}
+	key := newKey(t, store, Principal{AccountID: "acc", KeyID: "k"})
+	other := newKey(t, store, Principal{AccountID: "acc", KeyID: "other"})
+	a := NewAuthenticator(Options{Prefix: NotesPrefix, Store: store, CacheTTL: 30 * time.Second, Now: func() time.Time { return now }})
+	verifyTimes(t, a, key, 1)
+	verifyTimes(t, a, other, 1)
+	store.revokeAll()
+	a.Forget("k")
+	if _, err := a.Verify(context.Background(), key); !errors.Is(err, ErrInvalidKey) {
+		t.Fatalf("forgotten revoked key: %v, want ErrInvalidKey", err)
+	}
+	if _, err := a.Verify(context.Background(), other); err != nil {
+		t.Errorf("another key stays cached: %v", err)
+	}
+	if store.calls != 3 {
+		t.Errorf("store calls = %d, want 3", store.calls)
+	}
+}

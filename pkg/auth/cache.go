@@ -83,3 +83,19 @@ func (c *keyCache) len() int {
 	defer c.mu.Unlock()
 	return len(c.entries)
 }
+
+// dropKey removes the entries of key id: a scan, as the cache is keyed by
+// hash, which is fine for a revocation now and then over at most max
+// entries.
+func (c *keyCache) dropKey(id string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for h, e := range c.entries {
+		if e.principal.KeyID == id {
+			delete(c.entries, h)
+			n++
+		}
+	}
+	return n
+}

@@ -36,6 +36,13 @@ type Service struct {
 	// PprofAddr serves net/http/pprof when set; it must not be the API
 	// address.
 	PprofAddr string
+	// AdminAddr serves the admin API (pkg/adminapi) when set; off by
+	// default. AdminTokenFile holds its tokens, one name:token a line,
+	// and is required with it. AuditRetention is how long the audit trail
+	// of keys keeps a row.
+	AdminAddr      string
+	AdminTokenFile string
+	AuditRetention time.Duration
 	// Tracing is what the standard OTEL_* variables say: off unless
 	// OTEL_TRACES_EXPORTER names an exporter (pkg/tracing).
 	Tracing tracing.Settings
@@ -55,6 +62,9 @@ func (r *Reader) Service(defaultHTTPAddr string) Service {
 		AuthFailureLimit:  r.IntIn("AUTH_FAILURE_LIMIT", 20, 1, 1_000_000),
 		AuthFailureWindow: r.DurationIn("AUTH_FAILURE_WINDOW", time.Minute, time.Second, 24*time.Hour),
 		PprofAddr:         r.String("PPROF_ADDR", ""),
+		AdminAddr:         r.String("ADMIN_ADDR", ""),
+		AdminTokenFile:    r.String("ADMIN_TOKEN_FILE", ""),
+		AuditRetention:    r.DurationIn("AUDIT_RETENTION", 400*24*time.Hour, 7*24*time.Hour, 10*365*24*time.Hour),
 		Tracing:           tracing.FromEnv(r.getenv),
 	}
 	// A malformed proxy would otherwise fail only when the server starts,
@@ -68,6 +78,12 @@ func (r *Reader) Service(defaultHTTPAddr string) Service {
 	}
 	if s.PprofAddr != "" && s.PprofAddr == s.HTTPAddr {
 		r.Fail("PPROF_ADDR", "must differ from "+r.prefix+"HTTP_ADDR: profiles are never served on the public port")
+	}
+	if s.AdminAddr != "" && (s.AdminAddr == s.HTTPAddr || s.AdminAddr == s.PprofAddr) {
+		r.Fail("ADMIN_ADDR", "must differ from "+r.prefix+"HTTP_ADDR and "+r.prefix+"PPROF_ADDR: the admin API is never served on another listener")
+	}
+	if s.AdminAddr != "" && s.AdminTokenFile == "" {
+		r.Fail("ADMIN_TOKEN_FILE", "is required with "+r.prefix+"ADMIN_ADDR: the file of the admin tokens, one name:token a line")
 	}
 	return s
 }
@@ -86,6 +102,9 @@ func (s Service) LogAttrs() []slog.Attr {
 		slog.Int("auth_failure_limit", s.AuthFailureLimit),
 		slog.String("auth_failure_window", s.AuthFailureWindow.String()),
 		slog.String("pprof_addr", s.PprofAddr),
+		slog.String("admin_addr", s.AdminAddr),
+		slog.String("admin_token_file", s.AdminTokenFile),
+		slog.String("audit_retention", s.AuditRetention.String()),
 		slog.Any("tracing", s.Tracing),
 	}
 }

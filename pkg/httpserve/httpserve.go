@@ -25,6 +25,11 @@ type Options struct {
 	// PprofAddr, when set, serves net/http/pprof on a listener of its own,
 	// never on the public one.
 	PprofAddr string
+	// AdminAddr, when set, serves Admin (the admin API, pkg/adminapi) on a
+	// listener of its own, never on the public one; it drains and stops
+	// with the public server.
+	AdminAddr string
+	Admin     *http.Server
 	// ShuttingDown is called as soon as the context ends, to make
 	// readiness fail; it may be nil.
 	ShuttingDown func()
@@ -42,7 +47,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	errs := make(chan error, 2)
+	errs := make(chan error, 3)
 	go func() { errs <- o.Server.Serve(ln) }()
 	o.Log.Info("listening", "addr", ln.Addr().String())
 
@@ -53,12 +58,32 @@ func Run(ctx context.Context, o Options) error {
 			return err
 		}
 	}
+	var admin *http.Server
+	if o.AdminAddr != "" && o.Admin != nil {
+		aln, err := net.Listen("tcp", o.AdminAddr)
+		if err != nil {
+			_ = o.Server.Close()
+			if debug != nil {
+				_ = debug.Close()
+			}
+			return fmt.Errorf("admin listener: %w", err)
+		}
+		admin = o.Admin
+		go func() {
+			if err := admin.Serve(aln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errs <- fmt.Errorf("admin: %w", err)
+			}
+		}()
+		o.Log.Info("admin listening", "addr", aln.Addr().String())
+	}
 
 	select {
 	case err := <-errs:
 		_ = o.Server.Close()
-		if debug != nil {
-			_ = debug.Close()
+		for _, s := range []*http.Server{debug, admin} {
+			if s != nil {
+				_ = s.Close()
+			}
 		}
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
@@ -73,8 +98,10 @@ func Run(ctx context.Context, o Options) error {
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.ShutdownTimeout)
 	defer cancel()
 	err = o.Server.Shutdown(shutdownCtx)
-	if debug != nil {
-		_ = debug.Shutdown(shutdownCtx)
+	for _, s := range []*http.Server{debug, admin} {
+		if s != nil {
+			_ = s.Shutdown(shutdownCtx)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("shutdown: %w", err)

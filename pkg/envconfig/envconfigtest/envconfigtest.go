@@ -42,9 +42,10 @@ func Check[C any](t *testing.T, prefix string, base map[string]string, load func
 	for _, f := range fields {
 		baseValue[f] = fieldByPath(reflect.ValueOf(cfg), f).Int()
 	}
-	// Values within the bounds of every setting of both services, tried
+	// Values within the bounds of every setting of both services (720h for
+	// retentions, whose floor is a week), tried
 	// until one loads and lands, unchanged, in exactly the field it sets.
-	probes := []string{"2s", "5s", "30s", "3m", "250ms", "50ms", "15m", "2h", "3", "7", "50", "5000", "100000"}
+	probes := []string{"2s", "5s", "30s", "3m", "250ms", "50ms", "15m", "2h", "3", "7", "50", "5000", "100000", "720h"}
 	// candidates are, for each variable, the fields the first probe that
 	// loads lands in; a variable whose default others follow (a pool size
 	// and its idle connections) lands in several, and is given the one no
