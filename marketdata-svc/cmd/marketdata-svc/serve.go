@@ -103,12 +103,22 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, access *acc
 		tracker.Run(ctx, 30*time.Second, func(err error) { log.Warn("flush key last-used times", "err", err) })
 	})()
 
-	api, err := newAPI(cfg, log, access, reg, store, deps, tracker)
+	authn := auth.NewAuthenticator(auth.Options{
+		Prefix: auth.MarketDataPrefix, Store: store, CacheTTL: auth.CacheTTLFromSetting(cfg.KeyCacheTTL), OnVerified: tracker.Record,
+		Throttle: auth.NewFailureThrottle(cfg.AuthFailureLimit, cfg.AuthFailureWindow, 100_000, nil),
+	})
+	api, err := newAPI(cfg, log, access, reg, store, deps, authn)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	bg, stopAdmin := context.WithCancel(context.WithoutCancel(ctx))
+	admin, adminDone, err := startAdmin(bg, cfg, store, authn, deps.rdb, reg, log)
+	defer func() { stopAdmin(); <-adminDone }()
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	return httpserve.Run(ctx, httpserve.Options{
-		Addr: cfg.HTTPAddr, Server: newHTTPServer(cfg, log, api), PprofAddr: cfg.PprofAddr,
+		Addr: cfg.HTTPAddr, Server: newHTTPServer(cfg, log, api), PprofAddr: cfg.PprofAddr, AdminAddr: cfg.AdminAddr, Admin: admin,
 		ShuttingDown: api.SetShuttingDown, Drain: cfg.ShutdownDrain, ShutdownTimeout: cfg.ShutdownTimeout, Log: log,
 	})
 }
@@ -170,6 +180,8 @@ type serveDeps struct {
 	limiterRun func(context.Context)
 	close      func()
 	tracing    *tracing.Tracing
+	// rdb is the Redis client when the service has one, else nil.
+	rdb redis.UniversalClient
 }
 
 // newServeDeps builds the data version source, the cache and the limiter,
@@ -207,6 +219,7 @@ func newServeDeps(ctx context.Context, cfg config.Config, log *slog.Logger, reg 
 		cache:    cache.NewRedis(reads, rdb, versions, cacheOpts).WithMaxEntryBytes(cfg.CacheMaxEntryBytes),
 		close:    func() { _ = rdb.Close() },
 		tracing:  tr,
+		rdb:      rdb,
 	}
 	// The monthly usage counters are copied to the database, which
 	// restores them when Redis loses them.
@@ -253,14 +266,11 @@ func runInBackground(ctx context.Context, fn func(context.Context)) (stop func()
 }
 
 // newAPI builds the HTTP API on the store and the shared state.
-func newAPI(cfg config.Config, log *slog.Logger, access *accesslog.Log, reg *prometheus.Registry, store *marketdatadb.Store, deps serveDeps, tracker *auth.LastUsedTracker) (*httpapi.Server, error) {
+func newAPI(cfg config.Config, log *slog.Logger, access *accesslog.Log, reg *prometheus.Registry, store *marketdatadb.Store, deps serveDeps, authn *auth.Authenticator) (*httpapi.Server, error) {
 	return httpapi.NewServer(httpapi.Options{
-		Store:    deps.cache,
-		EODPages: deps.cache,
-		Auth: auth.NewAuthenticator(auth.Options{
-			Prefix: auth.MarketDataPrefix, Store: store, CacheTTL: auth.CacheTTLFromSetting(cfg.KeyCacheTTL), OnVerified: tracker.Record,
-			Throttle: auth.NewFailureThrottle(cfg.AuthFailureLimit, cfg.AuthFailureWindow, 100_000, nil),
-		}),
+		Store:          deps.cache,
+		EODPages:       deps.cache,
+		Auth:           authn,
 		Limiter:        deps.limiter,
 		Ping:           store.Ping,
 		CacheStatus:    deps.cache.Status,

@@ -104,10 +104,9 @@ func (s *Store) Close() error { return s.db.Close() }
 // (sql.DBStats) and tests.
 func (s *Store) DB() *sql.DB { return s.db }
 
-// Ping checks that the database answers and is the primary.
+// Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error {
-	// A demoted node answers a ping; readiness needs the primary.
-	if err := postgres.CheckPrimary(ctx, s.db); err != nil {
+	if err := s.db.PingContext(ctx); err != nil {
 		return fmt.Errorf("ping database: %w", translate(err))
 	}
 	return nil

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"io"
 	"log/slog"
@@ -23,7 +22,6 @@ import (
 	"github.com/tickerdesk/tickerdesk/pkg/flushwriter"
 	"github.com/tickerdesk/tickerdesk/pkg/httpserve"
 	"github.com/tickerdesk/tickerdesk/pkg/keyrate"
-	"github.com/tickerdesk/tickerdesk/pkg/postgres"
 	"github.com/tickerdesk/tickerdesk/pkg/tracing"
 )
 
@@ -93,13 +91,17 @@ func serve(ctx context.Context, cfg config.Config, stdout io.Writer) error {
 	}
 	gin.SetMode(gin.ReleaseMode)
 	api, err := httpapi.NewServer(httpapi.Options{
-		Notes: notes.NewService(store, nil).WithListLimiter(listings), Auth: authn, Ping: primaryCheck(db), DB: db, Log: log, AccessLog: accesslog.New(out, cfg.LogLevel),
+		Notes: notes.NewService(store, nil).WithListLimiter(listings), Auth: authn, Ping: store.Ping, DB: db, Log: log, AccessLog: accesslog.New(out, cfg.LogLevel),
 		RequestTimeout: cfg.RequestTimeout, TrustedProxies: cfg.TrustedProxies, Version: version, Trace: tr.Middleware(), RateLimit: rateLimit,
 	})
 	if err != nil {
 		return err
 	}
 	registerListingMetrics(api.Registry(), listings)
+	admin, auditDone, err := startAdmin(bg, cfg, store, authn, api.Registry(), log)
+	if err != nil {
+		return err
+	}
 	srv := &http.Server{
 		Handler:           api,
 		ReadTimeout:       cfg.HTTPReadTimeout,
@@ -114,12 +116,13 @@ func serve(ctx context.Context, cfg config.Config, stdout io.Writer) error {
 	// in-flight requests finish; background work ends last, so the
 	// tracker flushes what it still holds.
 	err = httpserve.Run(ctx, httpserve.Options{
-		Addr: cfg.HTTPAddr, Server: srv, PprofAddr: cfg.PprofAddr,
+		Addr: cfg.HTTPAddr, Server: srv, PprofAddr: cfg.PprofAddr, AdminAddr: cfg.AdminAddr, Admin: admin,
 		ShuttingDown: api.SetShuttingDown, Drain: cfg.ShutdownDrain, ShutdownTimeout: cfg.ShutdownTimeout, Log: log,
 	})
 	stopBackground()
 	<-trackerDone
 	<-janitorDone
+	<-auditDone
 	return err
 }
 
@@ -162,10 +165,4 @@ func expireIdempotencyKeys(ctx context.Context, store *notesdb.Store, log *slog.
 		case <-ticker.C:
 		}
 	}
-}
-
-// primaryCheck is /readyz's database check: the pool must reach a primary.
-// A ping alone passes on a demoted node, which refuses every write.
-func primaryCheck(db *sql.DB) func(context.Context) error {
-	return func(ctx context.Context) error { return postgres.CheckPrimary(ctx, db) }
 }
