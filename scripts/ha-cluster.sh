@@ -13,8 +13,9 @@
 #   scripts/ha-cluster.sh down        remove the containers, the network and
 #                                     the volumes (data and backups)
 #   scripts/ha-cluster.sh leader      print the leader's node name (pg1..pg3)
-#   scripts/ha-cluster.sh wait        wait for a leader and a streaming
-#                                     standby again (after a failover)
+#   scripts/ha-cluster.sh wait [S [N]] wait up to S seconds for a leader, a
+#                                     streaming (sync) standby and N standbys
+#                                     running (after a failover)
 #   scripts/ha-cluster.sh ctl ARGS    patronictl ARGS on a live node
 #   scripts/ha-cluster.sh psql ARGS   psql on the leader, as postgres
 #
@@ -22,7 +23,8 @@
 # and the volumes, so that two clusters never meet; HA_PORT [55700] is
 # HAProxy's port on 127.0.0.1; HA_SYNC [true] is Patroni's synchronous_mode
 # (false only for the mutation check, which must lose writes); HA_ARCHIVE
-# [on] archives WAL with pgBackRest into the shared repository volume.
+# [on] archives WAL with pgBackRest into the shared repository volume;
+# HA_NODES [pg1 pg2 pg3] names the nodes (one node for the backup drill).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,7 +32,8 @@ prefix=${HA_PREFIX:-td-ha}
 port=${HA_PORT:-55700}
 image=${TICKERDESK_TEST_PATRONI_IMAGE:-tickerdesk/test-patroni:15}
 net="$prefix-net"
-nodes=(pg1 pg2 pg3)
+# shellcheck disable=SC2206 # a list of names
+nodes=(${HA_NODES:-pg1 pg2 pg3})
 
 log() { printf 'ha-cluster: %s\n' "$*" >&2; }
 
@@ -60,16 +63,18 @@ members() {
 leader() { members | awk -F'\t' '$2 == "Leader" && $3 == "running" {print $1; found=1} END {exit !found}'; }
 
 # wait_healthy waits for a running leader and a standby that streams from
-# it (a sync standby when synchronous_mode is on), up to $1 seconds.
+# it (a sync standby when synchronous_mode is on), and $2 [1] standbys
+# running in all, up to $1 seconds.
 wait_healthy() {
-  local limit=${1:-90} want=Replica start=$SECONDS m
+  local limit=${1:-90} standbys=${2:-1} want=Replica start=$SECONDS m
   [ "${HA_SYNC:-true}" = true ] && want=Sync-Standby
   while [ $((SECONDS - start)) -lt "$limit" ]; do
     m=$(members || true)
-    if echo "$m" | awk -F'\t' -v want="$want" '
+    if echo "$m" | awk -F'\t' -v want="$want" -v need="$standbys" '
         $2 == "Leader" && $3 == "running" {l=1}
-        $2 == want && ($3 == "streaming" || $3 == "running") {s=1}
-        END {exit !(l && s)}'; then
+        $2 == want && ($3 == "streaming" || $3 == "running") || need == 0 {s=1}
+        $2 != "Leader" && ($3 == "streaming" || $3 == "running") {n++}
+        END {exit !(l && s && n >= need)}'; then
       return 0
     fi
     sleep 0.5
@@ -84,12 +89,13 @@ psql_leader() {
 }
 
 up() {
-  docker image inspect "$image" >/dev/null 2>&1 || "$root/scripts/testimages.sh" ha
+  # Built once, rebuilt only when deploy/testimages/patroni changed.
+  "$root/scripts/testimages.sh" ha
   docker network inspect "$net" >/dev/null 2>&1 || docker network create "$net" >/dev/null
   docker volume create "$prefix-repo" >/dev/null
   local common=(--network "$net" --label org.tickerdesk.ha="$prefix"
     -e HA_SCOPE=tickerdesk -e HA_ETCD=etcd:2379 -e HA_SYNC="${HA_SYNC:-true}"
-    -e HA_ARCHIVE="${HA_ARCHIVE:-on}" -e HA_ARCHIVE_TIMEOUT="${HA_ARCHIVE_TIMEOUT:-5}")
+    -e HA_NODES="${nodes[*]}" -e HA_ARCHIVE="${HA_ARCHIVE:-on}" -e HA_ARCHIVE_TIMEOUT="${HA_ARCHIVE_TIMEOUT:-5}" -e HA_MAX_LAG="${HA_MAX_LAG:-1048576}")
   if ! docker inspect "$prefix-etcd" >/dev/null 2>&1; then
     docker run -d --name "$prefix-etcd" --hostname etcd --network-alias etcd "${common[@]}" "$image" etcd >/dev/null
   fi
@@ -111,7 +117,7 @@ up() {
     docker run -d --name "$prefix-haproxy" --hostname haproxy "${common[@]}" -p "127.0.0.1:$port:5000" \
       "$image" haproxy >/dev/null
   fi
-  wait_healthy 120
+  wait_healthy 120 $((${#nodes[@]} - 1))
   if [ "${HA_ARCHIVE:-on}" = on ]; then
     docker exec -u postgres "$prefix-$(leader)" pgbackrest --stanza=tickerdesk stanza-create >/dev/null
   fi
@@ -144,7 +150,7 @@ case "${1:-}" in
   down) down ;;
   leader) leader ;;
   members) members ;;
-  wait) wait_healthy "${2:-90}" ;;
+  wait) wait_healthy "${2:-90}" "${3:-1}" ;;
   ctl) shift; ctl "$@" ;;
   psql) shift; psql_leader "$@" ;;
   *) echo "usage: $0 up|down|leader|members|wait|ctl ARGS|psql ARGS" >&2; exit 2 ;;

@@ -7,14 +7,14 @@
 #   ha-entrypoint.sh patroni     a PostgreSQL 15 node under Patroni
 #   ha-entrypoint.sh haproxy     routes :5000 to the node whose Patroni REST
 #                                API answers 200 on /primary
-#   ha-entrypoint.sh walreceiver STOP|CONT
-#                                freeze or thaw this node's WAL receiver (the
-#                                mutation check's delayed standby)
+#   ha-entrypoint.sh tools       pgBackRest configured and nothing running:
+#                                a new host to restore a backup onto
 #
 # Settings come from the environment (defaults in brackets):
 #   HA_SCOPE [tickerdesk], HA_NAME [hostname], HA_ETCD [etcd:2379],
 #   HA_NODES [pg1 pg2 pg3] (haproxy's backends), HA_SYNC [true]
 #   (synchronous_mode), HA_TTL [10], HA_LOOP_WAIT [2], HA_RETRY_TIMEOUT [4],
+#   HA_MAX_LAG [1048576] (maximum_lag_on_failover, bytes),
 #   HA_ARCHIVE [on]: WAL archived with pgBackRest into the repository
 #   /var/lib/pgbackrest (a volume shared by every node), HA_ARCHIVE_TIMEOUT [5].
 set -Eeo pipefail
@@ -63,7 +63,7 @@ bootstrap:
     ttl: ${HA_TTL:-10}
     loop_wait: ${HA_LOOP_WAIT:-2}
     retry_timeout: ${HA_RETRY_TIMEOUT:-4}
-    maximum_lag_on_failover: 1048576
+    maximum_lag_on_failover: ${HA_MAX_LAG:-1048576}
     synchronous_mode: ${sync}
     synchronous_mode_strict: false
     postgresql:
@@ -89,6 +89,11 @@ postgresql:
   listen: 0.0.0.0:5432
   connect_address: ${ip}:5432
   data_dir: /var/lib/postgresql/data/pg
+  # A node that cannot be rewound onto the new primary's timeline (its
+  # rewind was cut short by the next failover) is cloned again rather than
+  # left stopped.
+  remove_data_directory_on_rewind_failure: true
+  remove_data_directory_on_diverged_timelines: true
   bin_dir: /usr/lib/postgresql/15/bin
   pgpass: /tmp/pgpass
   authentication:
@@ -137,15 +142,6 @@ CONF
   } >/etc/haproxy/haproxy.cfg
 }
 
-# procs NAME prints the pids whose command line starts with "postgres: " and
-# holds NAME (the image has no procps).
-procs() {
-  local p
-  for p in /proc/[0-9]*; do
-    if tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q "^postgres: .*$1"; then echo "${p#/proc/}"; fi
-  done
-}
-
 case "${1:-patroni}" in
   etcd)
     exec etcd --name etcd --data-dir /tmp/etcd \
@@ -159,10 +155,14 @@ case "${1:-patroni}" in
     chown postgres: /var/lib/postgresql/data /var/lib/pgbackrest /tmp/pgbackrest
     chmod 700 /var/lib/postgresql/data
     exec setpriv --reuid=postgres --regid=postgres --init-groups patroni /etc/patroni.yml ;;
+  tools)
+    pgbackrest_conf
+    mkdir -p /var/lib/postgresql/data /tmp/pgbackrest
+    chown postgres: /var/lib/postgresql/data /var/lib/pgbackrest /tmp/pgbackrest
+    chmod 700 /var/lib/postgresql/data
+    exec sleep infinity ;;
   haproxy)
     haproxy_conf
     exec haproxy -W -db -f /etc/haproxy/haproxy.cfg ;;
-  walreceiver)
-    for p in $(procs walreceiver); do kill -"${2:?STOP or CONT}" "$p"; done ;;
   *) exec "$@" ;;
 esac

@@ -328,32 +328,77 @@ func appendVersion(b []byte, v int64) []byte {
 // metadata changes only with an import, like prices), else from the inner
 // store.
 func (s *Store) Tickers(ctx context.Context, q marketdata.TickerQuery) (marketdata.TickerPage, error) {
-	v, ok := s.versions.Current()
-	if !ok {
-		return s.Store.Tickers(ctx, q)
-	}
-	var buf [160]byte
-	kb := q.AppendCanonicalKey(appendVersion(buf[:0], v))
-	if val, ok := s.memory.get(kb); ok {
-		return val.(marketdata.TickerPage), nil
-	}
-	key := string(kb)
-	res, err := s.shared(ctx, key, func(ctx context.Context) (any, error) {
-		page, err := s.Store.Tickers(ctx, q)
-		if err != nil {
-			return nil, err
-		}
+	return memoized(ctx, s, q.AppendCanonicalKey, s.Store.Tickers, q, func(page marketdata.TickerPage) int {
 		size := 64
 		for _, t := range page.Tickers {
 			size += 96 + len(t.Name) + len(t.Symbol)
 		}
-		s.memory.put(key, page, size)
+		return size
+	})
+}
+
+// Indices answers the computed index quotes the way Tickers answers: from
+// process memory at the current data version, since they change only with
+// an import of EOD bars, like all reference data here.
+func (s *Store) Indices(ctx context.Context, q marketdata.IndexQuery) (marketdata.IndexPage, error) {
+	key := func(b []byte) []byte {
+		b = append(b, "indices|"...)
+		b = append(b, q.Symbol...)
+		b = append(b, '|')
+		b = strconv.AppendInt(b, int64(q.Limit), 10)
+		b = append(b, '|')
+		return strconv.AppendInt(b, int64(q.Offset), 10)
+	}
+	return memoized(ctx, s, key, s.Store.Indices, q, func(page marketdata.IndexPage) int {
+		size := 64
+		for _, x := range page.Indices {
+			size += 256 + len(x.Ticker.Name) + len(x.Ticker.Symbol)
+		}
+		return size
+	})
+}
+
+// Ticker answers one ticker's lookup as Tickers answers a list.
+func (s *Store) Ticker(ctx context.Context, symbol string) (marketdata.Ticker, error) {
+	key := func(b []byte) []byte { return append(append(b, "ticker|"...), symbol...) }
+	return memoized(ctx, s, key, s.Store.Ticker, symbol, func(t marketdata.Ticker) int { return 160 + len(t.Name) + len(t.Symbol) })
+}
+
+// Exchange answers one exchange's lookup as Tickers answers a list.
+func (s *Store) Exchange(ctx context.Context, mic string) (marketdata.Exchange, error) {
+	key := func(b []byte) []byte { return append(append(b, "exchange|"...), mic...) }
+	return memoized(ctx, s, key, s.Store.Exchange, mic, func(x marketdata.Exchange) int { return 256 + len(x.Name) })
+}
+
+// memoized is reference data (what changes only with an import) read
+// through process memory at the current data version: appendKey writes
+// the query's key, read asks the inner store on a miss (concurrent misses
+// share one call), and size weighs an answer for the memory bound. While
+// the version is unknown it reads through.
+func memoized[Q, T any](ctx context.Context, s *Store, appendKey func([]byte) []byte, read func(context.Context, Q) (T, error), q Q, size func(T) int) (T, error) {
+	v, ok := s.versions.Current()
+	if !ok {
+		return read(ctx, q)
+	}
+	var buf [160]byte
+	kb := appendKey(appendVersion(buf[:0], v))
+	if val, ok := s.memory.get(kb); ok {
+		return val.(T), nil
+	}
+	key := string(kb)
+	res, err := s.shared(ctx, key, func(ctx context.Context) (any, error) {
+		page, err := read(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		s.memory.put(key, page, size(page))
 		return page, nil
 	})
 	if err != nil {
-		return marketdata.TickerPage{}, err
+		var zero T
+		return zero, err
 	}
-	return res.(marketdata.TickerPage), nil
+	return res.(T), nil
 }
 
 // failed records a Redis failure: the request goes on to the store, Redis

@@ -26,6 +26,8 @@ type countingStore struct {
 	marketdata.Store
 	calls       atomic.Int64
 	tickerCalls atomic.Int64
+	indexCalls  atomic.Int64
+	lookupCalls atomic.Int64
 	version     atomic.Int64
 	gate        chan struct{} // when set, EOD waits for it
 }
@@ -45,6 +47,20 @@ func (s *countingStore) EOD(ctx context.Context, q marketdata.EODQuery) (marketd
 func (s *countingStore) Tickers(_ context.Context, q marketdata.TickerQuery) (marketdata.TickerPage, error) {
 	s.tickerCalls.Add(1)
 	return marketdata.TickerPage{Total: 1, Tickers: []marketdata.Ticker{{Symbol: q.Symbols[0], Name: "v" + strconv.FormatInt(s.version.Load(), 10)}}}, nil
+}
+
+func (s *countingStore) Indices(_ context.Context, q marketdata.IndexQuery) (marketdata.IndexPage, error) {
+	s.indexCalls.Add(1)
+	v := s.version.Load()
+	return marketdata.IndexPage{Total: 1, Indices: []marketdata.IndexQuote{{Ticker: marketdata.Ticker{Symbol: q.Symbol}, Close: float64(v)}}}, nil
+}
+
+func (s *countingStore) Ticker(_ context.Context, symbol string) (marketdata.Ticker, error) {
+	s.lookupCalls.Add(1)
+	if symbol == "NOPE" {
+		return marketdata.Ticker{}, marketdata.ErrNotFound
+	}
+	return marketdata.Ticker{Symbol: symbol, Name: "v" + strconv.FormatInt(s.version.Load(), 10)}, nil
 }
 
 // versionAt is a data version a test sets; negative is unknown.
@@ -378,5 +394,60 @@ func TestTickersAtVersion(t *testing.T) {
 	versions.v.Store(-1)
 	if p, err := c.Tickers(context.Background(), tq); err != nil || p.Tickers[0].Name != "v5" || inner.tickerCalls.Load() != 3 {
 		t.Fatalf("tickers with the version unknown: %+v %v", p, err)
+	}
+}
+
+// TestIndicesAtVersion holds the computed index quotes to the rule of all
+// reference data: cached until the next import of its kind (the data
+// version), and read through while the version is unknown.
+func TestIndicesAtVersion(t *testing.T) {
+	inner := &countingStore{}
+	inner.version.Store(4)
+	versions := at(4)
+	c := newRedisCache(t, testenv.Redis(t), inner, versions, time.Second)
+	q := marketdata.IndexQuery{Symbol: "GSPC.INDX", Limit: 1}
+	for range 2 {
+		if p, err := c.Indices(context.Background(), q); err != nil || len(p.Indices) != 1 || p.Indices[0].Close != 4 || inner.indexCalls.Load() != 1 {
+			t.Fatalf("indices at v4: %+v %v, %d calls", p, err, inner.indexCalls.Load())
+		}
+	}
+	if p, err := c.Indices(context.Background(), marketdata.IndexQuery{Limit: 1, Offset: 1}); err != nil || p.Indices[0].Ticker.Symbol != "" || inner.indexCalls.Load() != 2 {
+		t.Fatalf("another query shares the entry: %+v %v, %d calls", p, err, inner.indexCalls.Load())
+	}
+	inner.version.Store(5)
+	versions.v.Store(5)
+	if p, err := c.Indices(context.Background(), q); err != nil || p.Indices[0].Close != 5 || inner.indexCalls.Load() != 3 {
+		t.Fatalf("indices at v5: %+v %v", p, err)
+	}
+	versions.v.Store(-1)
+	if p, err := c.Indices(context.Background(), q); err != nil || p.Indices[0].Close != 5 || inner.indexCalls.Load() != 4 {
+		t.Fatalf("indices with the version unknown: %+v %v", p, err)
+	}
+}
+
+// TestTickerLookupAtVersion: one ticker's lookup is cached like a list, and
+// a miss (404) is asked again, never remembered.
+func TestTickerLookupAtVersion(t *testing.T) {
+	inner := &countingStore{}
+	inner.version.Store(4)
+	versions := at(4)
+	c := newRedisCache(t, testenv.Redis(t), inner, versions, time.Second)
+	for range 2 {
+		if tk, err := c.Ticker(context.Background(), "GOOG"); err != nil || tk.Name != "v4" || inner.lookupCalls.Load() != 1 {
+			t.Fatalf("ticker at v4: %+v %v, %d calls", tk, err, inner.lookupCalls.Load())
+		}
+	}
+	inner.version.Store(5)
+	versions.v.Store(5)
+	if tk, err := c.Ticker(context.Background(), "GOOG"); err != nil || tk.Name != "v5" || inner.lookupCalls.Load() != 2 {
+		t.Fatalf("ticker at v5: %+v %v", tk, err)
+	}
+	for range 2 {
+		if _, err := c.Ticker(context.Background(), "NOPE"); err != marketdata.ErrNotFound {
+			t.Fatalf("NOPE: %v", err)
+		}
+	}
+	if n := inner.lookupCalls.Load(); n != 4 {
+		t.Errorf("%d calls, want 4: a miss is not remembered", n)
 	}
 }

@@ -104,9 +104,10 @@ func (s *Store) Close() error { return s.db.Close() }
 // (sql.DBStats) and tests.
 func (s *Store) DB() *sql.DB { return s.db }
 
-// Ping checks that the database answers.
+// Ping checks that the database answers and is the primary.
 func (s *Store) Ping(ctx context.Context) error {
-	if err := s.db.PingContext(ctx); err != nil {
+	// A demoted node answers a ping; readiness needs the primary.
+	if err := postgres.CheckPrimary(ctx, s.db); err != nil {
 		return fmt.Errorf("ping database: %w", translate(err))
 	}
 	return nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"io"
 	"log/slog"
@@ -22,6 +23,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/pkg/flushwriter"
 	"github.com/tickerdesk/tickerdesk/pkg/httpserve"
 	"github.com/tickerdesk/tickerdesk/pkg/keyrate"
+	"github.com/tickerdesk/tickerdesk/pkg/postgres"
 	"github.com/tickerdesk/tickerdesk/pkg/tracing"
 )
 
@@ -91,7 +93,7 @@ func serve(ctx context.Context, cfg config.Config, stdout io.Writer) error {
 	}
 	gin.SetMode(gin.ReleaseMode)
 	api, err := httpapi.NewServer(httpapi.Options{
-		Notes: notes.NewService(store, nil).WithListLimiter(listings), Auth: authn, Ping: store.Ping, DB: db, Log: log, AccessLog: accesslog.New(out, cfg.LogLevel),
+		Notes: notes.NewService(store, nil).WithListLimiter(listings), Auth: authn, Ping: primaryCheck(db), DB: db, Log: log, AccessLog: accesslog.New(out, cfg.LogLevel),
 		RequestTimeout: cfg.RequestTimeout, TrustedProxies: cfg.TrustedProxies, Version: version, Trace: tr.Middleware(), RateLimit: rateLimit,
 	})
 	if err != nil {
@@ -165,4 +167,10 @@ func expireIdempotencyKeys(ctx context.Context, store *notesdb.Store, log *slog.
 		case <-ticker.C:
 		}
 	}
+}
+
+// primaryCheck is /readyz's database check: the pool must reach a primary.
+// A ping alone passes on a demoted node, which refuses every write.
+func primaryCheck(db *sql.DB) func(context.Context) error {
+	return func(ctx context.Context) error { return postgres.CheckPrimary(ctx, db) }
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/pkg/etag"
 	"github.com/tickerdesk/tickerdesk/pkg/httpedge"
 	"github.com/tickerdesk/tickerdesk/pkg/pagination"
+	"github.com/tickerdesk/tickerdesk/pkg/postgres"
 )
 
 // timeFormat is the spec's UTC ISO 8601 form.
@@ -66,7 +67,20 @@ func (s *Server) createNote(c *gin.Context) {
 	if !ok {
 		return
 	}
-	n, replayed, err := s.notes.Create(c.Request.Context(), accountOf(c), d, key)
+	create := func(ctx context.Context) (created, error) {
+		n, replayed, err := s.notes.Create(ctx, accountOf(c), d, key)
+		return created{n, replayed}, err
+	}
+	var res created
+	if key != "" {
+		// A key makes a second try safe: if the first committed, the
+		// second replays it. Without one the outcome of a commit cut off
+		// by a failover is unknown, and the client gets 503 to decide.
+		res, err = postgres.RetryOnce(c.Request.Context(), create)
+	} else {
+		res, err = create(c.Request.Context())
+	}
+	n, replayed := res.note, res.replayed
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -75,6 +89,12 @@ func (s *Server) createNote(c *gin.Context) {
 		c.Header("Idempotent-Replayed", "true")
 	}
 	s.writeNote(c, http.StatusCreated, n)
+}
+
+// created is a Create's result, as one value for postgres.RetryOnce.
+type created struct {
+	note     notes.Note
+	replayed bool
 }
 
 // idempotencyKey reads the Idempotency-Key header: either a bare token
@@ -107,7 +127,10 @@ func idempotencyKey(h http.Header) (string, error) {
 }
 
 func (s *Server) getNote(c *gin.Context) {
-	n, err := s.notes.Get(c.Request.Context(), accountOf(c), c.Param("id"))
+	// A read is retried once when the database was lost mid-failover.
+	n, err := postgres.RetryOnce(c.Request.Context(), func(ctx context.Context) (notes.Note, error) {
+		return s.notes.Get(ctx, accountOf(c), c.Param("id"))
+	})
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -161,7 +184,18 @@ func updateNote[T any](s *Server, c *gin.Context, media string, decode func([]by
 	if !ok {
 		return
 	}
-	n, err := apply(c.Request.Context(), accountOf(c), c.Param("id"), v, ifMatch(c.Request.Header))
+	cond := ifMatch(c.Request.Header)
+	write := func(ctx context.Context) (notes.Note, error) { return apply(ctx, accountOf(c), c.Param("id"), v, cond) }
+	var n notes.Note
+	var err error
+	if cond.Present {
+		// If-Match makes a second try safe: it applies only to the version
+		// the first would have changed, so a first try that did commit
+		// turns the second into 412, never into a second update.
+		n, err = postgres.RetryOnce(c.Request.Context(), write)
+	} else {
+		n, err = write(c.Request.Context())
+	}
 	if err != nil {
 		s.fail(c, err)
 		return
