@@ -19,7 +19,7 @@ FUZZTIME ?= 50000x
 export GOWORK := off
 export CGO_ENABLED ?= 0
 
-.PHONY: help run up down test fuzz lint build tidy clean stack-up stack-down test-images images compose-smoke k8s-validate k8s-apply faults security bench bench-go clients clients-check tc-test docs-browser monitoring-check monitoring-generate gateway-routes routes duplicates sync-demo
+.PHONY: help run up down test fuzz lint build tidy clean stack-up stack-down test-images images compose-smoke k8s-validate k8s-apply faults security bench bench-go clients clients-check tc-test docs-browser monitoring-check monitoring-generate gateway-routes routes duplicates backup-drill sync-demo
 
 ## help: list every target with its one-line description
 help:
@@ -126,6 +126,10 @@ bench-go:
 ## faults: fault-injection, hostile-input and security suites on their own PostgreSQL and Redis; writes RELIABILITY.md
 faults:
 	@scripts/faults.sh
+
+## backup-drill: pgBackRest point-in-time restore on a fresh host from tickerdesk/test-patroni:15: exactly the notes acknowledged before T come back; reports RPO and RTO
+backup-drill:
+	@scripts/backup-drill.sh
 
 ## security: gosec (findings fixed or justified), staticcheck, govulncheck when its database answers
 security:
