@@ -63,10 +63,18 @@ func tiedNotes(t *testing.T, f fixture) {
 // independently of the store's statement builder.
 func referenceIDs(t *testing.T, f fixture, account string, q notes.ListQuery) []string {
 	t.Helper()
-	order := map[notes.Sort]string{
-		notes.SortCreatedAsc: "created_at, id", notes.SortCreatedDesc: "created_at DESC, id DESC",
-		notes.SortUpdatedAsc: "updated_at, id", notes.SortUpdatedDesc: "updated_at DESC, id DESC", notes.SortTitle: "title, id",
-	}[q.Sort]
+	// Each key is a column of its name, and id breaks ties the last key's
+	// way (the domain accepts only its sort fields).
+	order := ""
+	dir := ""
+	for _, k := range q.Sort.Keys() {
+		dir = ""
+		if k.Desc {
+			dir = " DESC"
+		}
+		order += k.Field + dir + ", "
+	}
+	order += "id" + dir
 	query := "SELECT id FROM notes WHERE account_id = $1 AND tags @> $2::text[] AND ($3 = '' OR search @@ websearch_to_tsquery('english', $3)) ORDER BY " + order
 	if q.Limit > 0 {
 		query += " LIMIT " + strconv.Itoa(q.Limit)
