@@ -16,6 +16,24 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for ListNotesParamsPinned.
+const (
+	False ListNotesParamsPinned = "false"
+	True  ListNotesParamsPinned = "true"
+)
+
+// Valid indicates whether the value is a known member of the ListNotesParamsPinned enum.
+func (e ListNotesParamsPinned) Valid() bool {
+	switch e {
+	case False:
+		return true
+	case True:
+		return true
+	default:
+		return false
+	}
+}
+
 // DeleteConfirmation defines model for DeleteConfirmation.
 type DeleteConfirmation struct {
 	Id      string `json:"id"`
@@ -24,9 +42,12 @@ type DeleteConfirmation struct {
 
 // Note defines model for Note.
 type Note struct {
-	Content   string   `json:"content"`
-	CreatedAt string   `json:"created_at"`
-	Id        string   `json:"id"`
+	Content   string `json:"content"`
+	CreatedAt string `json:"created_at"`
+	Id        string `json:"id"`
+
+	// Pinned A note its client keeps on top (a favorite).
+	Pinned    bool     `json:"pinned"`
 	Tags      []string `json:"tags"`
 	Title     string   `json:"title"`
 	UpdatedAt string   `json:"updated_at"`
@@ -35,6 +56,9 @@ type Note struct {
 // NotePatch defines model for NotePatch.
 type NotePatch struct {
 	Content *string `json:"content,omitempty"`
+
+	// Pinned null unpins, as false does.
+	Pinned *bool `json:"pinned,omitempty"`
 
 	// Tags null or [] removes every tag.
 	Tags  *[]string `json:"tags,omitempty"`
@@ -45,6 +69,9 @@ type NotePatch struct {
 type NoteWrite struct {
 	// Content At most 102400 bytes of UTF-8, no NUL.
 	Content string `json:"content"`
+
+	// Pinned false when omitted, on create and on replace alike.
+	Pinned *bool `json:"pinned,omitempty"`
 
 	// Tags At most 32 tags of 1..64 characters; trimmed, case-folded and de-duplicated.
 	Tags *[]string `json:"tags,omitempty"`
@@ -132,9 +159,15 @@ type ListNotesParams struct {
 	// Q Full-text search in title and content, web-search syntax ("phrase", -word, or).
 	Q *string `form:"q,omitempty" json:"q,omitempty"`
 
-	// Sort One of created_at (default), -created_at, updated_at, -updated_at, title.
+	// Sort One key or a comma-separated list of up to 3 distinct keys of created_at (default), -created_at, updated_at, -updated_at, title, pinned, -pinned ("-" descending), such as -pinned,-updated_at; ties break by id in the last key's direction.
 	Sort *string `form:"sort,omitempty" json:"sort,omitempty"`
+
+	// Pinned Keep only the pinned notes (true) or the others (false).
+	Pinned *ListNotesParamsPinned `form:"pinned,omitempty" json:"pinned,omitempty"`
 }
+
+// ListNotesParamsPinned defines parameters for ListNotes.
+type ListNotesParamsPinned string
 
 // CreateNoteParams defines parameters for CreateNote.
 type CreateNoteParams struct {
@@ -545,6 +578,18 @@ func NewListNotesRequest(server string, params *ListNotesParams) (*http.Request,
 		if params.Sort != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort", *params.Sort, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Pinned != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pinned", *params.Pinned, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {

@@ -368,3 +368,121 @@ func TestIdempotencyKey(t *testing.T) {
 		t.Errorf("racing retries created %d notes, want 1", len(list))
 	}
 }
+
+// TestPinned: pinned is false unless sent, POST, PUT and PATCH set it (a
+// PUT without it unpins, a PATCH without it keeps it), pinned=true and
+// pinned=false filter listings, and sort=-pinned,-updated_at puts the
+// pinned notes first, each group newest first, through every keyset batch.
+func TestPinned(t *testing.T) {
+	e := newEnv(t)
+	type pinnedNote struct {
+		ID     string `json:"id"`
+		Pinned bool   `json:"pinned"`
+	}
+	create := func(body string) pinnedNote {
+		t.Helper()
+		r := e.do(req{method: "POST", path: "/v1/notes", key: e.alice, body: body})
+		var n pinnedNote
+		r.json(t, &n)
+		if r.status != 201 {
+			t.Fatalf("create %s: %d %s", body, r.status, r.body)
+		}
+		return n
+	}
+	write := func(method, id, body string, want bool) {
+		t.Helper()
+		ct := ""
+		if method == "PATCH" {
+			ct = "application/merge-patch+json"
+		}
+		r := e.do(req{method: method, path: "/v1/notes/" + id, key: e.alice, body: body, contentType: ct})
+		var n pinnedNote
+		r.json(t, &n)
+		if r.status != 200 || n.Pinned != want {
+			t.Fatalf("%s %s: %d %s, want pinned %v", method, body, r.status, r.body, want)
+		}
+	}
+	plain := create(`{"title":"plain","content":""}`)
+	if plain.Pinned {
+		t.Fatal("a note created without pinned is pinned")
+	}
+	pinned := create(`{"title":"pinned","content":"","pinned":true}`)
+	if !pinned.Pinned {
+		t.Fatal("a note created pinned is not")
+	}
+	write("PATCH", plain.ID, `{"pinned":true}`, true)
+	write("PATCH", plain.ID, `{"title":"still pinned"}`, true)
+	write("PUT", plain.ID, `{"title":"plain","content":""}`, false)
+	write("PUT", plain.ID, `{"title":"plain","content":"","pinned":true}`, true)
+	write("PATCH", plain.ID, `{"pinned":null}`, false)
+	r := e.do(req{method: "POST", path: "/v1/notes", key: e.alice, body: `{"title":"t","content":"","pinned":"yes"}`})
+	if r.status != 422 || !strings.Contains(string(r.body), "pinned") {
+		t.Fatalf("pinned \"yes\": %d %s", r.status, r.body)
+	}
+
+	// Seven more, every third pinned, each created after the last.
+	for i := range 7 {
+		create(fmt.Sprintf(`{"title":"n%d","content":"","pinned":%v}`, i, i%3 == 0))
+	}
+	var all []pinnedNote
+	r = e.do(req{method: "GET", path: "/v1/notes", key: e.alice})
+	r.json(t, &all)
+	ids := func(path string) []string {
+		t.Helper()
+		var got []pinnedNote
+		r := e.do(req{method: "GET", path: path, key: e.alice})
+		r.json(t, &got)
+		if r.status != 200 {
+			t.Fatalf("%s: %d %s", path, r.status, r.body)
+		}
+		var out []string
+		for _, n := range got {
+			out = append(out, n.ID)
+		}
+		return out
+	}
+	var wantPinned, wantOther []string
+	for _, n := range all {
+		if n.Pinned {
+			wantPinned = append(wantPinned, n.ID)
+		} else {
+			wantOther = append(wantOther, n.ID)
+		}
+	}
+	if got := ids("/v1/notes?pinned=true"); !slices.Equal(got, wantPinned) || len(got) != 4 {
+		t.Errorf("pinned=true: %v, want %v", got, wantPinned)
+	}
+	if got := ids("/v1/notes?pinned=false"); !slices.Equal(got, wantOther) || len(got) != 5 {
+		t.Errorf("pinned=false: %v, want %v", got, wantOther)
+	}
+	// Creation order is updated_at order, but for plain (written last,
+	// unpinned), which only the pinned group's order below ignores.
+	newest := func(l []string) []string {
+		out := slices.Clone(l)
+		slices.Reverse(out)
+		return out
+	}
+	wantOther = newest(wantOther)
+	wantPinned = newest(wantPinned)
+	wantSorted := append(slices.Clone(wantPinned), wantOther...)
+	got := ids("/v1/notes?sort=-pinned,-updated_at")
+	if len(got) != len(wantSorted) || !slices.Equal(got[:4], wantPinned) {
+		t.Errorf("sort=-pinned,-updated_at: %v, want the pinned %v first", got, wantPinned)
+	}
+	// Pages of 2 walk the same order.
+	var paged []string
+	for off := 0; off < len(got); off += 2 {
+		paged = append(paged, ids(fmt.Sprintf("/v1/notes?sort=-pinned,-updated_at&limit=2&offset=%d", off))...)
+	}
+	if !slices.Equal(paged, got) {
+		t.Errorf("paged -pinned,-updated_at: %v, want %v", paged, got)
+	}
+	if got := ids("/v1/notes?sort=pinned,-updated_at"); len(got) != 9 || !slices.Equal(got[5:], wantPinned) || !slices.Contains(got[:5], plain.ID) {
+		t.Errorf("sort=pinned,-updated_at: %v, want the others first, then %v", got, wantPinned)
+	}
+	for _, bad := range []string{"pinned=yes", "sort=-pinned,-pinned", "sort=pinned,title,-created_at,updated_at"} {
+		if r := e.do(req{method: "GET", path: "/v1/notes?" + bad, key: e.alice}); r.status != 422 {
+			t.Errorf("%s: %d %s, want 422", bad, r.status, r.body)
+		}
+	}
+}

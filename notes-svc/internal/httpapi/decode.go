@@ -63,6 +63,7 @@ type noteFields struct {
 	Title   json.RawMessage `json:"title"`
 	Content json.RawMessage `json:"content"`
 	Tags    json.RawMessage `json:"tags"`
+	Pinned  json.RawMessage `json:"pinned"`
 }
 
 // decodeObject strictly decodes body, which must be one JSON object with
@@ -201,6 +202,28 @@ func tagsField(raw json.RawMessage, nullMeansEmpty bool, verr *fielderr.List) *[
 	return &tags
 }
 
+// boolField decodes a boolean member. JSON null is false when
+// nullMeansFalse (merge patch: null removes, and false is the default) and
+// an error otherwise.
+func boolField(name string, raw json.RawMessage, nullMeansFalse bool, verr *fielderr.List) *bool {
+	var b bool
+	switch {
+	case raw == nil:
+		return nil
+	case string(raw) == "null":
+		if nullMeansFalse {
+			return &b
+		}
+		verr.Add(name, "must be true or false, not null; omit it for false")
+		return nil
+	}
+	if err := json.Unmarshal(raw, &b); err != nil {
+		verr.Add(name, "must be true or false")
+		return nil
+	}
+	return &b
+}
+
 // decodeDraft decodes a create or replace body: title and content are
 // required, tags optional. The draft is not normalized yet.
 func decodeDraft(body []byte) (notes.Draft, error) {
@@ -212,12 +235,16 @@ func decodeDraft(body []byte) (notes.Draft, error) {
 	title := textField("title", f.Title, true, &verr)
 	content := textField("content", f.Content, true, &verr)
 	tags := tagsField(f.Tags, false, &verr)
+	pinned := boolField("pinned", f.Pinned, false, &verr)
 	if err := verr.Err(); err != nil {
 		return notes.Draft{}, err
 	}
 	d := notes.Draft{Title: *title, Content: *content}
 	if tags != nil {
 		d.Tags = *tags
+	}
+	if pinned != nil {
+		d.Pinned = *pinned
 	}
 	return d, nil
 }
@@ -233,6 +260,7 @@ func decodePatch(body []byte) (notes.Patch, error) {
 		Title:   textField("title", f.Title, false, &verr),
 		Content: textField("content", f.Content, false, &verr),
 		Tags:    tagsField(f.Tags, true, &verr),
+		Pinned:  boolField("pinned", f.Pinned, true, &verr),
 	}
 	if err := verr.Err(); err != nil {
 		return notes.Patch{}, err
@@ -267,6 +295,14 @@ func listQuery(c *gin.Context) (notes.ListQuery, pagination.Page, error) {
 	}
 	lq := notes.ListQuery{Tags: q["tag"], Search: strings.TrimSpace(single("q")), Sort: notes.Sort(strings.TrimSpace(single("sort"))),
 		Limit: page.Limit, Offset: page.Offset}
+	switch p := single("pinned"); p {
+	case "":
+	case "true", "false":
+		pinned := p == "true"
+		lq.Pinned = &pinned
+	default:
+		fields.Add("pinned", "must be true or false")
+	}
 	lq, err = lq.Validate()
 	var verr *fielderr.List
 	if errors.As(err, &verr) {

@@ -19,6 +19,7 @@ type noteJSON struct {
 	Tags      []string `json:"tags"`
 	CreatedAt string   `json:"created_at"`
 	UpdatedAt string   `json:"updated_at"`
+	Pinned    bool     `json:"pinned"`
 }
 
 // render is n as the API shows it.
@@ -28,7 +29,7 @@ func render(n notes.Note) noteJSON {
 		tags = []string{}
 	}
 	return noteJSON{ID: n.ID, Title: n.Title, Content: n.Content, Tags: tags,
-		CreatedAt: n.CreatedAt.UTC().Format(timeFormat), UpdatedAt: n.UpdatedAt.UTC().Format(timeFormat)}
+		CreatedAt: n.CreatedAt.UTC().Format(timeFormat), UpdatedAt: n.UpdatedAt.UTC().Format(timeFormat), Pinned: n.Pinned}
 }
 
 // appendNoteJSON appends the note as the API shows it to b, followed by a

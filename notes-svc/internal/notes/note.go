@@ -75,6 +75,8 @@ type Note struct {
 	// Version starts at 1 and grows by one on every change; it is the
 	// source of the ETag.
 	Version int64 `gorm:"column:version"`
+	// Pinned marks a note the client keeps on top (a favorite).
+	Pinned bool `gorm:"column:pinned"`
 }
 
 // Draft is the caller-supplied part of a note for create and full update:
@@ -85,6 +87,8 @@ type Draft struct {
 	// Tags is nil when the caller did not send tags: create stores no tags
 	// and a full update keeps the current ones.
 	Tags []string
+	// Pinned is false unless sent.
+	Pinned bool
 }
 
 // WriteTo sets the fields of n that d holds, but keeps n's tags when d's
@@ -115,9 +119,10 @@ func noteIndex(name string) []int {
 // normalized (trimmed, NFC, case-folded, de-duplicated in first-seen order).
 func (d Draft) Normalize() (Draft, error) {
 	var verr fielderr.List
-	out := Draft{Content: d.Content}
+	out := d
 	out.Title = normalizeTitle(d.Title, &verr)
 	checkContent(d.Content, &verr)
+	out.Tags = nil
 	if d.Tags != nil {
 		out.Tags = NormalizeTags(d.Tags, "tags", &verr)
 	}
@@ -220,7 +225,8 @@ type Patch struct {
 	Content *string
 	// Tags replaces the tag list when non-nil; an empty list (JSON null or
 	// []) removes every tag.
-	Tags *[]string
+	Tags   *[]string
+	Pinned *bool
 }
 
 // Empty reports a patch that names no field: it changes nothing, not even
@@ -262,11 +268,13 @@ const (
 	SortUpdatedAsc  Sort = "updated_at"
 	SortUpdatedDesc Sort = "-updated_at"
 	SortTitle       Sort = "title"
+	SortPinnedAsc   Sort = "pinned"
+	SortPinnedDesc  Sort = "-pinned"
 )
 
 // Sorts lists every accepted single key, for validation and
 // documentation.
-var Sorts = []Sort{SortCreatedAsc, SortCreatedDesc, SortUpdatedAsc, SortUpdatedDesc, SortTitle}
+var Sorts = []Sort{SortCreatedAsc, SortCreatedDesc, SortUpdatedAsc, SortUpdatedDesc, SortTitle, SortPinnedAsc, SortPinnedDesc}
 
 // MaxSortKeys bounds the keys of one Sort.
 const MaxSortKeys = 3
@@ -316,6 +324,8 @@ type ListQuery struct {
 	Tags []string
 	// Search is a web-search style full-text query; empty means none.
 	Search string
+	// Pinned, when set, keeps the notes pinned or not as it says.
+	Pinned *bool
 	Sort   Sort
 	// Limit is zero for "every note"; Offset skips that many notes.
 	Limit  int

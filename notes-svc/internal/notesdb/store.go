@@ -394,6 +394,9 @@ func noteFilter(accountID string, q notes.ListQuery) func(*gorm.DB) *gorm.DB {
 			tags := pgArray[string](q.Tags)
 			db = db.Where("notes_tag_keys(account_id, tags) @> notes_tag_keys(?, ?::text[]) AND tags @> ?", accountID, tags, tags)
 		}
+		if q.Pinned != nil {
+			db = db.Where("pinned = ?", *q.Pinned)
+		}
 		if q.Search != "" {
 			db = db.Where("notes_account_search_keys(account_id, search) @@ notes_account_search_keys(?, websearch_to_tsquery('english', ?)) AND search @@ websearch_to_tsquery('english', ?)",
 				accountID, q.Search, q.Search)

@@ -193,7 +193,7 @@ func (s *Store) selected(accountID string, q notes.ListQuery) ([]notes.Note, err
 	}
 	var out []notes.Note
 	for k, n := range s.notes {
-		if k.account != accountID || !hasTags(n, q.Tags) ||
+		if k.account != accountID || !hasTags(n, q.Tags) || (q.Pinned != nil && n.Pinned != *q.Pinned) ||
 			(q.Search != "" && !strings.Contains(strings.ToLower(n.Title+"\n"+n.Content), strings.ToLower(q.Search))) {
 			continue
 		}
