@@ -12,6 +12,7 @@ oapi_codegen=github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2
 clients=(
   "clients/notes/notesapi notes-svc/internal/httpapi/openapi.yaml"
   "clients/marketdata/marketdataapi marketdata-svc/internal/httpapi/openapi.yaml"
+  "clients/marketdata/marketdatav2api marketdata-svc/internal/httpapi/openapi_v2.yaml"
 )
 
 generate() {

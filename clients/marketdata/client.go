@@ -9,13 +9,15 @@
 // iterator, typed errors carrying marketstack's error code, retries that
 // honour Retry-After on 429 and 503, and an access key that never shows in
 // an error.
+//
+// V2 (NewV2) does the same for the /v2 API over marketdatav2api, generated
+// from the /v2 document: eod, intraday, the ticker list and the computed
+// functions (tickerinfo, stockprice, indexlist, indexinfo).
 package marketdataclient
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"iter"
 	"net/http"
 	"strconv"
@@ -127,61 +129,12 @@ const eodDateLayout = "2006-01-02T15:04:05-0700"
 // error, which it yields with a zero EOD. Errors are *Error for an answer
 // of the server; none quotes the access key.
 func (c *Client) EOD(ctx context.Context, p EODParams) iter.Seq2[EOD, error] {
-	return func(yield func(EOD, error) bool) {
-		params := marketdataapi.ListEODParams{Symbols: strings.Join(p.Symbols, ",")}
-		opt := func(s string) *string {
-			if s == "" {
-				return nil
-			}
-			return &s
-		}
-		params.DateFrom, params.DateTo, params.Sort, params.Exchange = opt(p.DateFrom), opt(p.DateTo), opt(p.Sort), opt(p.Exchange)
-		if p.Limit != 0 {
-			params.Limit = opt(strconv.Itoa(p.Limit))
-		}
-		for offset := 0; ; {
-			params.Offset = opt(strconv.Itoa(offset))
-			page, err := c.eodPage(ctx, &params)
-			if err != nil {
-				yield(EOD{}, err)
-				return
-			}
-			for _, r := range page.Data {
-				rec, err := eodFrom(r)
-				if !yield(rec, err) || err != nil {
-					return
-				}
-			}
-			pg := page.Pagination
-			offset = pg.Offset + pg.Count
-			if pg.Count == 0 || len(page.Data) == 0 || offset >= pg.Total {
-				return
-			}
-		}
-	}
-}
-
-// eodPage fetches one page. It decodes the answer itself rather than with
-// the generated ListEODWithResponse, which fails outright on a
-// Retry-After that is an HTTP-date, losing the error's code.
-func (c *Client) eodPage(ctx context.Context, params *marketdataapi.ListEODParams) (marketdataapi.EODPage, error) {
-	var page marketdataapi.EODPage
-	resp, err := c.api.ListEOD(ctx, params)
-	if err != nil {
-		return page, fmt.Errorf("list eod: %w", redactErr(err, c.key))
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return page, fmt.Errorf("list eod: %w", redactErr(err, c.key))
-	}
-	if resp.StatusCode != http.StatusOK {
-		return page, errorFrom(resp, body, c.key)
-	}
-	if err := json.Unmarshal(body, &page); err != nil {
-		return page, fmt.Errorf("list eod: decode: %w", err)
-	}
-	return page, nil
+	params := marketdataapi.ListEODParams{Symbols: strings.Join(p.Symbols, ","),
+		DateFrom: optional(p.DateFrom), DateTo: optional(p.DateTo), Sort: optional(p.Sort), Exchange: optional(p.Exchange), Limit: optionalInt(p.Limit)}
+	return paged(func(offset int) (page[marketdataapi.EOD], error) {
+		params.Offset = optional(strconv.Itoa(offset))
+		return get[page[marketdataapi.EOD]](c.key, "list eod", func() (*http.Response, error) { return c.api.ListEOD(ctx, &params) })
+	}, eodFrom)
 }
 
 // eodFrom converts the wire record.

@@ -19,6 +19,29 @@ import (
 // OpenAPI document as it does for the raw-HTTP tests.
 func (e *e2e) client(t *testing.T, key string) *marketdataclient.Client {
 	t.Helper()
+	hs := e.clientServer(t)
+	c, err := marketdataclient.New(hs.URL, marketdataclient.WithAccessKey(key), marketdataclient.WithHTTPClient(hs.Client()))
+	if err != nil {
+		t.Fatalf("new client: %v", err)
+	}
+	return c
+}
+
+// clientV2 is client for /v2.
+func (e *e2e) clientV2(t *testing.T, key string) *marketdataclient.V2 {
+	t.Helper()
+	hs := e.clientServer(t)
+	c, err := marketdataclient.NewV2(hs.URL, marketdataclient.WithAccessKey(key), marketdataclient.WithHTTPClient(hs.Client()))
+	if err != nil {
+		t.Fatalf("new v2 client: %v", err)
+	}
+	return c
+}
+
+// clientServer is a real HTTP server in front of e.srv whose answers go
+// through doc.do.
+func (e *e2e) clientServer(t *testing.T) *httptest.Server {
+	t.Helper()
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// doc.do replays a GET; the client is read-only, as is the API.
 		if r.Method != http.MethodGet {
@@ -34,11 +57,7 @@ func (e *e2e) client(t *testing.T, key string) *marketdataclient.Client {
 		_, _ = w.Write(rec.Body.Bytes())
 	}))
 	t.Cleanup(hs.Close)
-	c, err := marketdataclient.New(hs.URL, marketdataclient.WithAccessKey(key), marketdataclient.WithHTTPClient(hs.Client()))
-	if err != nil {
-		t.Fatalf("new client: %v", err)
-	}
-	return c
+	return hs
 }
 
 func TestEndToEndClient(t *testing.T) {
@@ -117,4 +136,68 @@ func TestEndToEndClient(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestEndToEndClientV2 drives the /v2 client's wrappers against the demo
+// data: each decodes what the server answers, pages join, and errors
+// carry v2's codes.
+func TestEndToEndClientV2(t *testing.T) {
+	ctx := t.Context()
+	e := demoE2E(t)
+	c := e.clientV2(t, e.key)
+	var eod []string
+	for r, err := range c.EOD(ctx, marketdataclient.EODParams{Symbols: []string{"GOOG"}, DateFrom: "2008-10-10", DateTo: "2008-10-14", Limit: 2}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		eod = append(eod, fmt.Sprintf("%s %.2f", r.Date.Format(time.DateOnly), r.Close))
+	}
+	if want := []string{"2008-10-14 362.71", "2008-10-13 381.02", "2008-10-10 332.00"}; !slices.Equal(eod, want) {
+		t.Errorf("eod %v, want %v", eod, want)
+	}
+	var bars int
+	var last marketdataclient.IntradayBar
+	for b, err := range c.Intraday(ctx, marketdataclient.IntradayParams{Symbols: []string{"GOOG"}, Interval: "1min", DateFrom: "2008-10-14 13:30", DateTo: "2008-10-14 13:34", Limit: 2}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		bars, last = bars+1, b
+	}
+	if bars != 5 || last.Date != time.Date(2008, 10, 14, 13, 30, 0, 0, time.UTC) || last.Exchange != "XNAS" {
+		t.Errorf("intraday: %d bars, last %+v", bars, last)
+	}
+	var tickers []string
+	for tk, err := range c.Tickers(ctx, marketdataclient.TickersParams{Search: "alpha", Limit: 1}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		tickers = append(tickers, tk.Ticker+"@"+tk.ExchangeMIC)
+	}
+	if !slices.Contains(tickers, "GOOG@XNAS") {
+		t.Errorf("tickers %v, want GOOG@XNAS among them", tickers)
+	}
+	if info, err := c.TickerInfo(ctx, "GOOG"); err != nil || info.Name != "Alphabet Inc. Class C" || info.Sector != nil {
+		t.Errorf("ticker info: %+v %v", info, err)
+	}
+	if p, err := c.StockPrice(ctx, "GOOG"); err != nil || p.Price == "" || p.Ticker != "GOOG" {
+		t.Errorf("stock price: %+v %v", p, err)
+	}
+	var indices []string
+	for x, err := range c.IndexList(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		indices = append(indices, x)
+	}
+	if !slices.Contains(indices, "GSPC.INDX") {
+		t.Errorf("index list %v", indices)
+	}
+	if x, err := c.IndexInfo(ctx, "GSPC.INDX"); err != nil || x.Benchmark != "GSPC.INDX" || x.Price == "" {
+		t.Errorf("index info: %+v %v", x, err)
+	}
+	_, err := c.TickerInfo(ctx, "NOPE")
+	var me *marketdataclient.Error
+	if !errors.As(err, &me) || me.Status != 404 || me.Code != "404_not_found" {
+		t.Errorf("unknown ticker: %v", err)
+	}
 }
