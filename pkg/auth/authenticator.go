@@ -138,7 +138,15 @@ func (a *Authenticator) verify(ctx context.Context, key string, client func() st
 	now := a.now()
 	p, cached := a.cache.get(hash, now)
 	if !cached {
-		if p, err = a.lookup(ctx, hash, a.clientAddr(client), now); err != nil {
+		lctx, cancel := ctx, context.CancelFunc(func() {})
+		if _, ok := a.cache.getStale(hash, now, StaleIfError); ok {
+			// With an expired entry to fall back on, a lookup stuck on a
+			// connection to a vanished primary is not waited out.
+			lctx, cancel = context.WithTimeout(ctx, StaleLookupWait)
+		}
+		p, err = a.lookup(lctx, hash, a.clientAddr(client), now)
+		cancel()
+		if err != nil {
 			stale, ok := a.staleOnError(ctx, hash, now, err)
 			if !ok {
 				return Principal{}, err
@@ -165,8 +173,9 @@ func (a *Authenticator) verify(ctx context.Context, key string, client func() st
 }
 
 // StaleIfError is how long past its cache TTL a verified key keeps
-// working while its store lookup fails with a store error (the database
-// unreachable, cut off or failing over): without it, a failover of a few
+// working while its store lookup fails with a store error or takes longer
+// than StaleLookupWait (the database unreachable, cut off or failing
+// over): without it, a failover of a few
 // seconds turns every request whose key entry just expired into a 503,
 // even one the service could answer from its cache. A revocation is a
 // database write, so none can happen while the store cannot be read; one
@@ -174,6 +183,11 @@ func (a *Authenticator) verify(ctx context.Context, key string, client func() st
 // succeeds. A key the store calls unknown, revoked or expired is never
 // served stale.
 const StaleIfError = 2 * time.Minute
+
+// StaleLookupWait is how long a request whose key has an entry expired
+// less than StaleIfError ago waits for the store before it is served from
+// that entry; the lookup goes on and refreshes the entry when it answers.
+const StaleLookupWait = 500 * time.Millisecond
 
 // staleOnError returns the expired cache entry of hash when err is a store
 // error and the entry expired less than StaleIfError ago.

@@ -418,3 +418,24 @@ func TestForgetDropsTheKeyFromTheCache(t *testing.T) {
 		t.Errorf("store calls = %d, want 3", store.calls)
 	}
 }
+
+func TestStoreStuckServesARecentlyVerifiedKeyWithoutWaiting(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	store := &fakeStore{t: t}
+	key := newKey(t, store, Principal{AccountID: "acc", KeyID: "k"})
+	a := NewAuthenticator(Options{Prefix: NotesPrefix, Store: store, CacheTTL: 10 * time.Second, Now: func() time.Time { return now }})
+	verifyTimes(t, a, key, 1)
+	// A lookup hangs on a connection to a frozen primary.
+	store.delay = 5 * time.Second
+	now = now.Add(11 * time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	start := time.Now()
+	p, err := a.Verify(ctx, key)
+	if err != nil || p.KeyID != "k" {
+		t.Fatalf("stuck store, key verified 11 s ago: %v, %v; want it served", p, err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("served after %s; want about StaleLookupWait (%s), well inside the request's 3 s", d, StaleLookupWait)
+	}
+}
