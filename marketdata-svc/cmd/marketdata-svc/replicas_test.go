@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/dataversion"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/feed/feedfake"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/ratelimit"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/testenv"
 	"github.com/tickerdesk/tickerdesk/pkg/healthcheck"
@@ -194,6 +196,14 @@ func hammer(t *testing.T, targets func() []*replica, key string, workers, n int,
 func TestThreeReplicas(t *testing.T) {
 	c := newCluster(t)
 	c.cmd("import", "--symbol", "TEST", writeBars(t, "11.75"))
+	// A sync run is recorded in sync_runs, which every replica exports
+	// (marketdata_sync_last_success_timestamp_seconds, for the alerts).
+	fake := feedfake.New("")
+	fake.Synthetic = 1
+	provider := httptest.NewServer(fake.Handler())
+	defer provider.Close()
+	c.env["MARKETDATA_SYNC_STOOQ_URL"] = provider.URL + "/stooq"
+	c.cmd("sync", "--provider", "stooq", "--symbols", "S00000", "--from", "2024-01-02", "--to", "2024-01-05")
 	// Replicas 1 and 2 reach Redis through a proxy that drops everything
 	// Redis sends on a subscribed connection: they hear no announcement
 	// and learn of imports by polling alone.

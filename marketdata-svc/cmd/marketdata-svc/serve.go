@@ -137,13 +137,14 @@ func parseServeArgs(args []string) error {
 }
 
 // newRegistry is the /metrics registry with the process's and the
-// database pool's collectors.
+// database pool's collectors, and the sync command's last successes.
 func newRegistry(store *marketdatadb.Store) *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewDBStatsCollector(store.DB(), "marketdata"),
+		newSyncCollector(store),
 	)
 	return reg
 }

@@ -151,9 +151,10 @@ WHERE provider = $1`, provider, status, rows, failed)
 	return nil
 }
 
-// SyncLastSuccess returns when each provider's last successful run ended.
+// SyncLastSuccess returns, for each provider that has run, when its last
+// successful run ended: the zero time when none has succeeded yet.
 func (s *Store) SyncLastSuccess(ctx context.Context) (map[string]time.Time, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT provider, last_success_at FROM sync_runs WHERE last_success_at IS NOT NULL`)
+	rows, err := s.db.QueryContext(ctx, `SELECT provider, coalesce(last_success_at, 'epoch'::timestamptz) FROM sync_runs`)
 	if err != nil {
 		return nil, fmt.Errorf("sync last success: %w", translate(err))
 	}
@@ -164,6 +165,9 @@ func (s *Store) SyncLastSuccess(ctx context.Context) (map[string]time.Time, erro
 		var t time.Time
 		if err := rows.Scan(&p, &t); err != nil {
 			return nil, fmt.Errorf("sync last success: %w", translate(err))
+		}
+		if t.Unix() == 0 {
+			t = time.Time{}
 		}
 		out[p] = t
 	}
