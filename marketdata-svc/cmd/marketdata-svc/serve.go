@@ -82,6 +82,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, access *acc
 	}
 	defer deps.close()
 	versions = deps.versions
+	if replicas != nil {
+		deps.replicaStates = replicas.States
+	}
 
 	// Read once before serving, so the first requests can use the cache.
 	if err := deps.versions.Refresh(ctx); err != nil {
@@ -183,6 +186,8 @@ type serveDeps struct {
 	tracing    *tracing.Tracing
 	// rdb is the Redis client when the service has one, else nil.
 	rdb redis.UniversalClient
+	// replicaStates reports the read replicas for /readyz; nil without.
+	replicaStates func() []string
 }
 
 // newServeDeps builds the data version source, the cache and the limiter,
@@ -275,6 +280,7 @@ func newAPI(cfg config.Config, log *slog.Logger, access *accesslog.Log, reg *pro
 		Limiter:        deps.limiter,
 		Ping:           store.Ping,
 		CacheStatus:    deps.cache.Status,
+		ReplicaStates:  deps.replicaStates,
 		Logger:         log,
 		AccessLog:      access,
 		Registry:       reg,

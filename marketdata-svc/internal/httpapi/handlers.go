@@ -531,9 +531,10 @@ func (s *Server) healthz(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"status": "ok"})
 }
 
-// readyz is readiness: the database answers within a second and the
-// server is not shutting down. The cache's state is reported but never
-// fails readiness, because requests fall back to the database.
+// readyz is readiness: the database answers within a second as the
+// primary (a demoted node does not count) and the server is not shutting
+// down. The cache's and each read replica's state are reported but never
+// fail readiness, because requests fall back to the primary.
 func (s *Server) readyz(c *gin.Context) {
 	c.Header("Cache-Control", "no-store")
 	ctx, cancel := context.WithTimeout(c.Request.Context(), time.Second)
@@ -543,6 +544,9 @@ func (s *Server) readyz(c *gin.Context) {
 		db = "unavailable"
 	}
 	body := gin.H{"status": "ready", "database": db, "cache": s.cacheStatus(ctx)}
+	if s.replicas != nil {
+		body["replicas"] = s.replicas()
+	}
 	status := http.StatusOK
 	switch {
 	case s.ShuttingDown():

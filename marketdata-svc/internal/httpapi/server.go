@@ -41,7 +41,12 @@ type Options struct {
 	// "unavailable", "in-process"); it never fails readiness, because the
 	// service answers from the database without its cache.
 	CacheStatus func(ctx context.Context) string
-	Logger      *slog.Logger
+	// ReplicaStates reports each read replica for /readyz ("ok",
+	// "behind", "unavailable"); like the cache, a replica never fails
+	// readiness, because reads fall back to the primary. Nil without
+	// replicas.
+	ReplicaStates func() []string
+	Logger        *slog.Logger
 	// AccessLog writes a line per request into Logger's stream.
 	AccessLog      *accesslog.Log
 	Registry       *prometheus.Registry
@@ -66,6 +71,7 @@ type Server struct {
 	limiter     Limiter
 	ping        func(ctx context.Context) error
 	cacheStatus func(ctx context.Context) string
+	replicas    func() []string
 	log         *slog.Logger
 	registry    *prometheus.Registry
 	openapi     []byte
@@ -90,7 +96,7 @@ func NewServer(o Options) (*Server, error) {
 		return nil, fmt.Errorf("new server: %w", err)
 	}
 	s := &Server{
-		store: o.Store, auth: o.Auth, limiter: o.Limiter, ping: o.Ping, cacheStatus: o.CacheStatus,
+		store: o.Store, auth: o.Auth, limiter: o.Limiter, ping: o.Ping, cacheStatus: o.CacheStatus, replicas: o.ReplicaStates,
 		log: o.Logger, registry: o.Registry, openapi: doc, openapiV2: docV2,
 		cors: newCORSPolicy(o.CORSOrigins),
 	}

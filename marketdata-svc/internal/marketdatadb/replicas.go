@@ -457,6 +457,27 @@ func (r *Replicas) Check(ctx context.Context) (lagging bool) {
 	return lag.Load()
 }
 
+// States reports each replica, in the order configured, for /readyz:
+// "ok" (up and caught up with the version in force), "behind" (up, but
+// behind that version) or "unavailable" (down, or out of rotation after
+// failed reads). A replica never fails readiness: reads fall back to the
+// primary.
+func (r *Replicas) States() []string {
+	need := r.required()
+	out := make([]string, len(r.replicas))
+	for i, rep := range r.replicas {
+		switch {
+		case !rep.up.Load() || time.Now().UnixNano() < rep.downUntil.Load():
+			out[i] = "unavailable"
+		case rep.version.Load() < need:
+			out[i] = "behind"
+		default:
+			out[i] = "ok"
+		}
+	}
+	return out
+}
+
 // Run checks the replicas until ctx ends: every CheckInterval, at once
 // when the version in force rises, and every LagInterval while one lags.
 func (r *Replicas) Run(ctx context.Context) {
