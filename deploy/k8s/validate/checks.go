@@ -36,7 +36,14 @@ var Secrets = map[string][]string{
 	"marketdata-svc-secrets": {"DATABASE_URL", "REDIS_URL"},
 	// The data providers' credentials of marketdata-svc sync (CronJob).
 	"marketdata-sync-secrets": {"MARKETSTACK_TOKEN", "TIINGO_TOKEN", "EODHD_TOKEN"},
+	// The admin API's token files (name:token a line), mounted as volumes.
+	"notes-svc-admin-tokens":      {"tokens"},
+	"marketdata-svc-admin-tokens": {"tokens"},
 }
+
+// AdminPort names the container port of the admin API, which no gateway
+// may route to.
+const AdminPort = "admin"
 
 // TrustedProxiesConfigMap and TrustedProxiesKey hold the per-overlay list of
 // gateway addresses the services trust for X-Forwarded-For.
@@ -296,6 +303,20 @@ func (c *checker) podSpec(where string, spec *corev1.PodSpec, src ServiceSource,
 		}
 		c.env(cw, ctr, src, r)
 	}
+	for _, v := range spec.Volumes {
+		if v.Secret == nil {
+			continue
+		}
+		keys, ok := Secrets[v.Secret.SecretName]
+		if !ok {
+			c.failf("%s: volume %s: Secret %s is not among the documented Secrets %v", where, v.Name, v.Secret.SecretName, Secrets)
+		}
+		for _, it := range v.Secret.Items {
+			if !slices.Contains(keys, it.Key) {
+				c.failf("%s: volume %s: Secret %s key %s is not among the documented Secrets %v", where, v.Name, v.Secret.SecretName, it.Key, Secrets)
+			}
+		}
+	}
 }
 
 // env checks that every variable a container gets is one the service reads,
@@ -463,10 +484,19 @@ func (c *checker) services(r *Rendered) {
 			c.failf("%s: selector %v matches %d Deployments, want 1", where, s.Spec.Selector, len(ds))
 			continue
 		}
+		admin := 0
 		for _, p := range s.Spec.Ports {
 			if !hasPort(ds[0].Spec.Template.Spec.Containers[0].Ports, p.TargetPort) {
 				c.failf("%s: targetPort %s is not a port of Deployment %s", where, p.TargetPort.String(), ds[0].Name)
 			}
+			if p.TargetPort.String() == AdminPort {
+				admin++
+			}
+		}
+		// The admin port has a Service of its own, so the Service the
+		// gateway routes to never exposes it.
+		if admin > 0 && admin != len(s.Spec.Ports) {
+			c.failf("%s: exposes the admin port beside others: give it a Service of its own", where)
 		}
 	}
 }
@@ -562,6 +592,9 @@ func (c *checker) routing(r *Rendered, sources map[string]ServiceSource) {
 		}
 		for _, p := range s.Spec.Ports {
 			if p.Port == port {
+				if p.Name == AdminPort || p.TargetPort.String() == AdminPort {
+					c.failf("%s: routes Service %s port %d, the admin API: the gateway never exposes it", where, svc, port)
+				}
 				return
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -278,6 +279,30 @@ func TestChecksCatchMistakes(t *testing.T) {
 		{"internal route exposed", func(r *Rendered) {
 			addPath(r, "/metrics", "notes-svc")
 		}, "/metrics goes to notes-svc, which serves no public route"},
+		{"admin port routed by the gateway", func(r *Rendered) {
+			for _, ing := range r.Ingresses {
+				b := ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service
+				b.Name, b.Port.Number = "notes-svc-admin", 9090
+			}
+			for _, hr := range r.HTTPRoutes {
+				port := gatewayv1.PortNumber(9090)
+				hr.Spec.Rules[0].BackendRefs[0].Name, hr.Spec.Rules[0].BackendRefs[0].Port = "notes-svc-admin", &port
+			}
+		}, "the gateway never exposes it"},
+		{"admin port on the gateway's Service", func(r *Rendered) {
+			for _, svc := range r.Services {
+				if svc.Name == "notes-svc" {
+					svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: "admin", Port: 9090, TargetPort: intstr.FromString("admin")})
+				}
+			}
+		}, "exposes the admin port beside others"},
+		{"admin tokens from an undocumented Secret", func(r *Rendered) {
+			for _, v := range r.Deployments[0].Spec.Template.Spec.Volumes {
+				if v.Secret != nil {
+					v.Secret.SecretName = "admin-tokens"
+				}
+			}
+		}, "Secret admin-tokens is not among the documented Secrets"},
 		{"service target port", func(r *Rendered) {
 			r.Services[0].Spec.Ports[0].TargetPort = intstr.FromString("web")
 		}, "targetPort web"},
