@@ -53,6 +53,16 @@ eval "$stack_env"
 
 notes_port=${NOTES_PORT:-8080}
 market_port=${MARKETDATA_PORT:-8081}
+notes_admin_port=${NOTES_ADMIN_PORT:-9080}
+market_admin_port=${MARKETDATA_ADMIN_PORT:-9081}
+
+# The admin API (docs/ADMIN.md) of both services, on loopback, with a demo
+# admin token generated once into .stack/ (git-ignored).
+admin_tokens="$root/.stack/admin-tokens"
+if ! [ -s "$admin_tokens" ]; then
+  (umask 077; printf 'demo:%s\n' "$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')" >"$admin_tokens")
+fi
+admin_token=$(cut -d: -f2 "$admin_tokens")
 
 port_free() { # name port
   if (exec 3<>"/dev/tcp/127.0.0.1/$2") 2>/dev/null; then
@@ -75,9 +85,11 @@ wait_ready() { # name url pid
 
 have() { [ -x "bin/$1" ] && [ -d "$1/cmd/$1" ]; }
 
-serve() { # name port port-variable env-prefix: starts `name serve` in the background, its pid in $served
+serve() { # name port port-variable env-prefix admin-port admin-port-variable: starts `name serve` in the background, its pid in $served
   port_free "$1" "$2" "$3"
-  env "${4}_HTTP_ADDR=127.0.0.1:$2" "bin/$1" serve >"$logs/$1.log" 2>&1 &
+  port_free "$1 admin" "$5" "$6"
+  env "${4}_HTTP_ADDR=127.0.0.1:$2" "${4}_ADMIN_ADDR=127.0.0.1:$5" "${4}_ADMIN_TOKEN_FILE=$admin_tokens" \
+    "bin/$1" serve >"$logs/$1.log" 2>&1 &
   served=$!
   pids+=("$served")
 }
@@ -86,7 +98,7 @@ notes_key="" market_key=""
 if have notes-svc; then
   bin/notes-svc migrate >"$logs/notes-migrate.log"
   notes_key=$(bin/notes-svc keys create --account demo | tail -n 1)
-  serve notes-svc "$notes_port" NOTES_PORT NOTES
+  serve notes-svc "$notes_port" NOTES_PORT NOTES "$notes_admin_port" NOTES_ADMIN_PORT
   notes_pid=$served
 else
   echo "notes-svc does not exist yet: nothing to start for it."
@@ -95,7 +107,7 @@ if have marketdata-svc; then
   bin/marketdata-svc migrate >"$logs/marketdata-migrate.log"
   bin/marketdata-svc demo >"$logs/marketdata-demo.log"
   market_key=$(bin/marketdata-svc keys create --account demo --rate-per-second 10 --monthly-quota 100000 | tail -n 1)
-  serve marketdata-svc "$market_port" MARKETDATA_PORT MARKETDATA
+  serve marketdata-svc "$market_port" MARKETDATA_PORT MARKETDATA "$market_admin_port" MARKETDATA_ADMIN_PORT
   market_pid=$served
 else
   echo "marketdata-svc does not exist yet: nothing to start for it."
@@ -109,6 +121,7 @@ printf 'NOTES_KEY=%s\nMARKETDATA_KEY=%s\n' "$notes_key" "$market_key" >"$root/.s
 cat <<TXT
 
 Tickerdesk is running. Logs: .stack/logs/. Demo keys: .stack/demo-keys.env.
+Admin APIs on loopback: notes :$notes_admin_port, marketdata :$market_admin_port (token: .stack/admin-tokens).
 
 TXT
 if [ -n "$notes_key" ]; then cat <<TXT
@@ -117,6 +130,10 @@ notes-svc       http://localhost:$notes_port   (API reference: notes-svc/docs/AP
   curl -s -X POST localhost:$notes_port/v1/notes -H "Authorization: Bearer \$NOTES_KEY" \\
        -H 'Content-Type: application/json' -d '{"title":"Hello","content":"First note","tags":["demo"]}'
   curl -s localhost:$notes_port/v1/notes -H "Authorization: Bearer \$NOTES_KEY"
+  # The admin API (docs/ADMIN.md, token in .stack/admin-tokens): an account, then a key for it
+  export ADMIN_TOKEN=$admin_token
+  curl -s -X POST localhost:$notes_admin_port/admin/v1/accounts -H "Authorization: Bearer \$ADMIN_TOKEN" -d '{"name":"alice"}'
+  curl -s -X POST localhost:$notes_admin_port/admin/v1/accounts/<id>/keys -H "Authorization: Bearer \$ADMIN_TOKEN" -d '{"scopes":["notes:read"]}'
 
 TXT
 fi

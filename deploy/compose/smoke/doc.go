@@ -14,6 +14,9 @@
 //     one the gateway saw, even with a forged X-Forwarded-For; and a forged
 //     X-Forwarded-For sent to a replica directly, not via the gateway, is
 //     not believed;
+//   - admin API: /admin/v1/accounts through the gateway is a 404, and
+//     each service's admin port, published on 127.0.0.1 only, answers 401
+//     without a token and 201 with the token the stack generated;
 //   - quota: a key with a monthly quota of SMOKE_QUOTA gets exactly that
 //     many answers across the two marketdata replicas, then 429
 //     usage_limit_reached;

@@ -84,6 +84,8 @@ func TestComposeSmoke(t *testing.T) {
 		}
 	}
 
+	checkAdmin(t, s)
+
 	notesKey := s.newKey("notes-svc-1", "/notes-svc")
 	marketdataKey := s.newKey("marketdata-svc-1", "/marketdata-svc")
 	t.Logf("keys created (%s…, %s…)", notesKey[:4], marketdataKey[:4])
@@ -407,4 +409,32 @@ func gatewayRoutes(t *testing.T) []route {
 		}
 	}
 	return routes
+}
+
+// checkAdmin checks that the admin API is out of the gateway's reach and
+// served on loopback only: /admin/v1/accounts through the gateway is a 404
+// for both services' prefixes, and each service's published admin port
+// answers 401 without a token and 201 (an account created) with the
+// stack's generated one.
+func checkAdmin(t *testing.T, s *stack) {
+	t.Helper()
+	for _, path := range []string{"/admin/v1/accounts", "/v1/admin/v1/accounts", "/admin/v1/openapi.json"} {
+		if status, _, _ := s.do(http.MethodPost, s.gateway+path, http.Header{"Content-Type": {"application/json"}}, []byte(`{"name":"x"}`)); status != http.StatusNotFound {
+			t.Fatalf("POST %s through the gateway: %d, want 404", path, status)
+		}
+	}
+	token := s.adminToken()
+	for _, a := range []struct{ service, port string }{{"notes-svc-1", "9090"}, {"marketdata-svc-1", "9091"}} {
+		base := s.adminURL(a.service, a.port)
+		body := []byte(`{"name":"smoke-admin"}`)
+		if status, _, _ := s.do(http.MethodPost, base+"/admin/v1/accounts", http.Header{"Content-Type": {"application/json"}}, body); status != http.StatusUnauthorized {
+			t.Fatalf("%s admin API without a token: %d, want 401", a.service, status)
+		}
+		h := http.Header{"Content-Type": {"application/json"}, "Authorization": {"Bearer " + token}}
+		status, _, resp := s.do(http.MethodPost, base+"/admin/v1/accounts", h, body)
+		if status != http.StatusCreated || !strings.Contains(resp, `"name":"smoke-admin"`) {
+			t.Fatalf("%s admin API with the token: %d %s, want 201 and the account", a.service, status, resp)
+		}
+		t.Logf("%s: admin API on %s (loopback only): 401 without a token, 201 with it; 404 through the gateway", a.service, base)
+	}
 }

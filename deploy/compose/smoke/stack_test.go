@@ -128,7 +128,10 @@ func up(t *testing.T) *stack {
 	project := envOr("COMPOSE_PROJECT_NAME", fmt.Sprintf("tickerdesk-smoke-%d", os.Getpid()))
 	s.env = append(os.Environ(), "COMPOSE_PROJECT_NAME="+project, "TICKERDESK_IMAGE_TAG="+tag,
 		"TICKERDESK_POSTGRES_IMAGE="+pg, "TICKERDESK_REDIS_IMAGE="+redis, "TICKERDESK_GATEWAY_IMAGE="+gw,
-		"GATEWAY_PORT="+envOr("GATEWAY_PORT", "0"), "TICKERDESK_NET_PREFIX="+s.prefix)
+		"GATEWAY_PORT="+envOr("GATEWAY_PORT", "0"), "TICKERDESK_NET_PREFIX="+s.prefix,
+		// The admin ports on any free loopback port, and a token file of
+		// this run's own, made by the stack at up.
+		"NOTES_ADMIN_PORT=0", "MARKETDATA_ADMIN_PORT=0", "TICKERDESK_ADMIN_DIR="+t.TempDir())
 
 	start := time.Now()
 	t.Logf("up (%s, %s, network %s.0/24)", project, s.compose[0], s.prefix)
@@ -229,6 +232,28 @@ func (s *stack) newKey(service, binary string, args ...string) string {
 		s.t.Fatalf("%s keys create printed no key", service)
 	}
 	return key
+}
+
+// adminURL is the loopback address a service publishes its admin port
+// on (compose port), failing the test unless it is bound to 127.0.0.1.
+func (s *stack) adminURL(service, port string) string {
+	s.t.Helper()
+	out := strings.TrimSpace(strings.SplitN(s.must("port", service, port), "\n", 2)[0])
+	if !strings.HasPrefix(out, "127.0.0.1:") {
+		s.t.Fatalf("%s publishes its admin port %s on %q, want 127.0.0.1 only", service, port, out)
+	}
+	return "http://" + out
+}
+
+// adminToken is the token the stack generated into its admin token file.
+func (s *stack) adminToken() string {
+	s.t.Helper()
+	line := strings.TrimSpace(s.must("run", "--rm", "-T", "admin-tokens", "cat /admin/tokens"))
+	_, token, ok := strings.Cut(line, ":")
+	if !ok || len(token) < 32 {
+		s.t.Fatal("the admin token file holds no name:token line")
+	}
+	return token
 }
 
 // logLines are the JSON lines of the services' logs (compose's prefix cut
