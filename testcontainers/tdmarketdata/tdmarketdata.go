@@ -16,7 +16,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/testcontainers/testcontainers-go"
@@ -170,12 +169,6 @@ func start(ctx context.Context, s *stack.Stack, o options, custom []testcontaine
 			return "", err
 		}
 	}
-	var limits []string
-	if o.limits.RatePerSecond > 0 {
-		limits = append(limits, "--rate-per-second", strconv.Itoa(o.limits.RatePerSecond))
-	}
-	if o.limits.MonthlyQuota > 0 {
-		limits = append(limits, "--monthly-quota", strconv.FormatInt(o.limits.MonthlyQuota, 10))
-	}
-	return s.CreateKey(ctx, o.account, o.scopes, o.limits.ExpiresIn, limits...)
+	return s.IssueKey(ctx, o.account, stack.KeyOptions{Scopes: o.scopes, ExpiresIn: o.limits.ExpiresIn,
+		RatePerSecond: o.limits.RatePerSecond, MonthlyQuota: o.limits.MonthlyQuota})
 }

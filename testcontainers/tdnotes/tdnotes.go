@@ -1,6 +1,7 @@
 // Package tdnotes starts notes-svc for another team's integration tests:
 // PostgreSQL and the service from the Tickerdesk images, on a network of
-// their own, migrated, with an API key created at start.
+// their own, migrated, with an API key created at start through the
+// service's admin API; IssueKey issues more.
 //
 //	ctr, err := tdnotes.Run(ctx)
 //	testcontainers.CleanupContainer(t, ctr)
@@ -97,5 +98,5 @@ func start(ctx context.Context, s *stack.Stack, o options, custom []testcontaine
 	if err := s.Start(ctx, svc, stack.Images{Tag: o.tag, Postgres: stack.PostgresImage(o.postgresImage)}, custom...); err != nil {
 		return "", err
 	}
-	return s.CreateKey(ctx, o.account, o.scopes, o.limits.ExpiresIn)
+	return s.IssueKey(ctx, o.account, stack.KeyOptions{Scopes: o.scopes, ExpiresIn: o.limits.ExpiresIn})
 }

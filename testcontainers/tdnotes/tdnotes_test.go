@@ -62,3 +62,46 @@ func TestReadOnlyKey(t *testing.T) {
 		t.Errorf("Create with a notes:read key: %v, want a 403 *notesclient.Error", err)
 	}
 }
+
+// TestIssueKey issues keys through the admin API after the start: a key of
+// another account sees none of the first account's notes, and a second key
+// of the same account sees them.
+func TestIssueKey(t *testing.T) {
+	ctx := t.Context()
+	ctr := stacktest.Run(t, "tdnotes.Run", Run)
+	first, err := notesclient.New(ctr.BaseURL(), notesclient.WithAPIKey(ctr.APIKey()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	created, err := first.Create(ctx, notesclient.NewNote{Title: "mine", Content: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		account string
+		found   bool
+	}{{"other", false}, {"testcontainers", true}} {
+		key, err := ctr.IssueKey(ctx, c.account, "notes:read")
+		if err != nil {
+			t.Fatalf("IssueKey(%s): %v", c.account, err)
+		}
+		if key == ctr.APIKey() {
+			t.Fatalf("IssueKey(%s) returned the start-up key", c.account)
+		}
+		client, err := notesclient.New(ctr.BaseURL(), notesclient.WithAPIKey(key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = client.Get(ctx, created.ID)
+		var apiErr *notesclient.Error
+		switch {
+		case c.found && err != nil:
+			t.Errorf("Get with a second key of the same account: %v", err)
+		case !c.found && (!errors.As(err, &apiErr) || apiErr.Status != http.StatusNotFound):
+			t.Errorf("Get with a key of account %s: %v, want a 404", c.account, err)
+		}
+		if _, err := client.Create(ctx, notesclient.NewNote{Title: "t", Content: "c"}); !errors.As(err, &apiErr) || apiErr.Status != http.StatusForbidden {
+			t.Errorf("Create with the notes:read key of %s: %v, want a 403", c.account, err)
+		}
+	}
+}

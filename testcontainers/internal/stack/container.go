@@ -26,6 +26,14 @@ func (c *Container) BaseURL() string { return c.baseURL }
 // APIKey is the key created at start.
 func (c *Container) APIKey() string { return c.apiKey }
 
+// IssueKey issues a new key for account through the service's admin API,
+// with scopes (none: the service's default), and returns it. The account
+// is created the first time this Container names it; the key never
+// expires and has no rate limit or quota.
+func (c *Container) IssueKey(ctx context.Context, account string, scopes ...string) (string, error) {
+	return c.stack.IssueKey(ctx, account, KeyOptions{Scopes: scopes})
+}
+
 // Terminate removes the service, its dependencies and their network.
 // Calling it again, or on the nil Container of a failed Run, does nothing.
 func (c *Container) Terminate(ctx context.Context, opts ...testcontainers.TerminateOption) error {

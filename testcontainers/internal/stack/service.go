@@ -3,8 +3,6 @@ package stack
 import (
 	"context"
 	"fmt"
-	"strings"
-	"time"
 
 	"github.com/docker/go-connections/nat"
 	"github.com/testcontainers/testcontainers-go"
@@ -13,7 +11,7 @@ import (
 
 // Service is what a stack needs to know of the Tickerdesk service it
 // starts: both services take the same commands (serve, migrate, keys
-// create) and the same environment variables under their own prefix.
+// and the admin API) and the same environment variables under their own prefix.
 type Service struct {
 	// Name is the image's name and the container's alias on the
 	// network, such as notes-svc; the image's binary is /<Name>.
@@ -67,6 +65,11 @@ func (s *Stack) Start(ctx context.Context, svc Service, images Images, opts ...t
 	if err := s.startDeps(ctx, images.Postgres, svc.Database, images.Redis); err != nil {
 		return err
 	}
+	token, tokenFile, err := newAdminToken()
+	if err != nil {
+		return err
+	}
+	s.adminToken = token
 	p := svc.EnvPrefix
 	env := map[string]string{
 		p + "DATABASE_URL": databaseURL(svc.Database),
@@ -77,6 +80,8 @@ func (s *Stack) Start(ctx context.Context, svc Service, images Images, opts ...t
 		p + "TRUSTED_PROXIES":  "",
 		p + "SHUTDOWN_DRAIN":   "0s",
 		p + "SHUTDOWN_TIMEOUT": "2s",
+		p + "ADMIN_ADDR":       ":" + nat.Port(adminPort).Port(),
+		p + "ADMIN_TOKEN_FILE": adminTokenPath,
 	}
 	if images.Redis != "" {
 		env[p+"REDIS_URL"] = redisURL()
@@ -85,7 +90,8 @@ func (s *Stack) Start(ctx context.Context, svc Service, images Images, opts ...t
 		network.WithNetwork([]string{svc.Name}, s.Network),
 		testcontainers.WithEnv(env),
 		testcontainers.WithCmd("serve"),
-		testcontainers.WithExposedPorts(svc.Port),
+		testcontainers.WithExposedPorts(svc.Port, adminPort),
+		testcontainers.WithFiles(tokenFile),
 		readyzWait(svc.Port),
 	}
 	image := serviceImage(svc.Name, images.Tag)
@@ -100,25 +106,6 @@ func (s *Stack) Start(ctx context.Context, svc Service, images Images, opts ...t
 	// database answers, and nothing reaches the server before Run returns.
 	_, err = s.Exec(ctx, "migrate")
 	return err
-}
-
-// CreateKey runs `keys create` in the service container for account,
-// with scopes (none: the service's default), a lifetime (zero: it never
-// expires) and the flags of limits only one service has, and returns the
-// key it printed.
-func (s *Stack) CreateKey(ctx context.Context, account string, scopes []string, expiresIn time.Duration, limits ...string) (string, error) {
-	args := []string{"keys", "create", "--account", account}
-	if len(scopes) > 0 {
-		args = append(args, "--scopes", strings.Join(scopes, ","))
-	}
-	if expiresIn > 0 {
-		args = append(args, "--expires-in", expiresIn.String())
-	}
-	out, err := s.Exec(ctx, append(args, limits...)...)
-	if err != nil {
-		return "", err
-	}
-	return keyFromOutput(out, s.svc.KeyPrefix)
 }
 
 // BaseURL is the service's root URL on the test's machine, such as

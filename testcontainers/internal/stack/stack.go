@@ -1,7 +1,7 @@
 // Package stack starts what tdnotes and tdmarketdata have in common: a
-// network of their own, PostgreSQL and Redis on it, the service migrated
-// and given a key, commands executed in the running service container,
-// and the teardown of all of it in order.
+// network of their own, PostgreSQL and Redis on it, the service migrated,
+// its admin API on and keys issued through it, commands executed in the
+// running service container, and the teardown of all of it in order.
 //
 // Readiness is always asked of the server itself (a PostgreSQL startup
 // message, a Redis PING, the service's /readyz), never read from logs or
@@ -104,6 +104,11 @@ type Stack struct {
 	Postgres *testcontainers.DockerContainer
 	Redis    *testcontainers.DockerContainer
 	Service  *testcontainers.DockerContainer
+	// adminToken is the service's admin token, written into its
+	// container at start; accounts are the ids of the accounts IssueKey
+	// created, by name.
+	adminToken string
+	accounts   map[string]string
 }
 
 // newNetwork creates the stack's network. Its name is random, and it
@@ -185,18 +190,6 @@ func (s *Stack) Exec(ctx context.Context, args ...string) (string, error) {
 		return string(b), fmt.Errorf("exec %s: exit code %d:\n%s", strings.Join(args, " "), code, tail(string(b)))
 	}
 	return string(b), nil
-}
-
-// keyFromOutput is the plaintext key that `keys create` of both services
-// prints alone on its last line.
-func keyFromOutput(out, prefix string) (string, error) {
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	key := strings.TrimSpace(lines[len(lines)-1])
-	if !strings.HasPrefix(key, prefix) || strings.ContainsAny(key, " \t") {
-		// Never echo the output: it would hold the key if the format moved.
-		return "", fmt.Errorf("keys create: last line of output is not a %s… key", prefix)
-	}
-	return key, nil
 }
 
 // tail keeps the end of a command's output for an error message.
