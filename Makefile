@@ -135,6 +135,11 @@ backup-drill:
 security:
 	@scripts/security.sh
 
+## v2-contract: marketstack's published v2 OpenAPI document held against the served one (MARKETSTACK_V2_OPENAPI names the file, which is marketstack's and not kept here)
+v2-contract:
+	@[ -n "$$MARKETSTACK_V2_OPENAPI" ] || { echo "v2-contract: set MARKETSTACK_V2_OPENAPI to marketstack's published v2 OpenAPI document (repository api-evangelist/marketstack, openapi/marketstack-v2-openapi.json)"; exit 2; }
+	@scripts/testimages.sh >/dev/null && eval "$$(scripts/testimages.sh env)" && cd marketdata-svc && go test -tags contract -count=1 -run '^TestPublishedV2Contract$$' -v ./internal/httpapi/
+
 ## duplicates: the repeated-code budget (at most 40 pairs, 3 between the services) with the tool library's scanner
 duplicates:
 	@scripts/duplicates.sh
