@@ -36,8 +36,14 @@ var Services = []string{"notes-svc", "marketdata-svc"}
 var External = map[string]string{
 	"up":                            "Prometheus (scrape health)",
 	"kube_deployment_spec_replicas": "kube-state-metrics",
-	"kube_deployment_status_replicas_available": "kube-state-metrics",
-	"kube_job_status_failed":                    "kube-state-metrics",
+	"kube_deployment_status_replicas_available":       "kube-state-metrics",
+	"kube_job_status_failed":                          "kube-state-metrics",
+	"patroni_primary":                                 "Patroni (the database cluster's /metrics)",
+	"patroni_replica":                                 "Patroni (the database cluster's /metrics)",
+	"patroni_xlog_location":                           "Patroni (the database cluster's /metrics)",
+	"patroni_xlog_replayed_location":                  "Patroni (the database cluster's /metrics)",
+	"pg_stat_archiver_failed_count":                   "postgres_exporter",
+	"pgbackrest_backup_since_last_completion_seconds": "a pgBackRest exporter",
 }
 
 // Expr is one PromQL expression and where it was found.
