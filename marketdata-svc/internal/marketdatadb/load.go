@@ -223,10 +223,11 @@ func apply(ctx context.Context, tx pgx.Tx, l Load) (LoadResult, error) {
 		// Two loads of one symbol each recompute its factors from the
 		// symbol's rows: without a lock each reads a snapshot without the
 		// other's uncommitted rows, and the later commit leaves factors that
-		// match neither. The transaction-level lock per
-		// symbol, taken in sorted order so loads cannot deadlock on each
-		// other, makes the second load wait until the first commits; its
-		// statements (READ COMMITTED) then see the first's rows.
+		// match neither. The transaction-level lock per symbol (per bucket
+		// of symbols, see lockSymbols), taken in sorted order so loads
+		// cannot deadlock on each other, makes the second load wait until
+		// the first commits; its statements (READ COMMITTED) then see the
+		// first's rows.
 		// A load with given factors (the generator) takes the locks too,
 		// so that it is ordered with the imports of the same symbols.
 		if err := lockSymbols(ctx, tx, symbols); err != nil {
@@ -252,11 +253,21 @@ func apply(ctx context.Context, tx pgx.Tx, l Load) (LoadResult, error) {
 // migration lock uses the one-key form).
 const symbolLockSpace = 0x74646d // "tdm"
 
-// lockSymbols takes the transaction's advisory lock on each symbol, in the
-// order given (sorted by the caller).
+// lockBuckets bounds the advisory locks one load holds. Each lock takes a
+// slot of the server's shared lock table (max_locks_per_transaction times
+// the connections: 6,400 by default), so a lock per symbol failed a load
+// of a whole exchange's day with "out of shared memory". A symbol's lock is
+// its hash's bucket instead: loads of one symbol are still ordered, which
+// is all the lock is for, and loads that merely share a bucket wait for
+// each other too.
+const lockBuckets = 1024
+
+// lockSymbols takes the transaction's advisory lock on the bucket of each
+// symbol, buckets in ascending order (the same order in every load, so
+// none deadlocks).
 func lockSymbols(ctx context.Context, tx pgx.Tx, symbols []string) error {
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext(s)) FROM unnest($2::text[]) WITH ORDINALITY AS u(s, n) ORDER BY n`,
-		symbolLockSpace, symbols); err != nil {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, b) FROM (SELECT DISTINCT hashtext(s) & ($3 - 1) AS b FROM unnest($2::text[]) AS s) AS u ORDER BY b`,
+		symbolLockSpace, symbols, lockBuckets); err != nil {
 		return fmt.Errorf("lock symbols: %w", translate(err))
 	}
 	return nil
