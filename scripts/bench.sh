@@ -51,6 +51,10 @@ make --no-print-directory build >&2
 log "building bench tools"
 mkdir -p bench/out/bin
 (cd bench && GOWORK=off CGO_ENABLED=0 go build -trimpath -o out/bin/ ./cmd/...)
+# The data providers' fake the sync workloads read (marketdata-svc's own
+# command: the fakes are the service's test code, which the bench module
+# may not import).
+(cd marketdata-svc && GOWORK=off CGO_ENABLED=0 go build -trimpath -o ../bench/out/bin/ ./cmd/providerfake)
 
 # Assigned first: a failing stack.sh must stop the run, and eval of a
 # failed command substitution would not.

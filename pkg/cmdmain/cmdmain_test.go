@@ -76,29 +76,26 @@ func TestRunPassesArgsEnvAndStdout(t *testing.T) {
 	}
 }
 
-func TestRunExitsOneWithNamedError(t *testing.T) {
-	cmd, _, stderr := child(t, "fail")
-	err := cmd.Run()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
-		t.Fatalf("run: %v, want exit status 1", err)
-	}
-	if got, want := stderr.String(), "child: it broke\n"; got != want {
-		t.Errorf("stderr = %q, want %q", got, want)
-	}
-}
-
-// TestRunExitsWithExitErrorCode: an ExitError, wrapped or not, sets the
-// status, so a scheduler tells a partial run (3) from a failed one (1).
-func TestRunExitsWithExitErrorCode(t *testing.T) {
-	cmd, _, stderr := child(t, "partial")
-	err := cmd.Run()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 3 {
-		t.Fatalf("run: %v, want exit status 3", err)
-	}
-	if got, want := stderr.String(), "child: sync: 2 symbols failed\n"; got != want {
-		t.Errorf("stderr = %q, want %q", got, want)
+// TestRunExitStatus: an error is one "name: err" line and status 1; an
+// ExitError, wrapped or not, sets the status, so a scheduler tells a
+// partial run (3) from a failed one (1).
+func TestRunExitStatus(t *testing.T) {
+	for _, c := range []struct {
+		mode, stderr string
+		status       int
+	}{
+		{"fail", "child: it broke\n", 1},
+		{"partial", "child: sync: 2 symbols failed\n", 3},
+	} {
+		cmd, _, stderr := child(t, c.mode)
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != c.status {
+			t.Fatalf("%s: run: %v, want exit status %d", c.mode, err, c.status)
+		}
+		if got := stderr.String(); got != c.stderr {
+			t.Errorf("%s: stderr = %q, want %q", c.mode, got, c.stderr)
+		}
 	}
 }
 

@@ -148,7 +148,8 @@ func (b *bench) run(ctx context.Context) error {
 	for _, w := range []struct {
 		id  string
 		run func(context.Context) error
-	}{{"intraday_import", b.runIntradayImport}, {"intraday_query", b.runIntradayQuery}} {
+	}{{"intraday_import", b.runIntradayImport}, {"intraday_query", b.runIntradayQuery},
+		{"sync_universe_day", b.runSyncUniverseDay}, {"sync_backfill", b.runSyncBackfill}} {
 		if !b.want(w.id) {
 			continue
 		}

@@ -26,12 +26,9 @@ func (b *bench) runImport(ctx context.Context) error {
 	defer drop()
 
 	copySQL := fmt.Sprintf(`\copy eod_bars (symbol, date, open, high, low, close, volume) FROM %s WITH (FORMAT csv, HEADER true)`, lit(file))
-	t0 := time.Now()
-	if err := b.db.exec(ctx, importDB, copySQL); err != nil {
-		return fmt.Errorf("copy ceiling: %w", err)
+	if err := b.timedCopy(ctx, &res, importDB, copySQL); err != nil {
+		return err
 	}
-	res.CopySeconds = time.Since(t0).Seconds()
-	res.CopyCommand = b.r.commands[len(b.r.commands)-1]
 	n, err := b.db.value(ctx, importDB, "SELECT count(*) FROM eod_bars")
 	if err != nil {
 		return err

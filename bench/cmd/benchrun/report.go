@@ -32,6 +32,10 @@ type Results struct {
 	Memory         []MemoryResult     `json:"memory"`
 	Import         *ImportResult      `json:"import"`
 	IntradayImport *ImportResult      `json:"intraday_import,omitempty"`
+	// SyncUniverseDay and SyncBackfill are `marketdata-svc sync` from the
+	// providers' fake (sync.go).
+	SyncUniverseDay *ImportResult `json:"sync_universe_day,omitempty"`
+	SyncBackfill    *ImportResult `json:"sync_backfill,omitempty"`
 	// Intraday is the dataset of the intraday_query workload.
 	Intraday    *IntradayDataset `json:"intraday_dataset,omitempty"`
 	TenantScale *TenantScale     `json:"tenant_scale,omitempty"`
@@ -304,6 +308,14 @@ func renderMarkdown(r Results, root string) string {
 	if im := r.IntradayImport; im != nil {
 		w("| `marketdata-svc import --kind intraday` of a %d-row minute CSV | %s rows/s | | | 0 | `COPY` of the same file (plain table, same shape) | %s rows/s | | %s× | ≥ %.1f× | %s | | |\n",
 			im.Rows, f0(im.ImportRowsPerSec), f0(im.CopyRowsPerSec), f2(im.Ratio), im.Target, statusText(im.Status))
+	}
+	if im := r.SyncUniverseDay; im != nil {
+		w("| `marketdata-svc sync` of a %d-symbol exchange day (EODHD bulk fake; %.1f s, max RSS %.0f MB, bounds 60 s, 200 MB) | %s rows/s | | | 0 | `COPY` of the same rows | %s rows/s | | %s× | ≥ %.1f× | %s | | |\n",
+			im.Rows, im.ImportSeconds, im.ImportMaxRSSMB, f0(im.ImportRowsPerSec), f0(im.CopyRowsPerSec), f2(im.Ratio), im.Target, statusText(im.Status))
+	}
+	if im := r.SyncBackfill; im != nil {
+		w("| `marketdata-svc sync` backfill, 100 symbols x 10 years (Tiingo fake; %.1f s, max RSS %.0f MB) | %s rows/s | | | 0 | `COPY` of the same rows | %s rows/s | | %s× | ≥ %.1f× | %s | | |\n",
+			im.ImportSeconds, im.ImportMaxRSSMB, f0(im.ImportRowsPerSec), f0(im.CopyRowsPerSec), f2(im.Ratio), im.Target, statusText(im.Status))
 	}
 	if ts := r.TenantScale; ts != nil {
 		w("| tenant_scale: tag listing p50, %d → %d accounts | %s → %s ms | | | | same request, %d accounts | | | %s× | ≤ %.2f× | %s | | |\n",

@@ -282,32 +282,12 @@ func loadSync(r *envconfig.Reader) Sync {
 		MaxBackoff:  r.DurationIn("SYNC_MAX_BACKOFF", time.Minute, 100*time.Millisecond, time.Hour),
 		Concurrency: r.IntIn("SYNC_CONCURRENCY", 4, 1, 64),
 	}
-	// Each name is spelt out whole: the deploy checks find the variables a
-	// service reads by their literal names.
-	s.Marketstack = SyncProvider{
-		Token:         r.String("SYNC_MARKETSTACK_TOKEN", ""),
-		URL:           syncURL("SYNC_MARKETSTACK_URL", r),
-		RatePerMinute: r.IntIn("SYNC_MARKETSTACK_RATE_PER_MINUTE", 300, 1, 100_000),
-		Burst:         r.IntIn("SYNC_MARKETSTACK_BURST", 10, 1, 10_000),
-	}
-	s.Tiingo = SyncProvider{
-		Token:         r.String("SYNC_TIINGO_TOKEN", ""),
-		URL:           syncURL("SYNC_TIINGO_URL", r),
-		RatePerMinute: r.IntIn("SYNC_TIINGO_RATE_PER_MINUTE", 100, 1, 100_000),
-		Burst:         r.IntIn("SYNC_TIINGO_BURST", 5, 1, 10_000),
-	}
-	s.EODHD = SyncProvider{
-		Token:         r.String("SYNC_EODHD_TOKEN", ""),
-		URL:           syncURL("SYNC_EODHD_URL", r),
-		RatePerMinute: r.IntIn("SYNC_EODHD_RATE_PER_MINUTE", 900, 1, 100_000),
-		Burst:         r.IntIn("SYNC_EODHD_BURST", 20, 1, 10_000),
-	}
-	s.Stooq = SyncProvider{
-		Token:         r.String("SYNC_STOOQ_TOKEN", ""),
-		URL:           syncURL("SYNC_STOOQ_URL", r),
-		RatePerMinute: r.IntIn("SYNC_STOOQ_RATE_PER_MINUTE", 60, 1, 100_000),
-		Burst:         r.IntIn("SYNC_STOOQ_BURST", 2, 1, 10_000),
-	}
+	// Each name is spelt out whole, one provider a line: the deploy checks
+	// find the variables a service reads by their literal names.
+	s.Marketstack = SyncProvider{Token: r.String("SYNC_MARKETSTACK_TOKEN", ""), URL: syncURL("SYNC_MARKETSTACK_URL", r), RatePerMinute: r.IntIn("SYNC_MARKETSTACK_RATE_PER_MINUTE", 300, 1, 100_000), Burst: r.IntIn("SYNC_MARKETSTACK_BURST", 10, 1, 10_000)}
+	s.Tiingo = SyncProvider{Token: r.String("SYNC_TIINGO_TOKEN", ""), URL: syncURL("SYNC_TIINGO_URL", r), RatePerMinute: r.IntIn("SYNC_TIINGO_RATE_PER_MINUTE", 100, 1, 100_000), Burst: r.IntIn("SYNC_TIINGO_BURST", 5, 1, 10_000)}
+	s.EODHD = SyncProvider{Token: r.String("SYNC_EODHD_TOKEN", ""), URL: syncURL("SYNC_EODHD_URL", r), RatePerMinute: r.IntIn("SYNC_EODHD_RATE_PER_MINUTE", 900, 1, 100_000), Burst: r.IntIn("SYNC_EODHD_BURST", 20, 1, 10_000)}
+	s.Stooq = SyncProvider{Token: r.String("SYNC_STOOQ_TOKEN", ""), URL: syncURL("SYNC_STOOQ_URL", r), RatePerMinute: r.IntIn("SYNC_STOOQ_RATE_PER_MINUTE", 60, 1, 100_000), Burst: r.IntIn("SYNC_STOOQ_BURST", 2, 1, 10_000)}
 	return s
 }
 

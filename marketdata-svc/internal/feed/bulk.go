@@ -21,19 +21,7 @@ func (r *runner) bulk(ctx context.Context, b Bulk) (done bool, err error) {
 		return true, err
 	}
 	p, synced := prog[key]
-	synced = synced && !r.o.Refetch
-	var start time.Time
-	switch {
-	case !r.o.From.IsZero():
-		start = r.o.From
-		if synced && !p.From.After(start) && !p.Through.Before(start) {
-			start = p.Through.AddDate(0, 0, 1) // resume a window already begun
-		}
-	case synced:
-		start = p.Through.AddDate(0, 0, 1-r.o.Lookback)
-	default:
-		start = r.o.To // a universe starts with the last session
-	}
+	start := r.start(p, synced, time.Time{}, r.o.To) // a universe starts with the last session
 	var days []time.Time
 	for d := start; !d.After(r.o.To); d = d.AddDate(0, 0, 1) {
 		if wd := d.Weekday(); wd != time.Saturday && wd != time.Sunday {

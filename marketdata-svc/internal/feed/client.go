@@ -81,6 +81,10 @@ func NewClient(o ClientOptions) (*Client, error) {
 
 var errRedirect = errors.New("redirect to another host refused")
 
+// Name is the provider's name; an adapter embedding its Client answers
+// feed.Provider's Name with it.
+func (c *Client) Name() string { return c.o.Provider }
+
 // StatusError is an answer whose status is neither a success nor one the
 // adapters classify.
 type StatusError struct {

@@ -98,6 +98,22 @@ type Record struct {
 	SplitFactor, Dividend Number
 }
 
+// JSONBar is a daily bar's fields as the JSON providers name them, for an
+// adapter's row type to embed.
+type JSONBar struct {
+	Date   string `json:"date"`
+	Open   Number `json:"open"`
+	High   Number `json:"high"`
+	Low    Number `json:"low"`
+	Close  Number `json:"close"`
+	Volume Number `json:"volume"`
+}
+
+// Record is b as a record of symbol.
+func (b JSONBar) Record(symbol string) Record {
+	return Record{Symbol: symbol, Date: b.Date, Open: b.Open, High: b.High, Low: b.Low, Close: b.Close, Volume: b.Volume}
+}
+
 // Number is a JSON or CSV value read leniently: a JSON number, a numeric
 // string, null or absent. Set tells it was present; Bad keeps what could
 // not be read, so the record is refused with that reason.

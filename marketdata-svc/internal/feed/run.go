@@ -194,6 +194,29 @@ func (r *runner) symbols(ctx context.Context) ([]string, error) {
 	return syms, nil
 }
 
+// start is the first day of a window whose progress is p (when synced)
+// and whose last stored bar is lastStored (zero: none): --from, or, when
+// the run resumes a --from window already begun, the day after what it
+// synced; without --from, the day after the later of the two, less the
+// lookback; fresh when there is neither.
+func (r *runner) start(p marketdatadb.SyncWindow, synced bool, lastStored, fresh time.Time) time.Time {
+	synced = synced && !r.o.Refetch
+	if from := r.o.From; !from.IsZero() {
+		if synced && !p.From.After(from) && !p.Through.Before(from) {
+			return p.Through.AddDate(0, 0, 1)
+		}
+		return from
+	}
+	last := lastStored
+	if synced && p.Through.After(last) {
+		last = p.Through
+	}
+	if last.IsZero() {
+		return fresh
+	}
+	return last.AddDate(0, 0, 1-r.o.Lookback)
+}
+
 type job struct {
 	symbol string
 	w      Window
@@ -213,27 +236,7 @@ func (r *runner) plan(ctx context.Context, symbols []string) ([]job, error) {
 		}
 		for _, s := range chunk {
 			p, synced := prog[s]
-			if r.o.Refetch {
-				synced = false
-			}
-			var start time.Time
-			switch {
-			case !r.o.From.IsZero():
-				start = r.o.From
-				if synced && !p.From.After(start) && !p.Through.Before(start) {
-					start = p.Through.AddDate(0, 0, 1) // resume a window already begun
-				}
-			default:
-				lastDay := last[s]
-				if synced && p.Through.After(lastDay) {
-					lastDay = p.Through
-				}
-				if lastDay.IsZero() {
-					start = r.o.BackfillFrom
-				} else {
-					start = lastDay.AddDate(0, 0, 1-r.o.Lookback)
-				}
-			}
+			start := r.start(p, synced, last[s], r.o.BackfillFrom)
 			if start.After(r.o.To) {
 				continue
 			}

@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -31,15 +32,13 @@ func Load(ctx context.Context, store Applier, l marketdatadb.Load) (marketdatadb
 // CheckBar refuses a bar no reader should be served: a price or volume
 // that is not a finite number or is negative, or a high below its low.
 func CheckBar(b marketdatadb.BarRow) error {
-	for _, f := range []struct {
-		name string
-		v    float64
-	}{{"open", b.Open}, {"high", b.High}, {"low", b.Low}, {"close", b.Close}, {"volume", b.Volume}} {
-		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
-			return fmt.Errorf("invalid %s %v", f.name, f.v)
-		}
-		if f.v < 0 {
-			return fmt.Errorf("negative %s %v", f.name, f.v)
+	names := [...]string{"open", "high", "low", "close", "volume"}
+	for i, v := range [...]float64{b.Open, b.High, b.Low, b.Close, b.Volume} {
+		switch {
+		case math.IsNaN(v) || math.IsInf(v, 0):
+			return fmt.Errorf("invalid %s %v", names[i], v)
+		case v < 0:
+			return fmt.Errorf("negative %s %v", names[i], v)
 		}
 	}
 	if b.High < b.Low {
@@ -68,9 +67,4 @@ func (c *checkedBars) Next() bool {
 	return true
 }
 
-func (c *checkedBars) Err() error {
-	if c.err != nil {
-		return c.err
-	}
-	return c.BarSource.Err()
-}
+func (c *checkedBars) Err() error { return cmp.Or(c.err, c.BarSource.Err()) }

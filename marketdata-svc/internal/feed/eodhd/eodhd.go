@@ -34,18 +34,15 @@ var exchanges = map[string]string{
 	"XLON": "LSE", "XETR": "XETRA", "XPAR": "PA", "XAMS": "AS", "XTSE": "TO", "XSWX": "SW",
 }
 
-// Provider is the EODHD adapter.
+// Provider is the EODHD adapter, over its client.
 type Provider struct {
-	c *feed.Client
+	*feed.Client
 	// SpoolDir holds the bulk answers being loaded ("" is the system's).
 	SpoolDir string
 }
 
 // New returns the adapter sending its requests through c.
-func New(c *feed.Client) *Provider { return &Provider{c: c} }
-
-// Name is "eodhd".
-func (p *Provider) Name() string { return Name }
+func New(c *feed.Client) *Provider { return &Provider{Client: c} }
 
 // code is symbol as EODHD spells it: AAPL is AAPL.US, VOD.XLON VOD.LSE.
 func code(symbol string) string {
@@ -59,13 +56,8 @@ func code(symbol string) string {
 }
 
 type eodRow struct {
-	Code   string      `json:"code"`
-	Date   string      `json:"date"`
-	Open   feed.Number `json:"open"`
-	High   feed.Number `json:"high"`
-	Low    feed.Number `json:"low"`
-	Close  feed.Number `json:"close"`
-	Volume feed.Number `json:"volume"`
+	Code string `json:"code"`
+	feed.JSONBar
 }
 
 type splitRow struct {
@@ -84,7 +76,7 @@ type divRow struct {
 
 func (p *Provider) getJSON(ctx context.Context, path string, q url.Values, dst any) error {
 	q.Set("fmt", "json")
-	body, err := p.c.Get(ctx, path, q, nil)
+	body, err := p.Get(ctx, path, q, nil)
 	if err != nil {
 		return err
 	}
@@ -107,33 +99,35 @@ func (p *Provider) History(ctx context.Context, symbol string, w feed.Window) (f
 		return h, err
 	}
 	for _, r := range rows {
-		h.Records = append(h.Records, feed.Record{Symbol: symbol, Date: r.Date, Open: r.Open, High: r.High, Low: r.Low, Close: r.Close, Volume: r.Volume})
+		h.Records = append(h.Records, r.Record(symbol))
 	}
 	var splits []splitRow
 	if err := p.getJSON(ctx, "/api/splits/"+c, span(), &splits); err != nil {
 		return h, err
 	}
-	for _, s := range splits {
-		sp, rj := split(symbol, s)
-		if rj != nil {
-			h.Rejects = append(h.Rejects, *rj)
-			continue
-		}
-		h.Splits = append(h.Splits, sp)
-	}
 	var divs []divRow
 	if err := p.getJSON(ctx, "/api/div/"+c, span(), &divs); err != nil {
 		return h, err
 	}
-	for _, d := range divs {
-		dv, rj := dividend(symbol, d)
+	bySymbol := func(string) string { return symbol }
+	h.Splits = actions(splits, func(s splitRow) string { return s.Code }, bySymbol, split, &h.Rejects)
+	h.Dividends = actions(divs, func(d divRow) string { return d.Code }, bySymbol, dividend, &h.Rejects)
+	return h, nil
+}
+
+// actions converts rows of splits or dividends with conv, each under the
+// symbol its code names, and appends the rows it refuses to rejects.
+func actions[R, T any](rows []R, code func(R) string, symbol func(string) string, conv func(string, R) (T, *feed.Reject), rejects *[]feed.Reject) []T {
+	var out []T
+	for _, r := range rows {
+		v, rj := conv(symbol(code(r)), r)
 		if rj != nil {
-			h.Rejects = append(h.Rejects, *rj)
+			*rejects = append(*rejects, *rj)
 			continue
 		}
-		h.Dividends = append(h.Dividends, dv)
+		out = append(out, v)
 	}
-	return h, nil
+	return out
 }
 
 func split(symbol string, s splitRow) (marketdata.Split, *feed.Reject) {
@@ -188,27 +182,13 @@ func (p *Provider) ExchangeDay(ctx context.Context, exchange string, day time.Ti
 	if err := p.getJSON(ctx, path, q("splits"), &splits); err != nil {
 		return nil, true, err
 	}
-	for _, s := range splits {
-		sp, rj := split(symbol(s.Code), s)
-		if rj != nil {
-			d.Rejects = append(d.Rejects, *rj)
-			continue
-		}
-		d.Splits = append(d.Splits, sp)
-	}
 	var divs []divRow
 	if err := p.getJSON(ctx, path, q("dividends"), &divs); err != nil {
 		return nil, true, err
 	}
-	for _, r := range divs {
-		dv, rj := dividend(symbol(r.Code), r)
-		if rj != nil {
-			d.Rejects = append(d.Rejects, *rj)
-			continue
-		}
-		d.Dividends = append(d.Dividends, dv)
-	}
-	body, err := p.c.Get(ctx, path, q(""), nil)
+	d.Splits = actions(splits, func(s splitRow) string { return s.Code }, symbol, split, &d.Rejects)
+	d.Dividends = actions(divs, func(r divRow) string { return r.Code }, symbol, dividend, &d.Rejects)
+	body, err := p.Get(ctx, path, q(""), nil)
 	if err != nil {
 		return nil, true, err
 	}
@@ -256,7 +236,7 @@ func (b *bulkRecords) Next() bool {
 	if r.Code != "" {
 		sym = b.symbol(r.Code)
 	}
-	b.cur = feed.Record{Symbol: sym, Date: r.Date, Open: r.Open, High: r.High, Low: r.Low, Close: r.Close, Volume: r.Volume}
+	b.cur = r.Record(sym)
 	return true
 }
 

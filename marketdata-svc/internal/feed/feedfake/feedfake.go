@@ -68,22 +68,21 @@ func (f *Fake) SetBar(symbol string, b Bar) {
 
 // SetSplit adds a split (new shares per old) with ex-date date.
 func (f *Fake) SetSplit(symbol, date string, factor float64) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.splits[symbol] == nil {
-		f.splits[symbol] = map[string]float64{}
-	}
-	f.splits[symbol][date] = factor
+	f.setAction(f.splits, symbol, date, factor)
 }
 
 // SetDividend adds a cash dividend with ex-date date.
 func (f *Fake) SetDividend(symbol, date string, amount float64) {
+	f.setAction(f.divs, symbol, date, amount)
+}
+
+func (f *Fake) setAction(m map[string]map[string]float64, symbol, date string, v float64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.divs[symbol] == nil {
-		f.divs[symbol] = map[string]float64{}
+	if m[symbol] == nil {
+		m[symbol] = map[string]float64{}
 	}
-	f.divs[symbol][date] = amount
+	m[symbol][date] = v
 }
 
 // Fail answers the next times requests whose path contains path with

@@ -24,14 +24,11 @@ const (
 	pageLimit  = 1000
 )
 
-// Provider is the marketstack adapter.
-type Provider struct{ c *feed.Client }
+// Provider is the marketstack adapter, over its client.
+type Provider struct{ *feed.Client }
 
 // New returns the adapter sending its requests through c.
-func New(c *feed.Client) *Provider { return &Provider{c: c} }
-
-// Name is "marketstack".
-func (p *Provider) Name() string { return Name }
+func New(c *feed.Client) *Provider { return &Provider{c} }
 
 type page[T any] struct {
 	Pagination struct {
@@ -41,13 +38,8 @@ type page[T any] struct {
 }
 
 type eodRow struct {
-	Symbol string      `json:"symbol"`
-	Date   string      `json:"date"`
-	Open   feed.Number `json:"open"`
-	High   feed.Number `json:"high"`
-	Low    feed.Number `json:"low"`
-	Close  feed.Number `json:"close"`
-	Volume feed.Number `json:"volume"`
+	Symbol string `json:"symbol"`
+	feed.JSONBar
 }
 
 type splitRow struct {
@@ -69,7 +61,7 @@ func (p *Provider) History(ctx context.Context, symbol string, w feed.Window) (f
 		return url.Values{"symbols": {symbol}, "date_from": {w.From.Format(time.DateOnly)}, "date_to": {w.To.Format(time.DateOnly)}}
 	}
 	err := pages(ctx, p, "/eod", q(), func(r eodRow) {
-		h.Records = append(h.Records, feed.Record{Symbol: symbol, Date: r.Date, Open: r.Open, High: r.High, Low: r.Low, Close: r.Close, Volume: r.Volume})
+		h.Records = append(h.Records, r.Record(symbol))
 	})
 	if err != nil {
 		return h, err
@@ -113,7 +105,7 @@ func pages[T any](ctx context.Context, p *Provider, path string, q url.Values, e
 	for offset := 0; ; {
 		q.Set("limit", strconv.Itoa(pageLimit))
 		q.Set("offset", strconv.Itoa(offset))
-		body, err := p.c.Get(ctx, path, q, unknownSymbol)
+		body, err := p.Get(ctx, path, q, unknownSymbol)
 		if err != nil {
 			return err
 		}

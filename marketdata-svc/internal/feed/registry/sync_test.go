@@ -136,17 +136,18 @@ func (h *harness) version() int64 {
 // week is AAPL's week of 2024-03-04: a 2:1 split on Wednesday, a 1.00
 // dividend on Friday.
 func week(f *feedfake.Fake) {
-	for _, b := range []feedfake.Bar{
-		{Date: "2024-03-04", Open: "99", High: "101", Low: "98", Close: "100", Volume: "1000"},
-		{Date: "2024-03-05", Open: "100", High: "103", Low: "99", Close: "102", Volume: "1100"},
-		{Date: "2024-03-06", Open: "51", High: "52", Low: "49", Close: "50", Volume: "2400"},
-		{Date: "2024-03-07", Open: "50", High: "52", Low: "50", Close: "51", Volume: "2000"},
-		{Date: "2024-03-08", Open: "50", High: "51", Low: "49", Close: "50", Volume: "2100"},
-	} {
-		f.SetBar("AAPL", b)
-	}
+	setBars(f, "AAPL", "2024-03-04,99,101,98,100,1000", "2024-03-05,100,103,99,102,1100", "2024-03-06,51,52,49,50,2400",
+		"2024-03-07,50,52,50,51,2000", "2024-03-08,50,51,49,50,2100")
 	f.SetSplit("AAPL", "2024-03-06", 2)
 	f.SetDividend("AAPL", "2024-03-08", 1)
+}
+
+// setBars gives symbol the bars "date,open,high,low,close,volume".
+func setBars(f *feedfake.Fake, symbol string, rows ...string) {
+	for _, r := range rows {
+		v := strings.Split(r, ",")
+		f.SetBar(symbol, feedfake.Bar{Date: v[0], Open: v[1], High: v[2], Low: v[3], Close: v[4], Volume: v[5]})
+	}
 }
 
 var providers = []string{"marketstack", "tiingo", "eodhd", "stooq"}
@@ -202,16 +203,8 @@ func TestBadRecordsAreReportedNotStored(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			h := newHarness(t, name)
 			h.fake.OutOfWindow = true
-			for _, b := range []feedfake.Bar{
-				{Date: "2024-03-04", Open: "10", High: "11", Low: "9", Close: "10", Volume: "100"},
-				{Date: "2024-03-05", Open: "1O.5", High: "11", Low: "9", Close: "10", Volume: "100"},
-				{Date: "2024-03-06", Open: "10", High: "11", Low: "9", Close: "-10", Volume: "100"},
-				{Date: "2024-03-07", Open: "10", High: "8", Low: "9", Close: "10", Volume: "100"},
-				{Date: "2024-03-08", Open: "10", High: "11", Low: "9", Close: "10", Volume: "100"},
-				{Date: "2024-02-01", Open: "10", High: "11", Low: "9", Close: "10", Volume: "100"},
-			} {
-				h.fake.SetBar("MSFT", b)
-			}
+			setBars(h.fake, "MSFT", "2024-03-04,10,11,9,10,100", "2024-03-05,1O.5,11,9,10,100", "2024-03-06,10,11,9,-10,100",
+				"2024-03-07,10,8,9,10,100", "2024-03-08,10,11,9,10,100", "2024-02-01,10,11,9,10,100")
 			rep := h.run(context.Background(), feed.Options{Symbols: []string{"MSFT"}, From: day("2024-03-04"), To: day("2024-03-08")})
 			var reasons []string
 			for _, r := range rep.Rejects {

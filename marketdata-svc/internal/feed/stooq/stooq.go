@@ -29,14 +29,11 @@ var markets = map[string]string{
 	"XLON": "uk", "XETR": "de", "XTKS": "jp", "XHKG": "hk",
 }
 
-// Provider is the Stooq adapter.
-type Provider struct{ c *feed.Client }
+// Provider is the Stooq adapter, over its client.
+type Provider struct{ *feed.Client }
 
 // New returns the adapter sending its requests through c.
-func New(c *feed.Client) *Provider { return &Provider{c: c} }
-
-// Name is "stooq".
-func (p *Provider) Name() string { return Name }
+func New(c *feed.Client) *Provider { return &Provider{c} }
 
 // ticker is symbol as Stooq spells it: AAPL is aapl.us, VOD.XLON vod.uk.
 func ticker(symbol string) string {
@@ -53,7 +50,7 @@ func ticker(symbol string) string {
 // does not know with a 200 and "No data".
 func (p *Provider) History(ctx context.Context, symbol string, w feed.Window) (feed.History, error) {
 	var h feed.History
-	body, err := p.c.Get(ctx, "/q/d/l/", url.Values{
+	body, err := p.Get(ctx, "/q/d/l/", url.Values{
 		"s": {ticker(symbol)}, "i": {"d"}, "d1": {w.From.Format("20060102")}, "d2": {w.To.Format("20060102")},
 	}, nil)
 	if err != nil {

@@ -23,22 +23,14 @@ const (
 	TokenParam = ""
 )
 
-// Provider is the Tiingo adapter.
-type Provider struct{ c *feed.Client }
+// Provider is the Tiingo adapter, over its client.
+type Provider struct{ *feed.Client }
 
 // New returns the adapter sending its requests through c.
-func New(c *feed.Client) *Provider { return &Provider{c: c} }
-
-// Name is "tiingo".
-func (p *Provider) Name() string { return Name }
+func New(c *feed.Client) *Provider { return &Provider{c} }
 
 type priceRow struct {
-	Date        string      `json:"date"`
-	Open        feed.Number `json:"open"`
-	High        feed.Number `json:"high"`
-	Low         feed.Number `json:"low"`
-	Close       feed.Number `json:"close"`
-	Volume      feed.Number `json:"volume"`
+	feed.JSONBar
 	DivCash     feed.Number `json:"divCash"`
 	SplitFactor feed.Number `json:"splitFactor"`
 }
@@ -49,7 +41,7 @@ type priceRow struct {
 // computes its own from the actions.
 func (p *Provider) History(ctx context.Context, symbol string, w feed.Window) (feed.History, error) {
 	var h feed.History
-	body, err := p.c.Get(ctx, "/tiingo/daily/"+url.PathEscape(strings.ToLower(symbol))+"/prices", url.Values{
+	body, err := p.Get(ctx, "/tiingo/daily/"+url.PathEscape(strings.ToLower(symbol))+"/prices", url.Values{
 		"startDate": {w.From.Format(time.DateOnly)}, "endDate": {w.To.Format(time.DateOnly)},
 	}, nil)
 	if err != nil {
@@ -61,8 +53,9 @@ func (p *Provider) History(ctx context.Context, symbol string, w feed.Window) (f
 		return h, fmt.Errorf("%s: unreadable answer: %w", Name, err)
 	}
 	for _, r := range rows {
-		h.Records = append(h.Records, feed.Record{Symbol: symbol, Date: r.Date, Open: r.Open, High: r.High, Low: r.Low,
-			Close: r.Close, Volume: r.Volume, SplitFactor: r.SplitFactor, Dividend: r.DivCash})
+		rec := r.Record(symbol)
+		rec.SplitFactor, rec.Dividend = r.SplitFactor, r.DivCash
+		h.Records = append(h.Records, rec)
 	}
 	return h, nil
 }
@@ -80,7 +73,7 @@ type Meta struct {
 // its name and the span of its prices.
 func (p *Provider) Meta(ctx context.Context, symbol string) (Meta, error) {
 	var m Meta
-	body, err := p.c.Get(ctx, "/tiingo/daily/"+url.PathEscape(strings.ToLower(symbol)), nil, nil)
+	body, err := p.Get(ctx, "/tiingo/daily/"+url.PathEscape(strings.ToLower(symbol)), nil, nil)
 	if err != nil {
 		return m, err
 	}

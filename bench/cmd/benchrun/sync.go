@@ -1,0 +1,210 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+const syncDB = "bench_sync"
+
+// Sync workloads: `marketdata-svc sync` end to end (fetch, parse, store,
+// factors, version publish) from the providers' fake (providerfake, which
+// computes its synthetic bars on the fly and streams its answers), each
+// beside COPY of the very rows it stored into an empty table of
+// eod_bars' shape.
+const (
+	// syncUniverseSymbols is a full universe's trading day.
+	syncUniverseSymbols = 50_000
+	// syncBackfillSymbols x 10 years is the backfill.
+	syncBackfillSymbols = 100
+	// syncUniverseSecondsBound and syncMaxRSSMB are the limits the sync
+	// is held to, beside the ratio to COPY.
+	syncUniverseSecondsBound = 60
+	syncMaxRSSMB             = 200
+)
+
+// syncWorkload is one sync workload: its result's id and layout, the
+// provider (its variables' NAME) and synthetic symbols the fake serves, the
+// unmeasured runs first (a day already synced), the measured run's
+// arguments, and the rows compared with COPY (a WHERE clause).
+type syncWorkload struct {
+	id, layout, provider string
+	symbols              int
+	before               [][]string
+	args                 []string
+	where                string
+	secondsBound         float64
+}
+
+// runSyncUniverseDay measures the daily update of a 50,000-symbol exchange
+// from EODHD's bulk endpoint: the day before is synced first (unmeasured),
+// so the measured day updates symbols that exist, as it does every day.
+func (b *bench) runSyncUniverseDay(ctx context.Context) error {
+	return b.runSync(ctx, syncWorkload{id: "sync_universe_day", provider: "EODHD", symbols: syncUniverseSymbols,
+		layout: "EODHD eod-bulk-last-day JSON of 50,000 symbols (one day), from a local fake",
+		before: [][]string{{"sync", "--provider", "eodhd", "--exchange", "XNAS", "--from", "2024-03-07", "--to", "2024-03-07"}},
+		args:   []string{"sync", "--provider", "eodhd", "--exchange", "XNAS", "--to", "2024-03-08"},
+		where:  "date = '2024-03-08'", secondsBound: syncUniverseSecondsBound})
+}
+
+// runSyncBackfill measures a ten-year backfill of 100 symbols from
+// Tiingo's per-symbol history.
+func (b *bench) runSyncBackfill(ctx context.Context) error {
+	syms := make([]string, syncBackfillSymbols)
+	for i := range syms {
+		syms[i] = fmt.Sprintf("S%05d", i)
+	}
+	return b.runSync(ctx, syncWorkload{id: "sync_backfill", provider: "TIINGO", symbols: syncBackfillSymbols,
+		layout: "Tiingo daily prices JSON, 100 symbols x 10 years (2014-2023), from a local fake",
+		args:   []string{"sync", "--provider", "tiingo", "--symbols", strings.Join(syms, ","), "--from", "2014-01-01", "--to", "2023-12-31"},
+		where:  "true"})
+}
+
+// runSync measures w: `marketdata-svc sync` timed with its CPU and peak
+// memory, then COPY of the rows it stored into an empty table of the same
+// shape.
+func (b *bench) runSync(ctx context.Context, w syncWorkload) error {
+	b.logf("workload %s", w.id)
+	res := ImportResult{ID: w.id, Target: 0.5, Layout: w.layout,
+		Ceiling: ImportCeiling{What: "COPY of the same rows (CSV) into an empty table of eod_bars' shape"}}
+	env, stop, err := b.prepareSync(ctx, w.symbols, w.provider)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	for _, args := range w.before {
+		if _, err := b.r.output(ctx, cmdSpec{name: b.bin("marketdata-svc"), env: env, args: args}); err != nil {
+			return err
+		}
+	}
+	out, err := b.timeImport(ctx, &res, env, w.args...)
+	if err != nil {
+		return err
+	}
+	res.ImportOutput = syncLine(out)
+	n, err := b.db.value(ctx, syncDB, "SELECT count(*) FROM eod_bars WHERE "+w.where)
+	if err != nil {
+		return err
+	}
+	fmt.Sscan(n, &res.Rows)
+	if err := b.syncCeiling(ctx, &res, w.where); err != nil {
+		return err
+	}
+	b.scoreSync(&res, w.secondsBound)
+	if w.id == "sync_backfill" {
+		b.res.SyncBackfill = &res
+	} else {
+		b.res.SyncUniverseDay = &res
+	}
+	return nil
+}
+
+// prepareSync recreates and migrates the sync database with the exchange
+// XNAS, and starts providerfake with n synthetic symbols; env points
+// provider NAME (EODHD, TIINGO) at it.
+func (b *bench) prepareSync(ctx context.Context, n int, name string) (env map[string]string, stop func(), err error) {
+	if err := b.db.recreate(ctx, syncDB); err != nil {
+		return nil, nil, err
+	}
+	env = b.marketdataEnv(syncDB)
+	if _, err := b.r.output(ctx, cmdSpec{name: b.bin("marketdata-svc"), args: []string{"migrate"}, env: env}); err != nil {
+		return nil, nil, err
+	}
+	if err := b.db.exec(ctx, syncDB, "INSERT INTO exchanges (mic, name, timezone) VALUES ('XNAS', 'NASDAQ', 'America/New_York')"); err != nil {
+		return nil, nil, err
+	}
+	fake := exec.CommandContext(ctx, b.benchTool("providerfake"), "--token", "bench-token", "--symbols", fmt.Sprint(n))
+	pipe, err := fake.StdoutPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := fake.Start(); err != nil {
+		return nil, nil, fmt.Errorf("start providerfake: %w", err)
+	}
+	stop = func() {
+		_ = fake.Process.Kill()
+		_ = fake.Wait()
+		_ = b.db.exec(context.WithoutCancel(ctx), "postgres", "DROP DATABASE IF EXISTS "+syncDB+" WITH (FORCE)")
+	}
+	line, err := bufio.NewReader(pipe).ReadString('\n')
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "providerfake listening on ")
+	if err != nil || !ok {
+		stop()
+		return nil, nil, fmt.Errorf("providerfake: %q: %v", line, err)
+	}
+	base := map[string]string{"EODHD": addr + "/eodhd", "TIINGO": addr}[name]
+	env["MARKETDATA_SYNC_"+name+"_URL"] = base
+	env["MARKETDATA_SYNC_"+name+"_TOKEN"] = "bench-token"
+	env["MARKETDATA_SYNC_"+name+"_RATE_PER_MINUTE"] = "100000"
+	env["MARKETDATA_SYNC_"+name+"_BURST"] = "1000"
+	env["MARKETDATA_LOG_LEVEL"] = "warn"
+	return env, stop, nil
+}
+
+// syncCeiling times COPY of the rows the sync stored (where) into an
+// empty table of eod_bars' shape, from a CSV file written first.
+func (b *bench) syncCeiling(ctx context.Context, res *ImportResult, where string) error {
+	file := filepath.Join(b.cfg.Out, "sync-"+res.ID+".csv")
+	defer os.Remove(file)
+	if err := b.db.exec(ctx, syncDB, fmt.Sprintf(`\copy (SELECT symbol, date, open, high, low, close, volume FROM eod_bars WHERE %s) TO %s WITH (FORMAT csv)`, where, lit(file))); err != nil {
+		return err
+	}
+	st, err := os.Stat(file)
+	if err != nil {
+		return err
+	}
+	res.FileMB = mb(st.Size())
+	if err := b.db.exec(ctx, syncDB, "CREATE TABLE copy_target (LIKE eod_bars INCLUDING ALL)"); err != nil {
+		return err
+	}
+	if err := b.timedCopy(ctx, res, syncDB, fmt.Sprintf(`\copy copy_target (symbol, date, open, high, low, close, volume) FROM %s WITH (FORMAT csv)`, lit(file))); err != nil {
+		return err
+	}
+	n, err := b.db.value(ctx, syncDB, "SELECT count(*) FROM copy_target")
+	if err != nil {
+		return err
+	}
+	if n != fmt.Sprint(res.Rows) {
+		return fmt.Errorf("%s: sync stored %d rows, COPY loaded %s", res.ID, res.Rows, n)
+	}
+	return nil
+}
+
+// timedCopy runs copySQL in db as res's COPY side, recording its wall
+// time and command line.
+func (b *bench) timedCopy(ctx context.Context, res *ImportResult, db, copySQL string) error {
+	t0 := time.Now()
+	if err := b.db.exec(ctx, db, copySQL); err != nil {
+		return fmt.Errorf("copy ceiling: %w", err)
+	}
+	res.CopySeconds = time.Since(t0).Seconds()
+	res.CopyCommand = b.r.commands[len(b.r.commands)-1]
+	return nil
+}
+
+// scoreSync is score, and also a miss past the wall-time bound (when
+// set) or the memory bound.
+func (b *bench) scoreSync(res *ImportResult, secondsBound float64) {
+	b.score(res)
+	if (secondsBound > 0 && res.ImportSeconds > secondsBound) || res.ImportMaxRSSMB > syncMaxRSSMB {
+		res.Status = "miss"
+	}
+	b.logf("%s: %.2f s, max RSS %.0f MB (bounds: %s, %d MB): %s", res.ID, res.ImportSeconds, res.ImportMaxRSSMB,
+		map[bool]string{true: fmt.Sprintf("%.0f s", secondsBound), false: "none"}[secondsBound > 0], syncMaxRSSMB, res.Status)
+}
+
+// syncLine is the summary line sync prints.
+func syncLine(out string) string {
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, "rows/s") {
+			return strings.TrimSpace(line)
+		}
+	}
+	return strings.TrimSpace(lastLines(out, 1))
+}
