@@ -97,8 +97,7 @@ func replayNote(raw []byte, accountID string) (notes.Note, error) {
 // CreateNote implements notes.Store.
 func (s *Store) CreateNote(ctx context.Context, n notes.Note, idem *notes.IdempotencyRecord) (notes.Note, bool, error) {
 	if idem == nil {
-		row := n
-		if err := s.db.WithContext(ctx).Create(&row).Error; err != nil {
+		if err := s.insertNote(s.db.WithContext(ctx), &n); err != nil {
 			return notes.Note{}, false, translate(err)
 		}
 		return n, false, nil
@@ -129,8 +128,7 @@ func (s *Store) CreateNote(ctx context.Context, n notes.Note, idem *notes.Idempo
 		case !errors.Is(err, gorm.ErrRecordNotFound):
 			return err
 		}
-		row := n
-		if err := tx.Create(&row).Error; err != nil {
+		if err := s.insertNote(tx, &n); err != nil {
 			return err
 		}
 		snap, err := json.Marshal(n)
@@ -155,10 +153,13 @@ func (s *Store) CreateNote(ctx context.Context, n notes.Note, idem *notes.Idempo
 // GetNote implements notes.Store.
 func (s *Store) GetNote(ctx context.Context, accountID, id string) (notes.Note, error) {
 	var n notes.Note
-	if err := s.db.WithContext(ctx).Scopes(noteOf(accountID, id)).Take(&n).Error; err != nil {
+	rows, err := s.db.WithContext(ctx).Raw(s.getNoteSQL, accountID, id).Rows()
+	if err == nil {
+		err = s.takeNote(ctx, rows, &n)
+	}
+	if err != nil {
 		return notes.Note{}, translate(err)
 	}
-	tidyNote(&n)
 	return n, nil
 }
 
