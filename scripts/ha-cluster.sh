@@ -13,9 +13,10 @@
 #   scripts/ha-cluster.sh down        remove the containers, the network and
 #                                     the volumes (data and backups)
 #   scripts/ha-cluster.sh leader      print the leader's node name (pg1..pg3)
-#   scripts/ha-cluster.sh wait [S [N]] wait up to S seconds for a leader, a
-#                                     streaming (sync) standby and N standbys
-#                                     running (after a failover)
+#   scripts/ha-cluster.sh wait [S [N [X]]]
+#                                     wait up to S seconds for a leader (not
+#                                     node X), a streaming (sync) standby and
+#                                     N standbys running (after a failover)
 #   scripts/ha-cluster.sh ctl ARGS    patronictl ARGS on a live node
 #   scripts/ha-cluster.sh psql ARGS   psql on the leader, as postgres
 #
@@ -64,14 +65,15 @@ leader() { members | awk -F'\t' '$2 == "Leader" && $3 == "running" {print $1; fo
 
 # wait_healthy waits for a running leader and a standby that streams from
 # it (a sync standby when synchronous_mode is on), and $2 [1] standbys
-# running in all, up to $1 seconds.
+# running in all, up to $1 seconds; with $3, a leader other than node $3
+# (a killed leader is listed as running until its key expires).
 wait_healthy() {
-  local limit=${1:-90} standbys=${2:-1} want=Replica start=$SECONDS m
+  local limit=${1:-90} standbys=${2:-1} not=${3:-} want=Replica start=$SECONDS m
   [ "${HA_SYNC:-true}" = true ] && want=Sync-Standby
   while [ $((SECONDS - start)) -lt "$limit" ]; do
     m=$(members || true)
-    if echo "$m" | awk -F'\t' -v want="$want" -v need="$standbys" '
-        $2 == "Leader" && $3 == "running" {l=1}
+    if echo "$m" | awk -F'\t' -v want="$want" -v need="$standbys" -v not="$not" '
+        $2 == "Leader" && $3 == "running" && $1 != not {l=1}
         $2 == want && ($3 == "streaming" || $3 == "running") || need == 0 {s=1}
         $2 != "Leader" && ($3 == "streaming" || $3 == "running") {n++}
         END {exit !(l && s && n >= need)}'; then
@@ -150,7 +152,7 @@ case "${1:-}" in
   down) down ;;
   leader) leader ;;
   members) members ;;
-  wait) wait_healthy "${2:-90}" "${3:-1}" ;;
+  wait) wait_healthy "${2:-90}" "${3:-1}" "${4:-}" ;;
   ctl) shift; ctl "$@" ;;
   psql) shift; psql_leader "$@" ;;
   *) echo "usage: $0 up|down|leader|members|wait|ctl ARGS|psql ARGS" >&2; exit 2 ;;

@@ -52,7 +52,11 @@ name: ${name}
 restapi:
   listen: 0.0.0.0:8008
   connect_address: ${ip}:8008
-etcd3:
+# etcd's v2 API: Patroni 3.0's v3 client can leave the /sync key stuck
+# on a dead leader ("Synchronous replication key updated by someone
+# else", on every cycle), so that no standby is ever made synchronous
+# again after a failover.
+etcd:
   hosts: ${HA_ETCD:-etcd:2379}
 bootstrap:
   dcs:
@@ -65,7 +69,13 @@ bootstrap:
     retry_timeout: ${HA_RETRY_TIMEOUT:-4}
     maximum_lag_on_failover: ${HA_MAX_LAG:-1048576}
     synchronous_mode: ${sync}
-    synchronous_mode_strict: false
+    # Strict: with no standby to confirm, commits wait instead of being
+    # acknowledged by the primary alone. Not strict, a frozen primary that
+    # wakes mid-cycle still believing it leads finds no standby streaming,
+    # empties synchronous_standby_names, acknowledges the commits that were
+    # waiting, and is then demoted and rewound: the failover drill lost 68
+    # acknowledged writes that way.
+    synchronous_mode_strict: ${sync}
     postgresql:
       use_pg_rewind: true
       use_slots: true
@@ -144,7 +154,7 @@ CONF
 
 case "${1:-patroni}" in
   etcd)
-    exec etcd --name etcd --data-dir /tmp/etcd \
+    exec etcd --name etcd --data-dir /tmp/etcd --enable-v2=true \
       --listen-client-urls http://0.0.0.0:2379 --advertise-client-urls "http://${ip}:2379" \
       --listen-peer-urls http://0.0.0.0:2380 --initial-advertise-peer-urls "http://${ip}:2380" \
       --initial-cluster "etcd=http://${ip}:2380" --log-level warn ;;

@@ -70,10 +70,11 @@ func (c *HACluster) Members(ctx context.Context) string {
 	return strings.ReplaceAll(out, "\t", " ")
 }
 
-// WaitHealthy waits up to limit for a leader, a streaming (sync) standby
-// and standbys running standbys in all.
-func (c *HACluster) WaitHealthy(ctx context.Context, limit time.Duration, standbys int) error {
-	_, err := c.run(ctx, "wait", fmt.Sprint(int(limit.Seconds())), fmt.Sprint(standbys))
+// WaitHealthy waits up to limit for a leader other than not (when not is
+// set: a killed leader is listed as running until its key expires), a
+// streaming (sync) standby and standbys running standbys in all.
+func (c *HACluster) WaitHealthy(ctx context.Context, limit time.Duration, standbys int, not string) error {
+	_, err := c.run(ctx, "wait", fmt.Sprint(int(limit.Seconds())), fmt.Sprint(standbys), not)
 	return err
 }
 

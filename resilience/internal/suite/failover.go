@@ -65,6 +65,7 @@ type haRun struct {
 	refused  int                // writes answered 503
 	retried  int                // keyed creates sent again after no answer or 503
 	statuses map[int]int
+	stopped  bool
 }
 
 // Failover is the store-of-record drill: the notes and marketdata services
@@ -97,25 +98,48 @@ func Failover(ctx context.Context, e *Env) {
 
 	start := time.Now()
 	var events []haEvent
+	// The load runs haWriteFor, and on until 10 s after the last fault
+	// when a slow machine makes the faults run late, so that every
+	// failover's window closes under load.
 	eventsDone := make(chan struct{})
+	stopAt := start.Add(haWriteFor)
 	go func() {
 		defer close(eventsDone)
 		events = r.faults(ctx, start)
+		if late := time.Now().Add(10 * time.Second); late.After(stopAt) {
+			stopAt = late
+		}
 	}()
+	running := func() bool {
+		if ctx.Err() != nil {
+			return false
+		}
+		select {
+		case <-eventsDone:
+			return time.Now().Before(stopAt)
+		default:
+			return true
+		}
+	}
 	var hits, misses []load.Result
 	var lwg sync.WaitGroup
 	client := load.NewClient(RequestTimeout+2*time.Second, true)
+	// marketGets runs build at 20 requests a second, in 5 s rounds, while
+	// the load runs.
+	marketGets := func(build func(i int) string) []load.Result {
+		var out []load.Result
+		for n := 0; running(); n++ {
+			out = append(out, load.Run(ctx, load.Plan{Rate: 20, Duration: 5 * time.Second, Client: client, Build: func(i int) (*http.Request, error) {
+				return r.marketGet(build(n*100 + i)), nil
+			}})...)
+		}
+		return out
+	}
+	lwg.Go(func() { hits = marketGets(func(int) string { return "/v1/eod?symbols=GOOG,MSFT&limit=5" }) })
 	lwg.Go(func() {
-		hits = load.Run(ctx, load.Plan{Rate: 20, Duration: haWriteFor, Client: client, Build: func(int) (*http.Request, error) {
-			return r.marketGet("/v1/eod?symbols=GOOG,MSFT&limit=5"), nil
-		}})
+		misses = marketGets(func(i int) string { return fmt.Sprintf("/v1/eod?symbols=GOOG,MSFT&limit=2&offset=%d", 20000+i) })
 	})
-	lwg.Go(func() {
-		misses = load.Run(ctx, load.Plan{Rate: 20, Duration: haWriteFor, Client: client, Build: func(i int) (*http.Request, error) {
-			return r.marketGet(fmt.Sprintf("/v1/eod?symbols=GOOG,MSFT&limit=2&offset=%d", 20000+i)), nil
-		}})
-	})
-	r.write(ctx, haWriters, start.Add(haWriteFor), true)
+	r.write(ctx, haWriters, running, true)
 	<-eventsDone
 	lwg.Wait()
 
@@ -127,7 +151,7 @@ func Failover(ctx context.Context, e *Env) {
 		fm := failed(misses)
 		s.Note("marketdata misses failed from +%.1f s to +%.1f s", fm[0].Start.Sub(start).Seconds(), fm[len(fm)-1].Start.Sub(start).Seconds())
 	}
-	healthy := r.cluster.WaitHealthy(ctx, 60*time.Second, 2)
+	healthy := r.cluster.WaitHealthy(ctx, 60*time.Second, 2, "")
 	members := r.cluster.Members(ctx)
 	s.Check("one leader afterwards, every node back as a replica (no split brain)",
 		healthy == nil && strings.Count(members, " Leader ") == 1 && strings.Count(members, " running") == 3,
@@ -146,7 +170,7 @@ func Failover(ctx context.Context, e *Env) {
 		if i+1 < len(events) {
 			return events[i+1].at
 		}
-		return start.Add(haWriteFor + 10*time.Second)
+		return stopAt.Add(10 * time.Second)
 	}
 	var windows, mwindows []string
 	for i, ev := range events {
@@ -191,7 +215,7 @@ func Failover(ctx context.Context, e *Env) {
 }
 
 // FailoverMutation is the drill's proof that it can fail: synchronous_mode
-// off, both standbys cut off the network for 4 s (standbys that are
+// off, both standbys cut off the network for 6 s (standbys that are
 // behind), then the primary killed. The promoted standby lacks what the primary had
 // acknowledged, and the same read-back must count it as lost.
 func FailoverMutation(ctx context.Context, e *Env, script string, port int) {
@@ -205,10 +229,11 @@ func FailoverMutation(ctx context.Context, e *Env, script string, port int) {
 		return
 	}
 	defer r.stop(ctx)
-	const writeFor = 15 * time.Second
+	const writeFor = 17 * time.Second
 	start := time.Now()
 	var evErr error
 	var killedAt time.Time
+	var killed string
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -224,8 +249,8 @@ func FailoverMutation(ctx context.Context, e *Env, script string, port int) {
 				evErr = err
 			}
 		}
-		sleepUntil(ctx, start.Add(7*time.Second))
-		killedAt = time.Now()
+		sleepUntil(ctx, start.Add(9*time.Second))
+		killedAt, killed = time.Now(), leader
 		if err := r.cluster.Docker(ctx, "kill", leader); err != nil {
 			evErr = err
 		}
@@ -235,9 +260,10 @@ func FailoverMutation(ctx context.Context, e *Env, script string, port int) {
 			}
 		}
 	}()
-	r.write(ctx, 4, start.Add(writeFor), false)
+	end := start.Add(writeFor)
+	r.write(ctx, 4, func() bool { return ctx.Err() == nil && time.Now().Before(end) }, false)
 	<-done
-	healthy := r.cluster.WaitHealthy(ctx, 60*time.Second, 1)
+	healthy := r.cluster.WaitHealthy(ctx, 60*time.Second, 1, killed)
 	lost, dups, _, err := r.verify()
 	acked := r.acked()
 	s.Sent += len(r.writes)
@@ -312,8 +338,12 @@ func startHARun(ctx context.Context, e *Env, cluster *harness.HACluster, tag str
 	return r, nil
 }
 
-// stop stops the services and removes the cluster.
+// stop stops the services and removes the cluster, once.
 func (r *haRun) stop(ctx context.Context) {
+	if r.stopped {
+		return
+	}
+	r.stopped = true
 	for _, svc := range []*harness.Service{r.notes, r.market} {
 		if svc != nil {
 			_ = svc.Stop(ShutdownDrain + ShutdownTimeout + 5*time.Second)
@@ -349,7 +379,7 @@ func (r *haRun) faults(ctx context.Context, start time.Time) []haEvent {
 		sleepUntil(ctx, start.Add(at))
 		// Each fault starts from a healthy cluster, so that each window
 		// is one failover's.
-		if err := r.cluster.WaitHealthy(ctx, 60*time.Second, 2); err != nil {
+		if err := r.cluster.WaitHealthy(ctx, 60*time.Second, 2, ""); err != nil {
 			events = append(events, haEvent{name: name, at: time.Now(), err: err})
 			return
 		}
@@ -364,7 +394,8 @@ func (r *haRun) faults(ctx context.Context, start time.Time) []haEvent {
 		if err := r.cluster.Docker(ctx, "kill", leader); err != nil {
 			return err
 		}
-		if err := r.cluster.WaitHealthy(ctx, 60*time.Second, 1); err != nil {
+		// The node comes back only once another leads, as a replica.
+		if err := r.cluster.WaitHealthy(ctx, 60*time.Second, 1, leader); err != nil {
 			return err
 		}
 		return r.cluster.Docker(ctx, "start", leader)
@@ -389,18 +420,17 @@ func sleepUntil(ctx context.Context, t time.Time) {
 	}
 }
 
-// write runs n writers until end (and on past the last fault, so that its
-// window closes). Writer 0 creates without an Idempotency-Key when
+// write runs n writers while running reports true. Writer 0 creates without an Idempotency-Key when
 // keyless is set: such a create is sent once, whatever happens.
-func (r *haRun) write(ctx context.Context, n int, end time.Time, keyless bool) {
+func (r *haRun) write(ctx context.Context, n int, running func() bool, keyless bool) {
 	var wg sync.WaitGroup
 	for w := range n {
 		wg.Go(func() {
 			client := load.NewClient(RequestTimeout+2*time.Second, true)
 			var mine []*haNote
-			for i := 0; time.Now().Before(end) && ctx.Err() == nil; i++ {
+			for i := 0; running(); i++ {
 				title := fmt.Sprintf("failover-w%d-%d", w, i)
-				if nt := r.create(ctx, client, title, !(keyless && w == 0), end.Add(10*time.Second)); nt != nil {
+				if nt := r.create(ctx, client, title, !(keyless && w == 0), time.Now().Add(10*time.Second)); nt != nil {
 					mine = append(mine, nt)
 				}
 				if len(mine) > 0 {
