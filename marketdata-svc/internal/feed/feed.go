@@ -53,6 +53,13 @@ type Lister interface {
 	Symbols(ctx context.Context, exchange string) ([]string, error)
 }
 
+// Starter is a provider that tells where a symbol's history begins, so
+// that the backfill of a symbol with nothing stored asks from there, not
+// from --backfill-from.
+type Starter interface {
+	FirstDay(ctx context.Context, symbol string) (time.Time, error)
+}
+
 // Window is a span of days, both ends included.
 type Window struct{ From, To time.Time }
 

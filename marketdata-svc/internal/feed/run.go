@@ -220,6 +220,8 @@ func (r *runner) start(p marketdatadb.SyncWindow, synced bool, lastStored, fresh
 type job struct {
 	symbol string
 	w      Window
+	// fresh: nothing of the symbol is stored or synced, and no --from.
+	fresh bool
 }
 
 // plan gives each symbol its window, and leaves out those up to date.
@@ -240,7 +242,8 @@ func (r *runner) plan(ctx context.Context, symbols []string) ([]job, error) {
 			if start.After(r.o.To) {
 				continue
 			}
-			jobs = append(jobs, job{symbol: s, w: Window{From: start, To: r.o.To}})
+			fresh := r.o.From.IsZero() && last[s].IsZero() && !synced
+			jobs = append(jobs, job{symbol: s, w: Window{From: start, To: r.o.To}, fresh: fresh})
 		}
 	}
 	return jobs, nil
@@ -338,6 +341,18 @@ func (r *runner) reject(rj Reject) {
 // fetch asks for one symbol and checks its answer: bad records are
 // reported and left out; a bar sent twice keeps its last value.
 func (r *runner) fetch(ctx context.Context, j job) (fetched, error) {
+	if st, ok := r.p.(Starter); ok && j.fresh {
+		first, err := st.FirstDay(ctx, j.symbol)
+		if err != nil {
+			return fetched{}, err
+		}
+		if first.After(j.w.From) {
+			j.w.From = first
+		}
+		if j.w.From.After(j.w.To) {
+			return fetched{job: j}, nil
+		}
+	}
 	h, err := r.p.History(ctx, j.symbol, j.w)
 	if err != nil {
 		return fetched{}, err

@@ -239,6 +239,27 @@ func (f *Fake) day(date time.Time, emit func(symbol string, b Bar)) {
 	}
 }
 
+// firstDay is the first date of symbol's history: its first stored bar,
+// or for a synthetic symbol SyntheticStart.
+func (f *Fake) firstDay(symbol string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	first := ""
+	for date := range f.bars[symbol] {
+		if first == "" || date < first {
+			first = date
+		}
+	}
+	if i, ok := syntheticIndex(symbol); ok && i < f.Synthetic {
+		first = SyntheticStart
+	}
+	return first
+}
+
+// SyntheticStart is where the synthetic symbols' history begins, as the
+// providers' metadata says (their bars are computed for any weekday).
+const SyntheticStart = "2004-01-02"
+
 func within(date string, from, to time.Time) bool {
 	d, err := time.Parse(time.DateOnly, date)
 	return err == nil && !d.Before(from) && !d.After(to)

@@ -127,7 +127,7 @@ func (f *Fake) Tiingo() http.Handler {
 			return
 		}
 		if !prices {
-			writeJSON(w, 200, fmt.Sprintf(`{"ticker":%q,"name":%q,"exchangeCode":"NASDAQ","startDate":"2000-01-03","endDate":"2099-12-31","description":""}`, sym, sym+" Inc"))
+			writeJSON(w, 200, fmt.Sprintf(`{"ticker":%q,"name":%q,"exchangeCode":"NASDAQ","startDate":%q,"endDate":"2099-12-31","description":""}`, strings.ToLower(sym), sym+" Inc", f.firstDay(sym)))
 			return
 		}
 		from, to, err := dates(r, "startDate", "endDate", time.DateOnly)

@@ -399,3 +399,23 @@ func TestEODHDBulkDay(t *testing.T) {
 		t.Errorf("the next run stored %d and asked %d, want nothing (the day is synced)", again.Stored, h.fake.Requests()-3)
 	}
 }
+
+// TestTiingoBackfillStartsAtTheFirstDay: a symbol with nothing stored and
+// no --from is asked from the first day its Tiingo metadata gives
+// (/tiingo/daily/{ticker}), not from --backfill-from: one request for
+// metadata, one for prices, and the six weekdays of 2004-01-02..09 stored;
+// a symbol Tiingo does not know fails at the metadata.
+func TestTiingoBackfillStartsAtTheFirstDay(t *testing.T) {
+	h := newHarness(t, "tiingo")
+	h.fake.Synthetic = 1
+	rep := h.run(context.Background(), feed.Options{Symbols: []string{"S00000", "NOPE"}, BackfillFrom: day("2000-01-03"), To: day("2004-01-09")})
+	if rep.Stored != 6 || len(rep.Failed) != 1 || rep.Failed[0].Symbol != "NOPE" {
+		t.Fatalf("stored %d, failed %+v; want 6 bars and NOPE unknown", rep.Stored, rep.Failed)
+	}
+	if got := h.bars("S00000"); got[0].date != feedfake.SyntheticStart {
+		t.Errorf("first bar %s, want %s", got[0].date, feedfake.SyntheticStart)
+	}
+	if n := h.fake.Requests(); n != 3 {
+		t.Errorf("%d requests, want 3 (two metadata, one prices)", n)
+	}
+}

@@ -83,3 +83,17 @@ func (p *Provider) Meta(ctx context.Context, symbol string) (Meta, error) {
 	}
 	return m, nil
 }
+
+// FirstDay is the first day of symbol's prices, from its metadata: a
+// backfill asks from there.
+func (p *Provider) FirstDay(ctx context.Context, symbol string) (time.Time, error) {
+	m, err := p.Meta(ctx, symbol)
+	if err != nil {
+		return time.Time{}, err
+	}
+	d, err := feed.ParseDate(m.StartDate)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%s %s metadata: %w", Name, symbol, err)
+	}
+	return d, nil
+}
