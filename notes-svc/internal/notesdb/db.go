@@ -31,11 +31,13 @@
 //	CreateNote       71 allocs/op    61 allocs/op (-14%)
 //	                 8.2 KiB/op      5.9 KiB/op (-29%)
 //
-// and make bench's notes_get went from 0.56 to 0.68 of the minimal pgx
-// server (medians of 9 rounds, 0.48-0.78 and 0.51-0.76). Most of what is
-// left is database/sql's, under GORM: a Rows per query, with its
-// cancellation goroutine, and pgx's stdlib adapter building its value
-// converters for every result (23 of the 80 allocations).
+// and make bench's notes_get went from 0.56 of the minimal pgx server
+// (median of 9 rounds, 0.48-0.78) to 0.68 and 0.65 in two runs (rounds
+// 0.51-0.76 and 0.50-0.92), still short of its 0.85. Most of what is left
+// is database/sql's, under GORM: a Rows per query, with its cancellation
+// goroutine, and pgx's stdlib adapter building its value converters for
+// every result (23 of the 80 allocations); the old store reached pgx
+// itself through Conn.Raw.
 //
 // Every single-note query is scoped by noteOf (account_id = ? AND id =
 // ?), every listing and count by the account in noteFilter, so that one
