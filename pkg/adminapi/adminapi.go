@@ -232,7 +232,7 @@ func (s *server) createAccount(c *gin.Context) {
 		s.fail(c, invalid("name is required"))
 		return
 	}
-	a, err := s.store(c).CreateAccount(c, *in.Name)
+	a, err := s.store(c).CreateAccount(c.Request.Context(), *in.Name)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -241,7 +241,7 @@ func (s *server) createAccount(c *gin.Context) {
 }
 
 func (s *server) getAccount(c *gin.Context) {
-	a, err := s.o.Store.GetAccount(c, c.Param("id"))
+	a, err := s.o.Store.GetAccount(c.Request.Context(), c.Param("id"))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -293,7 +293,7 @@ func (s *server) createKey(c *gin.Context) {
 		}
 		o.ExpiresAt = t
 	}
-	k, plain, err := s.store(c).IssueKey(c, c.Param("id"), o)
+	k, plain, err := s.store(c).IssueKey(c.Request.Context(), c.Param("id"), o)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -304,12 +304,12 @@ func (s *server) createKey(c *gin.Context) {
 }
 
 func (s *server) listKeys(c *gin.Context) {
-	a, err := s.o.Store.GetAccount(c, c.Param("id"))
+	a, err := s.o.Store.GetAccount(c.Request.Context(), c.Param("id"))
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	keys, err := s.o.Store.ListKeys(c, a.Name)
+	keys, err := s.o.Store.ListKeys(c.Request.Context(), a.Name)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -337,7 +337,7 @@ func (s *server) rollKey(c *gin.Context) {
 		}
 		grace = d
 	}
-	r, plain, err := s.store(c).RollKey(c, c.Param("id"), grace)
+	r, plain, err := s.store(c).RollKey(c.Request.Context(), c.Param("id"), grace)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -350,7 +350,7 @@ func (s *server) rollKey(c *gin.Context) {
 
 func (s *server) revokeKey(c *gin.Context) {
 	id := c.Param("id")
-	if err := s.store(c).RevokeKey(c, id, time.Now()); err != nil {
+	if err := s.store(c).RevokeKey(c.Request.Context(), id, time.Now()); err != nil {
 		s.fail(c, err)
 		return
 	}
@@ -383,7 +383,7 @@ func (s *server) audit(c *gin.Context) {
 		}
 		limit = n
 	}
-	rows, err := s.o.Store.Audit(c, after, limit)
+	rows, err := s.o.Store.Audit(c.Request.Context(), after, limit)
 	if err != nil {
 		s.fail(c, err)
 		return
