@@ -151,7 +151,10 @@ func Failover(ctx context.Context, e *Env) {
 		fm := failed(misses)
 		s.Note("marketdata misses failed from +%.1f s to +%.1f s", fm[0].Start.Sub(start).Seconds(), fm[len(fm)-1].Start.Sub(start).Seconds())
 	}
-	healthy := r.cluster.WaitHealthy(ctx, 60*time.Second, 2, "")
+	// A node whose rewind failed is cloned again from the leader, which
+	// takes a minute or more on a loaded machine: the cluster is given
+	// three to heal before split brain is judged.
+	healthy := r.cluster.WaitHealthy(ctx, 180*time.Second, 2, "")
 	members := r.cluster.Members(ctx)
 	s.Check("one leader afterwards, every node back as a replica (no split brain)",
 		healthy == nil && strings.Count(members, " Leader ") == 1 && strings.Count(members, " running") == 3,
