@@ -67,18 +67,24 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	}
 	api, err := marketdataapi.NewClientWithResponses(baseURL,
 		marketdataapi.WithHTTPClient(doer),
-		marketdataapi.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
-			if o.Key != "" {
-				q := req.URL.Query()
-				q.Set("access_key", o.Key)
-				req.URL.RawQuery = q.Encode()
-			}
-			return nil
-		}))
+		marketdataapi.WithRequestEditorFn(withAccessKey(o.Key)))
 	if err != nil {
 		return nil, fmt.Errorf("marketdata client: %w", err)
 	}
 	return &Client{api: api, key: o.Key}, nil
+}
+
+// withAccessKey adds marketstack's access_key parameter to every request
+// of either generated client (v1 and v2), when a key is set.
+func withAccessKey(key string) func(context.Context, *http.Request) error {
+	return func(_ context.Context, req *http.Request) error {
+		if key != "" {
+			q := req.URL.Query()
+			q.Set("access_key", key)
+			req.URL.RawQuery = q.Encode()
+		}
+		return nil
+	}
 }
 
 // API returns the generated client behind c, with c's access key, HTTP

@@ -34,14 +34,7 @@ func NewV2(baseURL string, opts ...Option) (*V2, error) {
 	}
 	api, err := marketdatav2api.NewClientWithResponses(baseURL,
 		marketdatav2api.WithHTTPClient(doer),
-		marketdatav2api.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
-			if o.Key != "" {
-				q := req.URL.Query()
-				q.Set("access_key", o.Key)
-				req.URL.RawQuery = q.Encode()
-			}
-			return nil
-		}))
+		marketdatav2api.WithRequestEditorFn(withAccessKey(o.Key)))
 	if err != nil {
 		return nil, fmt.Errorf("marketdata v2 client: %w", err)
 	}
