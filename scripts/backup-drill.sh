@@ -69,9 +69,19 @@ write before-backup
 start=$(now_ms)
 docker exec -u postgres "$HA_PREFIX-pg1" pgbackrest --stanza=tickerdesk --type=full backup
 log "full backup in $(( $(now_ms) - start )) ms"
+# pgBackRest restores to a time from the newest backup whose stop time, in
+# whole seconds, is before the target: T must fall in a later second than
+# the backup's end, or no backup set qualifies (a fast machine writes the
+# next batch within the same second).
+backup_stop=$(docker exec -u postgres "$HA_PREFIX-pg1" pgbackrest --stanza=tickerdesk --output=json info |
+  grep -o '"stop":[0-9][0-9]*' | tail -n 1 | cut -d: -f2)
+[ -n "$backup_stop" ] || fail "pgbackrest info shows no backup stop time"
 
 log "2. writing $rows notes, then T"
 write after-backup
+until [ "$(sql -c "select floor(extract(epoch from clock_timestamp()))::bigint > $backup_stop")" = t ]; do
+  sleep 0.1
+done
 # T is taken on the server, after the last acknowledged commit before it;
 # the notes committed by then are the ones the restore must bring back.
 IFS='|' read -r T t_lsn <<<"$(sql -c "select to_char(clock_timestamp() at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') || '+00', pg_current_wal_lsn()")"
