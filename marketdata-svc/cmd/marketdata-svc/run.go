@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"io"
 	"log/slog"
 
@@ -31,40 +30,42 @@ commands:
 // run is the whole program: it parses args, reads the configuration through
 // getenv and runs one command. Logs and command output go to stdout.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	cmd, rest, done := cmdmain.Command(args, "serve", "marketdata-svc", version, usage, stdout)
-	if done {
-		return nil
+	logger := func(cfg config.Config) *slog.Logger {
+		return slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	}
-	cfg, err := config.Load(getenv)
-	if err != nil {
-		return err
-	}
-	log := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: cfg.LogLevel}))
-	switch cmd {
-	case "serve":
-		// Log lines leave in batches, not a write per request; errors at
-		// once (pkg/flushwriter). The deferred Close writes out the rest.
-		out := flushwriter.New(stdout, flushwriter.Options{})
-		defer out.Close()
-		log = slog.New(out.Handler(slog.NewJSONHandler(out, &slog.HandlerOptions{Level: cfg.LogLevel})))
-		return serve(ctx, cfg, log, accesslog.New(out, cfg.LogLevel), rest)
-	case "migrate":
-		return migrate(ctx, cfg, log, rest)
-	case "keys":
-		return keys(ctx, cfg, rest, stdout)
-	case "import":
-		return importData(ctx, cfg, log, rest, stdout)
-	case "sync":
-		return syncData(ctx, cfg, log, rest, stdout)
-	case "demo":
-		return demo(ctx, cfg, log, rest, stdout)
-	case "generate":
-		return generate(ctx, cfg, log, rest, stdout)
-	case "healthcheck":
-		return healthcheck.Check(ctx, cfg.HTTPAddr, stdout)
-	default:
-		return fmt.Errorf("unknown command %q\n%s", cmd, usage)
-	}
+	return cmdmain.Service[config.Config]{
+		Name: "marketdata-svc", Version: version, Usage: usage, Default: "serve", Load: config.Load,
+		Commands: map[string]func(context.Context, config.Config, []string) error{
+			"serve": func(ctx context.Context, cfg config.Config, args []string) error {
+				// Log lines leave in batches, not a write per request;
+				// errors at once (pkg/flushwriter). The deferred Close
+				// writes out the rest.
+				out := flushwriter.New(stdout, flushwriter.Options{})
+				defer out.Close()
+				log := slog.New(out.Handler(slog.NewJSONHandler(out, &slog.HandlerOptions{Level: cfg.LogLevel})))
+				return serve(ctx, cfg, log, accesslog.New(out, cfg.LogLevel), args)
+			},
+			"migrate": func(ctx context.Context, cfg config.Config, args []string) error {
+				return migrate(ctx, cfg, logger(cfg), args)
+			},
+			"keys": func(ctx context.Context, cfg config.Config, args []string) error { return keys(ctx, cfg, args, stdout) },
+			"import": func(ctx context.Context, cfg config.Config, args []string) error {
+				return importData(ctx, cfg, logger(cfg), args, stdout)
+			},
+			"sync": func(ctx context.Context, cfg config.Config, args []string) error {
+				return syncData(ctx, cfg, logger(cfg), args, stdout)
+			},
+			"demo": func(ctx context.Context, cfg config.Config, args []string) error {
+				return demo(ctx, cfg, logger(cfg), args, stdout)
+			},
+			"generate": func(ctx context.Context, cfg config.Config, args []string) error {
+				return generate(ctx, cfg, logger(cfg), args, stdout)
+			},
+			"healthcheck": func(ctx context.Context, cfg config.Config, _ []string) error {
+				return healthcheck.Check(ctx, cfg.HTTPAddr, stdout)
+			},
+		},
+	}.Run(ctx, args, getenv, stdout)
 }
 
 // openMigrated opens the store of record and applies pending migrations,

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"io"
 	"log/slog"
 
@@ -32,25 +31,23 @@ configuration comes from NOTES_* environment variables (see README.md)`
 // run is the whole program; main only adds signals and the exit code.
 // Each subcommand lives in a file of its name.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	cmd, args, done := cmdmain.Command(args, "serve", "notes-svc", version, usage, stdout)
-	if done {
-		return nil
-	}
-	cfg, err := config.Load(getenv)
-	if err != nil {
-		return err
-	}
-	switch cmd {
-	case "serve":
-		return serveCommand(ctx, cfg, args, getenv, stdout)
-	case "migrate":
-		return migrateCommand(ctx, cfg, args, stdout)
-	case "keys":
-		return keysCommand(ctx, cfg, args, stdout)
-	case "healthcheck":
-		return healthcheck.Check(ctx, cfg.HTTPAddr, stdout)
-	}
-	return fmt.Errorf("unknown command %q\n%s", cmd, usage)
+	return cmdmain.Service[config.Config]{
+		Name: "notes-svc", Version: version, Usage: usage, Default: "serve", Load: config.Load,
+		Commands: map[string]func(context.Context, config.Config, []string) error{
+			"serve": func(ctx context.Context, cfg config.Config, args []string) error {
+				return serveCommand(ctx, cfg, args, getenv, stdout)
+			},
+			"migrate": func(ctx context.Context, cfg config.Config, args []string) error {
+				return migrateCommand(ctx, cfg, args, stdout)
+			},
+			"keys": func(ctx context.Context, cfg config.Config, args []string) error {
+				return keysCommand(ctx, cfg, args, stdout)
+			},
+			"healthcheck": func(ctx context.Context, cfg config.Config, _ []string) error {
+				return healthcheck.Check(ctx, cfg.HTTPAddr, stdout)
+			},
+		},
+	}.Run(ctx, args, getenv, stdout)
 }
 
 func newLogger(cfg config.Config, stdout io.Writer) *slog.Logger {
