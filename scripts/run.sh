@@ -34,22 +34,9 @@ case "${1:-}" in
   --detach) detach=true ;;
 esac
 
-pids=()
-started_stack=false
-cleanup() {
-  trap - INT TERM EXIT
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  if $started_stack; then scripts/stack.sh down; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-scripts/stack.sh status >/dev/null 2>&1 || started_stack=true
-# Assigned first: a failing stack.sh must stop here, and eval of a failed
-# command substitution would not.
-stack_env=$(scripts/stack.sh up)
-eval "$stack_env"
+# shellcheck source=lib/stack.sh
+. scripts/lib/stack.sh
+stack_up
 
 notes_port=${NOTES_PORT:-8080}
 market_port=${MARKETDATA_PORT:-8081}

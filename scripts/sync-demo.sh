@@ -13,20 +13,9 @@ root=$(pwd)
 logs="$root/.stack/logs"
 mkdir -p "$logs" "$root/bin"
 
-pids=()
-started_stack=false
-cleanup() {
-  trap - INT TERM EXIT
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  if $started_stack; then scripts/stack.sh down; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-scripts/stack.sh status >/dev/null 2>&1 || started_stack=true
-stack_env=$(scripts/stack.sh up)
-eval "$stack_env"
+# shellcheck source=lib/stack.sh
+. scripts/lib/stack.sh
+stack_up
 
 (cd marketdata-svc && go build -o "$root/bin/marketdata-svc" ./cmd/marketdata-svc && go build -o "$root/bin/providerfake" ./cmd/providerfake)
 
