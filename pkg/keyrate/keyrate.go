@@ -44,21 +44,20 @@ type Table struct {
 // Allow checks one request of key at now against rate requests per
 // second (rate > 0), and counts it when it is allowed.
 func (t *Table) Allow(now time.Time, key string, rate int) Result {
-	emission := time.Second / time.Duration(rate)
-	burst := emission * time.Duration(rate)
-	tat := t.tat[key]
-	if tat.Before(now) {
-		tat = now
+	r := t.Peek(now, key, rate)
+	if !r.Allowed {
+		return r
 	}
-	newTAT := tat.Add(emission)
-	if allowAt := newTAT.Add(-burst); now.Before(allowAt) {
-		return Result{RetryAfter: allowAt.Sub(now), ResetAfter: tat.Sub(now)}
-	}
+	// Counting the request moves the key's TAT one emission interval on:
+	// one request fewer remains, and the burst is full again that much
+	// later. Peek allowed it, so at least this one remained.
+	r.Remaining--
+	r.ResetAfter += time.Second / time.Duration(rate)
 	if t.tat == nil {
 		t.tat = map[string]time.Time{}
 	}
-	t.tat[key] = newTAT
-	return Result{Allowed: true, Remaining: int((burst - newTAT.Sub(now)) / emission), ResetAfter: newTAT.Sub(now)}
+	t.tat[key] = now.Add(r.ResetAfter)
+	return r
 }
 
 // Peek reports what Allow would answer for one request of key at now,

@@ -143,3 +143,41 @@ func BenchmarkLimiterAllow(b *testing.B) {
 		l.Allow("key")
 	}
 }
+
+// TestTableFollowsGCRA drives a Table through requests at uneven times,
+// some peeked first, and holds every answer to the GCRA written out
+// step by step: the TAT after an allowed request is one emission
+// interval later, a request is refused while TAT+emission-burst is after
+// now, and Peek answers as Allow would before counting the request.
+func TestTableFollowsGCRA(t *testing.T) {
+	const rate = 4
+	emission := time.Second / rate
+	burst := emission * rate
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	var tab Table
+	var tat time.Time // the reference TAT of the one key
+	steps := []time.Duration{0, 0, 0, 0, 0, 0, 10 * time.Millisecond, 240 * time.Millisecond, 1, 300 * time.Millisecond, 2 * time.Second, 0, 0, 90 * time.Millisecond}
+	for i, step := range steps {
+		now = now.Add(step)
+		from := tat
+		if from.Before(now) {
+			from = now
+		}
+		var want Result
+		if allowAt := from.Add(emission - burst); now.Before(allowAt) {
+			want = Result{RetryAfter: allowAt.Sub(now), ResetAfter: from.Sub(now)}
+		} else {
+			want = Result{Allowed: true, Remaining: int((burst - from.Sub(now)) / emission), ResetAfter: from.Sub(now)}
+		}
+		if got := tab.Peek(now, "k", rate); got != want {
+			t.Fatalf("step %d: Peek = %+v, want %+v", i, got, want)
+		}
+		if want.Allowed {
+			tat = from.Add(emission)
+			want = Result{Allowed: true, Remaining: int((burst - tat.Sub(now)) / emission), ResetAfter: tat.Sub(now)}
+		}
+		if got := tab.Allow(now, "k", rate); got != want {
+			t.Fatalf("step %d: Allow = %+v, want %+v", i, got, want)
+		}
+	}
+}
