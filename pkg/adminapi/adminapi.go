@@ -56,10 +56,11 @@ type Options struct {
 	// Limits accepts rate_per_second and monthly_quota on new keys and
 	// shows them on keys (marketdata-svc's per-key limits).
 	Limits bool
-	// Namespace prefixes the metric names, e.g. "notes".
+	// Metrics are the service's admin metrics (NewMetrics); when nil,
+	// New registers them on Registry under Namespace (e.g. "notes").
+	Metrics   *Metrics
 	Namespace string
-	// Registry is where the metrics go: the service's /metrics registry.
-	Registry prometheus.Registerer
+	Registry  prometheus.Registerer
 	// Changed, when set, is called with a key's id once its revocation or
 	// roll has committed, to drop it from the auth caches.
 	Changed func(keyID string)
@@ -69,29 +70,25 @@ type Options struct {
 type server struct {
 	o       Options
 	openapi []byte
-	metrics metrics
-}
-
-type metrics struct {
-	requests                 *prometheus.CounterVec
-	created, rolled, revoked prometheus.Counter
+	metrics *Metrics
 }
 
 // New returns the admin API's handler.
 func New(o Options) (http.Handler, error) {
-	if o.Store == nil || o.Tokens == nil || o.Registry == nil || o.Log == nil || o.Namespace == "" {
-		return nil, errors.New("admin api: store, tokens, registry, log and namespace are required")
+	if o.Store == nil || o.Tokens == nil || o.Log == nil || (o.Metrics == nil && (o.Registry == nil || o.Namespace == "")) {
+		return nil, errors.New("admin api: store, tokens, log and metrics (or a registry and namespace) are required")
 	}
 	doc, err := yaml.YAMLToJSON(openAPIYAML)
 	if err != nil {
 		return nil, fmt.Errorf("admin api: openapi: %w", err)
 	}
-	s := &server{o: o, openapi: doc, metrics: newMetrics(o.Namespace)}
-	for _, c := range []prometheus.Collector{s.metrics.requests, s.metrics.created, s.metrics.rolled, s.metrics.revoked} {
-		if err := o.Registry.Register(c); err != nil {
-			return nil, fmt.Errorf("admin api: metrics: %w", err)
+	m := o.Metrics
+	if m == nil {
+		if m, err = NewMetrics(o.Registry, o.Namespace, o.Store); err != nil {
+			return nil, fmt.Errorf("admin api: %w", err)
 		}
 	}
+	s := &server{o: o, openapi: doc, metrics: m}
 	docs, err := apidocs.New(o.Service+" admin API reference", func(c *gin.Context) { s.fail(c, errNoRoute) },
 		apidocs.Document{Name: "admin v1", URL: "/admin/v1/openapi.json"})
 	if err != nil {
@@ -115,19 +112,6 @@ func New(o Options) (http.Handler, error) {
 	a.DELETE("/keys/:id", s.revokeKey)
 	a.GET("/audit", s.audit)
 	return e, nil
-}
-
-func newMetrics(ns string) metrics {
-	counter := func(name, help string) prometheus.Counter {
-		return prometheus.NewCounter(prometheus.CounterOpts{Name: ns + "_" + name, Help: help})
-	}
-	return metrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: ns + "_admin_requests_total",
-			Help: "Admin API requests by outcome: ok, unauthorized, client_error, server_error."}, []string{"outcome"}),
-		created: counter("admin_keys_created_total", "Keys the admin API created."),
-		rolled:  counter("admin_keys_rolled_total", "Keys the admin API rolled (each gave a successor)."),
-		revoked: counter("admin_keys_revoked_total", "Keys the admin API revoked."),
-	}
 }
 
 // actorKey holds the store acting as the caller's token in the context.

@@ -401,6 +401,21 @@ func (s *Store) setTime(ctx context.Context, label, id, column string, at time.T
 	return nil
 }
 
+// CountExpired returns how many keys have expired by now: their
+// expires_at has passed, and they were not revoked before it. The count
+// only grows (an expiry is never moved later, a revocation never earlier),
+// so the admin API exports it as the keys-expired figure every replica
+// agrees on, counting a key once whether or not anyone used it after.
+func (s *Store) CountExpired(ctx context.Context, now time.Time) (int64, error) {
+	var n int64
+	err := s.db.WithContext(ctx).Table("api_keys").
+		Where("expires_at <= ? AND (revoked_at IS NULL OR revoked_at > expires_at)", now.UTC()).Count(&n).Error
+	if err != nil {
+		return 0, fmt.Errorf("count expired keys: %w", s.c.Translate(err))
+	}
+	return n, nil
+}
+
 // LookupKey implements auth.KeyStore. Revoked and expired keys are
 // returned as they are: the authenticator rejects them.
 func (s *Store) LookupKey(ctx context.Context, hash auth.Hash) (auth.Principal, error) {

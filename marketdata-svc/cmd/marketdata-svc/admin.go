@@ -28,12 +28,17 @@ const RevokedChannel = "marketdata:key_revoked"
 // committed, and the cache bound covers a publish that fails.
 const announceTimeout = time.Second
 
-// startAdmin starts the audit trail's retention and, with Redis, the
-// subscription to RevokedChannel, both until bg ends, and returns the admin
-// API's server when MARKETDATA_ADMIN_ADDR is set, else nil. done closes
-// when the background work has ended.
+// startAdmin registers the admin metrics (whether or not the admin API is
+// served), starts the audit trail's retention and, with Redis, the
+// subscription to RevokedChannel, both until bg ends, and returns the
+// admin API's server when MARKETDATA_ADMIN_ADDR is set, else nil. done
+// closes when the background work has ended.
 func startAdmin(bg context.Context, cfg config.Config, store *marketdatadb.Store, authn *auth.Authenticator, rdb redis.UniversalClient,
 	reg prometheus.Registerer, log *slog.Logger) (srv *http.Server, done <-chan struct{}, err error) {
+	metrics, err := adminapi.NewMetrics(reg, "marketdata", store.Store)
+	if err != nil {
+		return nil, nil, err
+	}
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
@@ -57,7 +62,7 @@ func startAdmin(bg context.Context, cfg config.Config, store *marketdatadb.Store
 		}
 	}
 	srv, err = adminapi.Server(cfg.AdminTokenFile, adminapi.Options{
-		Service: "marketdata-svc", Store: store.Store, Limits: true, Namespace: "marketdata", Registry: reg, Changed: changed, Log: log,
+		Service: "marketdata-svc", Store: store.Store, Limits: true, Metrics: metrics, Changed: changed, Log: log,
 	})
 	return srv, finished, err
 }

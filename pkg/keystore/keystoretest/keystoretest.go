@@ -260,6 +260,23 @@ func createAndLookUp(t *testing.T, s *keystore.Store) {
 func revokeAndExpire(t *testing.T, s *keystore.Store, unknownID string) {
 	ctx := context.Background()
 	c := s.Config()
+	// The database may hold other tests' keys: CountExpired is checked
+	// against what it said at the same instants before this test's keys.
+	now, later := time.Now(), time.Now().Add(2*time.Hour)
+	base := map[time.Time]int64{}
+	for _, at := range []time.Time{now, later} {
+		n, err := s.CountExpired(ctx, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		base[at] = n
+	}
+	expiredCount := func(at time.Time, more int64) {
+		t.Helper()
+		if n, err := s.CountExpired(ctx, at); err != nil || n != base[at]+more {
+			t.Errorf("CountExpired(%s): %d %v, want %d", at.Format(time.RFC3339), n, err, base[at]+more)
+		}
+	}
 	k, plain, err := s.CreateKey(ctx, "alice", keystore.KeyOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -275,6 +292,7 @@ func revokeAndExpire(t *testing.T, s *keystore.Store, unknownID string) {
 	if _, err := a.Verify(ctx, expired); !errors.Is(err, auth.ErrInvalidKey) {
 		t.Errorf("verify an expired key: %v, want ErrInvalidKey", err)
 	}
+	expiredCount(now, 1)
 	// Rolling: the key gets an expiry later, which only ever shortens.
 	soon := time.Now().Add(time.Hour).Truncate(time.Microsecond)
 	if err := s.ExpireKey(ctx, k.ID, soon); err != nil {
@@ -299,6 +317,8 @@ func revokeAndExpire(t *testing.T, s *keystore.Store, unknownID string) {
 	if _, err := a.Verify(ctx, plain); !errors.Is(err, auth.ErrInvalidKey) {
 		t.Errorf("verify a revoked key: %v, want ErrInvalidKey", err)
 	}
+	// Revoked before its expiry came: revoked, never expired.
+	expiredCount(later, 1)
 	for _, id := range []string{unknownID, "not an id\n", ""} {
 		if err := s.RevokeKey(ctx, id, time.Now()); !errors.Is(err, keystore.ErrKeyNotFound) {
 			t.Errorf("revoke %q: %v, want ErrKeyNotFound", id, err)
