@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -55,8 +57,9 @@ type issued struct {
 // of one of three replicas, rolls it with a 2 s grace (both keys work on
 // every replica, then the old one is refused everywhere), and revokes
 // keys under load, measuring the time from the admin call to the first
-// 401 on each replica. With a 30 s key cache, only the announcement on
-// RevokedChannel makes that about a second.
+// 401 on the last replica, and from its answer to the last success. With
+// a 30 s key cache, only the announcement on RevokedChannel makes that
+// about a second.
 func TestAdminRollAndRevokeAcrossReplicas(t *testing.T) {
 	c := newCluster(t)
 	tokens := filepath.Join(t.TempDir(), "admin-tokens")
@@ -111,8 +114,10 @@ func TestAdminRollAndRevokeAcrossReplicas(t *testing.T) {
 		}
 	}
 
-	// Revocation under load, five times.
-	var worst []time.Duration
+	// Revocation under load, five times: two clients per replica call
+	// with the key until 2 s after the admin call answered, past the
+	// announced 1 s bound.
+	var firsts, lasts []time.Duration
 	for run := 0; run < 5; run++ {
 		var key issued
 		if st := adminCall(t, adminAddr, "POST", "/admin/v1/accounts/"+acct.ID+"/keys", `{"scopes":["eod"]}`, &key); st != http.StatusCreated {
@@ -123,49 +128,28 @@ func TestAdminRollAndRevokeAcrossReplicas(t *testing.T) {
 				t.Fatalf("key refused before revocation")
 			}
 		}
-		stop := make(chan struct{})
-		firstRefusal := make([]time.Duration, len(rs))
-		done := make(chan int, len(rs))
-		var start time.Time
-		started := make(chan struct{})
-		for i, r := range rs {
-			go func() {
-				<-started
-				for {
-					select {
-					case <-stop:
-						done <- i
-						return
-					default:
-					}
-					if !accepted(r, key.Secret) {
-						firstRefusal[i] = time.Since(start)
-						done <- i
-						return
-					}
-				}
-			}()
-		}
-		start = time.Now()
-		close(started)
-		if st := adminCall(t, adminAddr, "DELETE", "/admin/v1/keys/"+key.ID, "", nil); st != http.StatusNoContent {
-			t.Fatalf("revoke: %d", st)
-		}
-		timeout := time.After(10 * time.Second)
-		for range rs {
-			select {
-			case <-done:
-			case <-timeout:
-				close(stop)
-				t.Fatalf("run %d: a replica still accepted the revoked key after 10s (the cache TTL is 30s)", run)
+		m := revokeUnderLoad(t, rs, func() (time.Time, time.Time) {
+			sent := time.Now()
+			if st := adminCall(t, adminAddr, "DELETE", "/admin/v1/keys/"+key.ID, "", nil); st != http.StatusNoContent {
+				t.Fatalf("revoke: %d", st)
 			}
+			return sent, time.Now()
+		}, func(r *replica) bool { return accepted(r, key.Secret) })
+		t.Logf("run %d: %s", run, m)
+		if m.unrefused > 0 {
+			t.Fatalf("run %d: %d replicas still accepted the revoked key 2s after the revocation (the cache TTL is 30s)", run, m.unrefused)
 		}
-		worst = append(worst, slices.Max(firstRefusal))
+		if m.afterRefusal > 0 {
+			t.Errorf("run %d: %d successes on a replica after its first 401", run, m.afterRefusal)
+		}
+		firsts, lasts = append(firsts, m.firstRefusal), append(lasts, m.lastSuccess)
 	}
-	slices.Sort(worst)
-	t.Logf("revocation to the first 401 on the last of 3 replicas, 5 runs: p50 %s, worst %s (all %v)", worst[2], worst[4], worst)
-	if worst[4] > 5*time.Second {
-		t.Errorf("worst revocation took %s, want well under the 30s cache TTL", worst[4])
+	slices.Sort(firsts)
+	slices.Sort(lasts)
+	t.Logf("revocation on 3 replicas, 5 runs: to the first 401 on the last replica p50 %s, worst %s (%v); "+
+		"from the answer to the start of the last success p50 %s, worst %s (%v)", firsts[2], firsts[4], firsts, lasts[2], lasts[4], lasts)
+	if firsts[4] > time.Second || lasts[4] > time.Second {
+		t.Errorf("worst revocation: first 401 after %s, last success started %s after the answer; the documented bound is 1s", firsts[4], lasts[4])
 	}
 
 	var audit struct {
@@ -179,4 +163,93 @@ func TestAdminRollAndRevokeAcrossReplicas(t *testing.T) {
 			t.Errorf("audit entry %+v: actor is the token's name", e)
 		}
 	}
+}
+
+// revocation is what one revocation under load showed.
+type revocation struct {
+	// firstRefusal is the time from the admin call being sent to the
+	// first 401 of the last replica to refuse the key.
+	firstRefusal time.Duration
+	// lastSuccess is the time from the admin call's answer to the start
+	// of the last request the key succeeded with, on any replica; zero or
+	// less when none started after the answer.
+	lastSuccess time.Duration
+	// successesAfterAnswer counts successes started after the answer,
+	// afterRefusal those started on a replica after its first 401, and
+	// unrefused the replicas that never refused the key.
+	successesAfterAnswer, afterRefusal, unrefused int
+}
+
+func (m revocation) String() string {
+	return fmt.Sprintf("first 401 on the last replica %s after the call, last success started %s after its answer (%d successes started after it)",
+		m.firstRefusal.Round(10*time.Microsecond), m.lastSuccess.Round(10*time.Microsecond), m.successesAfterAnswer)
+}
+
+// revokeUnderLoad calls ok on every replica from two clients each, calls
+// revoke (which returns when it sent the admin call and when the answer
+// came), keeps calling until 2 s after the answer, and measures.
+func revokeUnderLoad(t *testing.T, rs []*replica, revoke func() (sent, answered time.Time), ok func(*replica) bool) revocation {
+	t.Helper()
+	type call struct {
+		start, end time.Time
+		ok         bool
+	}
+	const clients = 2
+	calls := make([][]call, len(rs)*clients)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range calls {
+		r := rs[i/clients]
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				c := call{start: time.Now()}
+				c.ok = ok(r)
+				c.end = time.Now()
+				calls[i] = append(calls[i], c)
+			}
+		})
+	}
+	time.Sleep(200 * time.Millisecond)
+	sent, answered := revoke()
+	time.Sleep(time.Until(answered.Add(2 * time.Second)))
+	close(stop)
+	wg.Wait()
+
+	var m revocation
+	m.lastSuccess = -time.Hour
+	for ri := range rs {
+		var first time.Time
+		for _, list := range calls[ri*clients : (ri+1)*clients] {
+			for _, c := range list {
+				if !c.ok && !c.start.Before(sent) && (first.IsZero() || c.end.Before(first)) {
+					first = c.end
+				}
+			}
+		}
+		if first.IsZero() {
+			m.unrefused++
+			continue
+		}
+		m.firstRefusal = max(m.firstRefusal, first.Sub(sent))
+		for _, list := range calls[ri*clients : (ri+1)*clients] {
+			for _, c := range list {
+				if !c.ok {
+					continue
+				}
+				m.lastSuccess = max(m.lastSuccess, c.start.Sub(answered))
+				if c.start.After(answered) {
+					m.successesAfterAnswer++
+				}
+				if c.start.After(first) {
+					m.afterRefusal++
+				}
+			}
+		}
+	}
+	return m
 }
