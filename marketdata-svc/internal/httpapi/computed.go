@@ -72,17 +72,24 @@ func newTickerInfo(t marketdata.Ticker) tickerInfoJSON {
 func (s *Server) tickerInfo(c *gin.Context) {
 	p := parseQuery(c.Request.URL.RawQuery)
 	raw := requiredParam(p, "ticker")
-	if err := p.err(); err != nil {
-		s.writeError(c, err)
-		return
-	}
-	t, ok := lookupPath(s, c, raw, marketdata.NormaliseSymbol, s.store.Ticker)
+	t, ok := s.queryTicker(c, p, raw)
 	if !ok {
 		return
 	}
 	s.sendValue(c, struct {
 		Data tickerInfoJSON `json:"data"`
 	}{newTickerInfo(t)})
+}
+
+// queryTicker answers the problems of the query p, if any, and otherwise
+// looks up raw, its ticker parameter, as a path's symbol is looked up
+// (404 for an unknown one); it reports false when it answered.
+func (s *Server) queryTicker(c *gin.Context, p *queryParams, raw string) (marketdata.Ticker, bool) {
+	if err := p.err(); err != nil {
+		s.writeError(c, err)
+		return marketdata.Ticker{}, false
+	}
+	return lookupPath(s, c, raw, marketdata.NormaliseSymbol, s.store.Ticker)
 }
 
 // Price sources of /v2/stockprice.
@@ -113,11 +120,7 @@ func (s *Server) stockPrice(c *gin.Context) {
 	p := parseQuery(c.Request.URL.RawQuery)
 	raw := requiredParam(p, "ticker")
 	exchange, _ := p.single("exchange")
-	if err := p.err(); err != nil {
-		s.writeError(c, err)
-		return
-	}
-	t, ok := lookupPath(s, c, raw, marketdata.NormaliseSymbol, s.store.Ticker)
+	t, ok := s.queryTicker(c, p, raw)
 	if !ok {
 		return
 	}

@@ -363,37 +363,6 @@ func actionQuery(c *gin.Context, symbols bool) (marketdata.ActionQuery, paginati
 	return q, page, p.err()
 }
 
-// splitList serves /splits in the shapes of version v, the ticker route's.
-func (s *Server) splitList(v apiVersion) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		serveActions(s, c, false, s.splits, encodeSplits(v))
-	}
-}
-
-// dividendList serves /dividends in the shapes of version v, the ticker
-// route's.
-func (s *Server) dividendList(v apiVersion) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		serveActions(s, c, false, s.dividends, encodeDividends(v))
-	}
-}
-
-// tickerSplits serves /tickers/{symbol}/splits: /splits of one ticker,
-// 404 for an unknown one.
-func (s *Server) tickerSplits(v apiVersion) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		serveActions(s, c, true, s.splits, encodeSplits(v))
-	}
-}
-
-// tickerDividends serves /tickers/{symbol}/dividends: /dividends of one
-// ticker, 404 for an unknown one.
-func (s *Server) tickerDividends(v apiVersion) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		serveActions(s, c, true, s.dividends, encodeDividends(v))
-	}
-}
-
 func (s *Server) splits(ctx context.Context, q marketdata.ActionQuery) ([]marketdata.Split, int64, error) {
 	p, err := s.store.Splits(ctx, q)
 	return p.Splits, p.Total, err
@@ -426,28 +395,31 @@ func encodeDividends(v apiVersion) func([]marketdata.Dividend) any {
 	}
 }
 
-// serveActions answers a page of corporate actions, read by list and
-// encoded by encode: of the symbols the query names or, ofTicker, of the
-// one the path names.
-func serveActions[T any](s *Server, c *gin.Context, ofTicker bool, list func(context.Context, marketdata.ActionQuery) ([]T, int64, error), encode func([]T) any) {
-	q, page, err := actionQuery(c, !ofTicker)
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-	if ofTicker {
-		t, ok := s.pathTicker(c)
-		if !ok {
+// actionList serves a page of corporate actions (/splits, /dividends),
+// read by list and encoded by encode: of the symbols the query names or,
+// ofTicker, of the one the path names (/tickers/{symbol}/splits, 404 for
+// an unknown ticker).
+func actionList[T any](s *Server, ofTicker bool, list func(context.Context, marketdata.ActionQuery) ([]T, int64, error), encode func([]T) any) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		q, page, err := actionQuery(c, !ofTicker)
+		if err != nil {
+			s.writeError(c, err)
 			return
 		}
-		q.Symbols = []string{t.Symbol}
+		if ofTicker {
+			t, ok := s.pathTicker(c)
+			if !ok {
+				return
+			}
+			q.Symbols = []string{t.Symbol}
+		}
+		items, total, err := list(c.Request.Context(), q)
+		if err != nil {
+			s.writeError(c, err)
+			return
+		}
+		s.sendValue(c, envelope[any]{Pagination: pagination.NewEnvelope(page, len(items), total), Data: encode(items)})
 	}
-	items, total, err := list(c.Request.Context(), q)
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-	s.sendValue(c, envelope[any]{Pagination: pagination.NewEnvelope(page, len(items), total), Data: encode(items)})
 }
 
 func newSplit(sp marketdata.Split) splitJSON {

@@ -102,12 +102,12 @@ func (s *Server) versionRoutes(g *gin.RouterGroup, v apiVersion) {
 	exchanges.GET("/timezones", s.timezoneList)
 
 	splits := g.Group("", s.requireScope("splits"), s.rateLimit)
-	splits.GET("/splits", s.splitList(v))
-	splits.GET("/tickers/:symbol/splits", s.tickerSplits(v))
+	splits.GET("/splits", actionList(s, false, s.splits, encodeSplits(v)))
+	splits.GET("/tickers/:symbol/splits", actionList(s, true, s.splits, encodeSplits(v)))
 
 	dividends := g.Group("", s.requireScope("dividends"), s.rateLimit)
-	dividends.GET("/dividends", s.dividendList(v))
-	dividends.GET("/tickers/:symbol/dividends", s.tickerDividends(v))
+	dividends.GET("/dividends", actionList(s, false, s.dividends, encodeDividends(v)))
+	dividends.GET("/tickers/:symbol/dividends", actionList(s, true, s.dividends, encodeDividends(v)))
 
 	// Intraday needs its own scope; a key without it gets marketstack's
 	// 403 for a plan without intraday, never a 404.
