@@ -142,27 +142,39 @@ func verifyTimes(t *testing.T, a *Authenticator, key string, n int) {
 	}
 }
 
+// cachingAuth is an Authenticator over a fakeStore that caches keys for a
+// TTL, on a clock the test moves by setting now.
+type cachingAuth struct {
+	now   time.Time
+	store *fakeStore
+	a     *Authenticator
+}
+
+func newCachingAuth(t *testing.T, ttl time.Duration) *cachingAuth {
+	c := &cachingAuth{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), store: &fakeStore{t: t}}
+	c.a = NewAuthenticator(Options{Prefix: NotesPrefix, Store: c.store, CacheTTL: ttl, Now: func() time.Time { return c.now }})
+	return c
+}
+
 func TestCacheAvoidsLookupsUntilTTL(t *testing.T) {
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	store := &fakeStore{t: t}
-	key := newKey(t, store, Principal{AccountID: "acc", KeyID: "k"})
-	a := NewAuthenticator(Options{Prefix: NotesPrefix, Store: store, CacheTTL: 10 * time.Second, Now: func() time.Time { return now }})
-	verifyTimes(t, a, key, 5)
-	if store.calls != 1 {
-		t.Fatalf("store calls = %d, want 1", store.calls)
+	c := newCachingAuth(t, 10*time.Second)
+	key := newKey(t, c.store, Principal{AccountID: "acc", KeyID: "k"})
+	verifyTimes(t, c.a, key, 5)
+	if c.store.calls != 1 {
+		t.Fatalf("store calls = %d, want 1", c.store.calls)
 	}
 	// Revocation is seen once the entry expires.
-	store.revokeAll()
-	now = now.Add(9 * time.Second)
-	if _, err := a.Verify(context.Background(), key); err != nil {
+	c.store.revokeAll()
+	c.now = c.now.Add(9 * time.Second)
+	if _, err := c.a.Verify(context.Background(), key); err != nil {
 		t.Fatalf("within TTL: %v", err)
 	}
-	now = now.Add(2 * time.Second)
-	if _, err := a.Verify(context.Background(), key); !errors.Is(err, ErrInvalidKey) {
+	c.now = c.now.Add(2 * time.Second)
+	if _, err := c.a.Verify(context.Background(), key); !errors.Is(err, ErrInvalidKey) {
 		t.Fatalf("after TTL: %v, want ErrInvalidKey", err)
 	}
-	if store.calls != 2 {
-		t.Fatalf("store calls = %d, want 2", store.calls)
+	if c.store.calls != 2 {
+		t.Fatalf("store calls = %d, want 2", c.store.calls)
 	}
 }
 
@@ -347,34 +359,32 @@ func BenchmarkQueryParam(b *testing.B) {
 }
 
 func TestStoreOutageServesARecentlyVerifiedKey(t *testing.T) {
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	store := &fakeStore{t: t}
-	key := newKey(t, store, Principal{AccountID: "acc", KeyID: "k"})
-	other := newKey(t, store, Principal{AccountID: "acc", KeyID: "k2"})
-	a := NewAuthenticator(Options{Prefix: NotesPrefix, Store: store, CacheTTL: 10 * time.Second, Now: func() time.Time { return now }})
-	verifyTimes(t, a, key, 1)
+	c := newCachingAuth(t, 10*time.Second)
+	key := newKey(t, c.store, Principal{AccountID: "acc", KeyID: "k"})
+	other := newKey(t, c.store, Principal{AccountID: "acc", KeyID: "k2"})
+	verifyTimes(t, c.a, key, 1)
 	// The database fails over just after the entry expired.
-	store.mu.Lock()
-	store.err = errors.New("store unavailable: unexpected EOF")
-	store.mu.Unlock()
-	now = now.Add(11 * time.Second)
-	if p, err := a.Verify(context.Background(), key); err != nil || p.KeyID != "k" {
+	c.store.mu.Lock()
+	c.store.err = errors.New("store unavailable: unexpected EOF")
+	c.store.mu.Unlock()
+	c.now = c.now.Add(11 * time.Second)
+	if p, err := c.a.Verify(context.Background(), key); err != nil || p.KeyID != "k" {
 		t.Fatalf("during the outage, a key verified 11 s ago: %v, %v; want it served", p, err)
 	}
-	if _, err := a.Verify(context.Background(), other); err == nil {
+	if _, err := c.a.Verify(context.Background(), other); err == nil {
 		t.Fatal("a key never verified was accepted while the store failed")
 	}
-	now = now.Add(StaleIfError)
-	if _, err := a.Verify(context.Background(), key); err == nil {
+	c.now = c.now.Add(StaleIfError)
+	if _, err := c.a.Verify(context.Background(), key); err == nil {
 		t.Fatal("a key verified longer than TTL + StaleIfError ago was accepted while the store failed")
 	}
 	// Back from the outage: a revocation is seen at the first lookup.
-	store.mu.Lock()
-	store.err = nil
-	store.mu.Unlock()
-	store.revokeAll()
-	now = now.Add(-StaleIfError)
-	if _, err := a.Verify(context.Background(), key); !errors.Is(err, ErrInvalidKey) {
+	c.store.mu.Lock()
+	c.store.err = nil
+	c.store.mu.Unlock()
+	c.store.revokeAll()
+	c.now = c.now.Add(-StaleIfError)
+	if _, err := c.a.Verify(context.Background(), key); !errors.Is(err, ErrInvalidKey) {
 		t.Fatalf("revoked key after the outage: %v, want ErrInvalidKey", err)
 	}
 }
@@ -382,56 +392,50 @@ func TestStoreOutageServesARecentlyVerifiedKey(t *testing.T) {
 // A cached key is refused once its expiry passes, whatever is left of its
 // cache entry: the check is a time comparison on every hit.
 func TestCacheHitPastExpiryIsRefused(t *testing.T) {
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	store := &fakeStore{t: t}
-	key := newKey(t, store, Principal{AccountID: "acc", KeyID: "k", ExpiresAt: now.Add(2 * time.Second)})
-	a := NewAuthenticator(Options{Prefix: NotesPrefix, Store: store, CacheTTL: 30 * time.Second, Now: func() time.Time { return now }})
-	verifyTimes(t, a, key, 1)
-	now = now.Add(2 * time.Second)
-	if _, err := a.Verify(context.Background(), key); !errors.Is(err, ErrInvalidKey) {
+	c := newCachingAuth(t, 30*time.Second)
+	key := newKey(t, c.store, Principal{AccountID: "acc", KeyID: "k", ExpiresAt: c.now.Add(2 * time.Second)})
+	verifyTimes(t, c.a, key, 1)
+	c.now = c.now.Add(2 * time.Second)
+	if _, err := c.a.Verify(context.Background(), key); !errors.Is(err, ErrInvalidKey) {
 		t.Fatalf("cached key past its expiry: %v, want ErrInvalidKey", err)
 	}
-	if store.calls != 1 {
-		t.Errorf("store calls = %d, want 1: the refusal comes from the cached entry", store.calls)
+	if c.store.calls != 1 {
+		t.Errorf("store calls = %d, want 1: the refusal comes from the cached entry", c.store.calls)
 	}
 }
 
 // Forget makes a revocation bite at once on this replica: the next use of
 // the key is looked up instead of served from the cache.
 func TestForgetDropsTheKeyFromTheCache(t *testing.T) {
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	store := &fakeStore{t: t}
-	key := newKey(t, store, Principal{AccountID: "acc", KeyID: "k"})
-	other := newKey(t, store, Principal{AccountID: "acc", KeyID: "other"})
-	a := NewAuthenticator(Options{Prefix: NotesPrefix, Store: store, CacheTTL: 30 * time.Second, Now: func() time.Time { return now }})
-	verifyTimes(t, a, key, 1)
-	verifyTimes(t, a, other, 1)
-	store.revokeAll()
-	a.Forget("k")
-	if _, err := a.Verify(context.Background(), key); !errors.Is(err, ErrInvalidKey) {
+	c := newCachingAuth(t, 30*time.Second)
+	key := newKey(t, c.store, Principal{AccountID: "acc", KeyID: "k"})
+	other := newKey(t, c.store, Principal{AccountID: "acc", KeyID: "other"})
+	verifyTimes(t, c.a, key, 1)
+	verifyTimes(t, c.a, other, 1)
+	c.store.revokeAll()
+	c.a.Forget("k")
+	if _, err := c.a.Verify(context.Background(), key); !errors.Is(err, ErrInvalidKey) {
 		t.Fatalf("forgotten revoked key: %v, want ErrInvalidKey", err)
 	}
-	if _, err := a.Verify(context.Background(), other); err != nil {
+	if _, err := c.a.Verify(context.Background(), other); err != nil {
 		t.Errorf("another key stays cached: %v", err)
 	}
-	if store.calls != 3 {
-		t.Errorf("store calls = %d, want 3", store.calls)
+	if c.store.calls != 3 {
+		t.Errorf("store calls = %d, want 3", c.store.calls)
 	}
 }
 
 func TestStoreStuckServesARecentlyVerifiedKeyWithoutWaiting(t *testing.T) {
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	store := &fakeStore{t: t}
-	key := newKey(t, store, Principal{AccountID: "acc", KeyID: "k"})
-	a := NewAuthenticator(Options{Prefix: NotesPrefix, Store: store, CacheTTL: 10 * time.Second, Now: func() time.Time { return now }})
-	verifyTimes(t, a, key, 1)
+	c := newCachingAuth(t, 10*time.Second)
+	key := newKey(t, c.store, Principal{AccountID: "acc", KeyID: "k"})
+	verifyTimes(t, c.a, key, 1)
 	// A lookup hangs on a connection to a frozen primary.
-	store.delay = 5 * time.Second
-	now = now.Add(11 * time.Second)
+	c.store.delay = 5 * time.Second
+	c.now = c.now.Add(11 * time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	start := time.Now()
-	p, err := a.Verify(ctx, key)
+	p, err := c.a.Verify(ctx, key)
 	if err != nil || p.KeyID != "k" {
 		t.Fatalf("stuck store, key verified 11 s ago: %v, %v; want it served", p, err)
 	}
