@@ -111,6 +111,23 @@ func newRedisCache(t *testing.T, url string, inner marketdata.Store, versions Ve
 	return newCacheOn(t, RedisConn{URL: url}, inner, versions, timeout)
 }
 
+// newRedisCacheAt is newRedisCache over a counting store, both at data
+// version v.
+func newRedisCacheAt(t *testing.T, v int64) (*countingStore, *versionAt, *Store) {
+	t.Helper()
+	inner := &countingStore{}
+	inner.version.Store(v)
+	versions := at(v)
+	return inner, versions, newRedisCache(t, testenv.Redis(t), inner, versions, time.Second)
+}
+
+// imported stands for an import of version v: the store's data version
+// and the one the cache is told move together.
+func imported(inner *countingStore, versions *versionAt, v int64) {
+	inner.version.Store(v)
+	versions.v.Store(v)
+}
+
 // newCacheOn is newRedisCache on any Redis deployment.
 func newCacheOn(t *testing.T, conn RedisConn, inner marketdata.Store, versions Versions, timeout time.Duration) *Store {
 	t.Helper()
@@ -157,8 +174,7 @@ func checkVersioning(t *testing.T, conn RedisConn) {
 
 	// An import commits version 8: the old entry is unreachable at once,
 	// although its TTL has not run out.
-	inner.version.Store(8)
-	versions.v.Store(8)
+	imported(inner, versions, 8)
 	p = mustEOD(t, c, query("GOOG"))
 	if p.Total != 18 || p.Bars[0].Close != 8 || inner.calls.Load() != 2 {
 		t.Fatalf("after the bump: %+v, %d calls", p, inner.calls.Load())
@@ -353,8 +369,7 @@ func TestLocalCache(t *testing.T) {
 		t.Fatalf("local cache missed: %d calls", inner.calls.Load())
 	}
 	// Another process imports: the database's version moves on.
-	inner.version.Store(1)
-	versions.v.Store(1)
+	imported(inner, versions, 1)
 	if p := mustEOD(t, c, query("A")); p.Bars[0].Close != 1 || inner.calls.Load() != 2 {
 		t.Fatalf("stale after import: %+v", p)
 	}
@@ -376,18 +391,14 @@ func TestLocalCache(t *testing.T) {
 // data version, an import (a greater version) is seen at once, and with
 // the version unknown the store is asked every time.
 func TestTickersAtVersion(t *testing.T) {
-	inner := &countingStore{}
-	inner.version.Store(4)
-	versions := at(4)
-	c := newRedisCache(t, testenv.Redis(t), inner, versions, time.Second)
+	inner, versions, c := newRedisCacheAt(t, 4)
 	tq := marketdata.TickerQuery{Symbols: []string{"MSFT"}, Limit: 10}
 	for range 2 {
 		if p, err := c.Tickers(context.Background(), tq); err != nil || len(p.Tickers) != 1 || p.Tickers[0].Name != "v4" || inner.tickerCalls.Load() != 1 {
 			t.Fatalf("tickers at v4: %+v %v, %d calls", p, err, inner.tickerCalls.Load())
 		}
 	}
-	inner.version.Store(5)
-	versions.v.Store(5)
+	imported(inner, versions, 5)
 	if p, err := c.Tickers(context.Background(), tq); err != nil || p.Tickers[0].Name != "v5" || inner.tickerCalls.Load() != 2 {
 		t.Fatalf("tickers at v5: %+v %v", p, err)
 	}
@@ -401,10 +412,7 @@ func TestTickersAtVersion(t *testing.T) {
 // reference data: cached until the next import of its kind (the data
 // version), and read through while the version is unknown.
 func TestIndicesAtVersion(t *testing.T) {
-	inner := &countingStore{}
-	inner.version.Store(4)
-	versions := at(4)
-	c := newRedisCache(t, testenv.Redis(t), inner, versions, time.Second)
+	inner, versions, c := newRedisCacheAt(t, 4)
 	q := marketdata.IndexQuery{Symbol: "GSPC.INDX", Limit: 1}
 	for range 2 {
 		if p, err := c.Indices(context.Background(), q); err != nil || len(p.Indices) != 1 || p.Indices[0].Close != 4 || inner.indexCalls.Load() != 1 {
@@ -414,8 +422,7 @@ func TestIndicesAtVersion(t *testing.T) {
 	if p, err := c.Indices(context.Background(), marketdata.IndexQuery{Limit: 1, Offset: 1}); err != nil || p.Indices[0].Ticker.Symbol != "" || inner.indexCalls.Load() != 2 {
 		t.Fatalf("another query shares the entry: %+v %v, %d calls", p, err, inner.indexCalls.Load())
 	}
-	inner.version.Store(5)
-	versions.v.Store(5)
+	imported(inner, versions, 5)
 	if p, err := c.Indices(context.Background(), q); err != nil || p.Indices[0].Close != 5 || inner.indexCalls.Load() != 3 {
 		t.Fatalf("indices at v5: %+v %v", p, err)
 	}
@@ -428,17 +435,13 @@ func TestIndicesAtVersion(t *testing.T) {
 // TestTickerLookupAtVersion: one ticker's lookup is cached like a list, and
 // a miss (404) is asked again, never remembered.
 func TestTickerLookupAtVersion(t *testing.T) {
-	inner := &countingStore{}
-	inner.version.Store(4)
-	versions := at(4)
-	c := newRedisCache(t, testenv.Redis(t), inner, versions, time.Second)
+	inner, versions, c := newRedisCacheAt(t, 4)
 	for range 2 {
 		if tk, err := c.Ticker(context.Background(), "GOOG"); err != nil || tk.Name != "v4" || inner.lookupCalls.Load() != 1 {
 			t.Fatalf("ticker at v4: %+v %v, %d calls", tk, err, inner.lookupCalls.Load())
 		}
 	}
-	inner.version.Store(5)
-	versions.v.Store(5)
+	imported(inner, versions, 5)
 	if tk, err := c.Ticker(context.Background(), "GOOG"); err != nil || tk.Name != "v5" || inner.lookupCalls.Load() != 2 {
 		t.Fatalf("ticker at v5: %+v %v", tk, err)
 	}
