@@ -12,13 +12,20 @@ import (
 
 func TestMain(m *testing.M) { stacktest.Main(m, "tdnotes") }
 
-func TestNotesThroughClient(t *testing.T) {
-	ctx := t.Context()
-	ctr := stacktest.Run(t, "tdnotes.Run", Run)
-	client, err := notesclient.New(ctr.BaseURL(), notesclient.WithAPIKey(ctr.APIKey()))
+// newClient is a client of the notes-svc in ctr that sends key.
+func newClient(t *testing.T, ctr *Container, key string) *notesclient.Client {
+	t.Helper()
+	c, err := notesclient.New(ctr.BaseURL(), notesclient.WithAPIKey(key))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c
+}
+
+func TestNotesThroughClient(t *testing.T) {
+	ctx := t.Context()
+	ctr := stacktest.Run(t, "tdnotes.Run", Run)
+	client := newClient(t, ctr, ctr.APIKey())
 	created, err := client.Create(ctx, notesclient.NewNote{Title: "Earnings", Content: "GOOG reports on Thursday", Tags: []string{"research"}})
 	if err != nil {
 		t.Fatal(err)
@@ -47,16 +54,13 @@ func TestNotesThroughClient(t *testing.T) {
 func TestReadOnlyKey(t *testing.T) {
 	ctx := t.Context()
 	ctr := stacktest.Run(t, "tdnotes.Run", Run, WithKey("reader", []string{"notes:read"}, Limits{ExpiresIn: time.Hour}))
-	client, err := notesclient.New(ctr.BaseURL(), notesclient.WithAPIKey(ctr.APIKey()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := newClient(t, ctr, ctr.APIKey())
 	for _, err := range client.List(ctx, notesclient.ListParams{}) {
 		if err != nil {
 			t.Fatalf("List with a notes:read key: %v", err)
 		}
 	}
-	_, err = client.Create(ctx, notesclient.NewNote{Title: "t", Content: "c"})
+	_, err := client.Create(ctx, notesclient.NewNote{Title: "t", Content: "c"})
 	var apiErr *notesclient.Error
 	if !errors.As(err, &apiErr) || apiErr.Status != http.StatusForbidden {
 		t.Errorf("Create with a notes:read key: %v, want a 403 *notesclient.Error", err)
@@ -69,10 +73,7 @@ func TestReadOnlyKey(t *testing.T) {
 func TestIssueKey(t *testing.T) {
 	ctx := t.Context()
 	ctr := stacktest.Run(t, "tdnotes.Run", Run)
-	first, err := notesclient.New(ctr.BaseURL(), notesclient.WithAPIKey(ctr.APIKey()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := newClient(t, ctr, ctr.APIKey())
 	created, err := first.Create(ctx, notesclient.NewNote{Title: "mine", Content: "c"})
 	if err != nil {
 		t.Fatal(err)
@@ -88,10 +89,7 @@ func TestIssueKey(t *testing.T) {
 		if key == ctr.APIKey() {
 			t.Fatalf("IssueKey(%s) returned the start-up key", c.account)
 		}
-		client, err := notesclient.New(ctr.BaseURL(), notesclient.WithAPIKey(key))
-		if err != nil {
-			t.Fatal(err)
-		}
+		client := newClient(t, ctr, key)
 		_, err = client.Get(ctx, created.ID)
 		var apiErr *notesclient.Error
 		switch {

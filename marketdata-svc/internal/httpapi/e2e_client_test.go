@@ -19,21 +19,23 @@ import (
 // OpenAPI document as it does for the raw-HTTP tests.
 func (e *e2e) client(t *testing.T, key string) *marketdataclient.Client {
 	t.Helper()
-	hs := e.clientServer(t)
-	c, err := marketdataclient.New(hs.URL, marketdataclient.WithAccessKey(key), marketdataclient.WithHTTPClient(hs.Client()))
-	if err != nil {
-		t.Fatalf("new client: %v", err)
-	}
-	return c
+	return newClient(t, e, key, marketdataclient.New)
 }
 
 // clientV2 is client for /v2.
 func (e *e2e) clientV2(t *testing.T, key string) *marketdataclient.V2 {
 	t.Helper()
+	return newClient(t, e, key, marketdataclient.NewV2)
+}
+
+// newClient is a client made by open (the v1 or the v2 constructor) of a
+// new clientServer, sending key.
+func newClient[C any](t *testing.T, e *e2e, key string, open func(string, ...marketdataclient.Option) (C, error)) C {
+	t.Helper()
 	hs := e.clientServer(t)
-	c, err := marketdataclient.NewV2(hs.URL, marketdataclient.WithAccessKey(key), marketdataclient.WithHTTPClient(hs.Client()))
+	c, err := open(hs.URL, marketdataclient.WithAccessKey(key), marketdataclient.WithHTTPClient(hs.Client()))
 	if err != nil {
-		t.Fatalf("new v2 client: %v", err)
+		t.Fatalf("new client: %v", err)
 	}
 	return c
 }
