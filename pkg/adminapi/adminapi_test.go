@@ -1,6 +1,7 @@
 package adminapi
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -11,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gin-gonic/gin"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
@@ -131,5 +134,29 @@ func TestTokenFile(t *testing.T) {
 	_ = os.Chtimes(path, later.Add(time.Second), later.Add(time.Second))
 	if w := call(h, "GET", "/admin/v1/audit?after=x", billing, ""); w.Code != 400 {
 		t.Errorf("after a broken change the previous tokens stay: %d, want 400", w.Code)
+	}
+}
+
+// TestDatabaseBusyIs503: a statement timeout (a lock wait on a key that
+// concurrent rolls queue on) or a lost connection is a 503 with
+// Retry-After, never a 500, and another driver error a 500.
+func TestDatabaseBusyIs503(t *testing.T) {
+	s := &server{o: Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil))}}
+	for _, c := range []struct {
+		err  error
+		want int
+	}{
+		{fmt.Errorf("roll key: %w", &pgconn.PgError{Code: "57014"}), http.StatusServiceUnavailable},
+		{fmt.Errorf("roll key: %w", &pgconn.PgError{Code: "55P03"}), http.StatusServiceUnavailable},
+		{fmt.Errorf("revoke key: %w", &pgconn.PgError{Code: "08006"}), http.StatusServiceUnavailable},
+		{fmt.Errorf("create key: %w", &pgconn.PgError{Code: "42P01"}), http.StatusInternalServerError},
+	} {
+		w := httptest.NewRecorder()
+		c2, _ := gin.CreateTestContext(w)
+		s.fail(c2, c.err)
+		if w.Code != c.want || (c.want == http.StatusServiceUnavailable) != (w.Header().Get("Retry-After") == "1") ||
+			w.Header().Get("Content-Type") != "application/problem+json" {
+			t.Errorf("%v: %d %v %s, want %d", c.err, w.Code, w.Header(), w.Body, c.want)
+		}
 	}
 }

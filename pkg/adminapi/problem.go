@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/tickerdesk/tickerdesk/pkg/keystore"
+	"github.com/tickerdesk/tickerdesk/pkg/postgres"
 )
 
 // problem is an RFC 9457 problem details object.
@@ -62,6 +64,15 @@ func (s *server) fail(c *gin.Context, err error) {
 		re = &requestError{http.StatusConflict, "key-limit", "Too many live keys", storeDetail(err, keystore.ErrKeyLimit)}
 	case errors.Is(err, keystore.ErrKeyNotLive):
 		re = &requestError{http.StatusConflict, "key-not-live", "Key not live", "the key is revoked or expired: only a live key can be rolled"}
+	case slices.Contains([]postgres.Class{postgres.Timeout, postgres.Unavailable, postgres.Conflict}, postgres.Classify(err)):
+		// The database timed out (a lock wait included: concurrent changes
+		// of one key queue on its row), is out of reach, or a transaction
+		// lost to another: a retry may succeed, and a 500 would say the
+		// request itself is at fault.
+		s.o.Log.Warn("admin api: database busy or unavailable", "path", c.FullPath(), "error", err.Error())
+		c.Header("Retry-After", "1")
+		re = &requestError{http.StatusServiceUnavailable, "unavailable", "Service unavailable",
+			"the database is busy or unavailable: retry shortly"}
 	default:
 		s.o.Log.Error("admin api", "path", c.FullPath(), "error", err.Error())
 		re = &requestError{http.StatusInternalServerError, "internal", "Internal error", ""}
