@@ -29,7 +29,7 @@ func main() {
 }
 
 // steps in the order they run; -only selects some by name.
-var steps = []string{"hostile", "isolation", "writers", "redis", "slowdb", "postgres", "sigterm", "audit", "audit2", "failover", "throttle"}
+var steps = []string{"hostile", "isolation", "writers", "redis", "slowdb", "postgres", "sigterm", "audit", "audit2", "admin", "failover", "throttle"}
 
 func run(ctx context.Context, args []string, _ func(string) string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("faults", flag.ContinueOnError)
@@ -147,6 +147,7 @@ func run(ctx context.Context, args []string, _ func(string) string, stdout io.Wr
 	})
 	step("audit", func() { suite.Audit(ctx, env) })
 	step("audit2", func() { suite.AuditRound2(ctx, env) })
+	step("admin", func() { suite.Admin(ctx, env) })
 	step("failover", func() { suite.Failover(ctx, env) })
 	// Last: a throttled address may be refused afterwards.
 	step("throttle", func() { suite.AuthThrottle(ctx, env) })
