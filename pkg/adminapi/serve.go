@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/tickerdesk/tickerdesk/pkg/keystore"
 )
 
@@ -58,4 +60,21 @@ func ExpireAudit(ctx context.Context, store *keystore.Store, retention time.Dura
 		case <-ticker.C:
 		}
 	}
+}
+
+// Start registers the admin metrics of namespace on reg and starts
+// ExpireAudit until bg ends; done closes when it has. Both run whether or
+// not the admin API is served: the keys command writes keys and the trail
+// too, and dashboards expect the metrics on every replica.
+func Start(bg context.Context, store *keystore.Store, retention time.Duration, reg prometheus.Registerer, namespace string,
+	log *slog.Logger) (m *Metrics, done <-chan struct{}, err error) {
+	if m, err = NewMetrics(reg, namespace, store); err != nil {
+		return nil, nil, err
+	}
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		ExpireAudit(bg, store, retention, log)
+	}()
+	return m, finished, nil
 }

@@ -32,21 +32,16 @@ const announceTimeout = time.Second
 // served), starts the audit trail's retention and, with Redis, the
 // subscription to RevokedChannel, both until bg ends, and returns the
 // admin API's server when MARKETDATA_ADMIN_ADDR is set, else nil. done
-// closes when the background work has ended.
+// closes when the audit trail's retention has ended.
 func startAdmin(bg context.Context, cfg config.Config, store *marketdatadb.Store, authn *auth.Authenticator, rdb redis.UniversalClient,
 	reg prometheus.Registerer, log *slog.Logger) (srv *http.Server, done <-chan struct{}, err error) {
-	metrics, err := adminapi.NewMetrics(reg, "marketdata", store.Store)
+	metrics, finished, err := adminapi.Start(bg, store.Store, cfg.AuditRetention, reg, "marketdata", log)
 	if err != nil {
 		return nil, nil, err
 	}
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		if rdb != nil {
-			go subscribeRevocations(bg, rdb, authn.Forget, log)
-		}
-		adminapi.ExpireAudit(bg, store.Store, cfg.AuditRetention, log)
-	}()
+	if rdb != nil {
+		go subscribeRevocations(bg, rdb, authn.Forget, log)
+	}
 	if cfg.AdminAddr == "" {
 		return nil, finished, nil
 	}

@@ -20,17 +20,9 @@ import (
 // the key from this process's auth cache; other replicas see it within
 // NOTES_KEY_CACHE_TTL.
 func startAdmin(bg context.Context, cfg config.Config, store *notesdb.Store, authn *auth.Authenticator, reg prometheus.Registerer, log *slog.Logger) (*http.Server, <-chan struct{}, error) {
-	metrics, err := adminapi.NewMetrics(reg, "notes", store.Store)
-	if err != nil {
-		return nil, nil, err
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		adminapi.ExpireAudit(bg, store.Store, cfg.AuditRetention, log)
-	}()
-	if cfg.AdminAddr == "" {
-		return nil, done, nil
+	metrics, done, err := adminapi.Start(bg, store.Store, cfg.AuditRetention, reg, "notes", log)
+	if err != nil || cfg.AdminAddr == "" {
+		return nil, done, err
 	}
 	srv, err := adminapi.Server(cfg.AdminTokenFile, adminapi.Options{
 		Service: "notes-svc", Store: store.Store, Metrics: metrics, Changed: authn.Forget, Log: log,
