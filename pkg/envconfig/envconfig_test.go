@@ -115,3 +115,45 @@ func TestBounds(t *testing.T) {
 	check("0", count, "APP_X must be between 1 and 100 (got 0)")
 	check("99999999999", count, "APP_X must be between 1 and 100 (got 99999999999)")
 }
+
+// TestLoggedIsWhatWasRead: every setting read is logged once under its
+// lower-case name, as its value read (the default when unset), with
+// secrets masked; a Service logs the settings read after it too, since
+// a service's Config logs whole through it.
+func TestLoggedIsWhatWasRead(t *testing.T) {
+	r := reader(map[string]string{
+		"APP_DATABASE_URL": "postgres://app:db-s3cret@db:5432/app",
+		"APP_REPLICA_URLS": "postgres://app:r1-s3cret@r1/app, postgres://app:r2-s3cret@r2/app",
+		"APP_TOKEN":        "tok-s3cret",
+		"APP_CACHE_TTL":    "2m",
+		"APP_LOG_LEVEL":    "warning",
+		"APP_POOL":         "7",
+		"APP_ORIGINS":      "a, b",
+	})
+	s := r.Service(":8000")
+	_ = r.DSN("DATABASE_URL")
+	_ = r.DSNList("REPLICA_URLS")
+	_ = r.Secret("TOKEN")
+	_ = r.Secret("UNSET_TOKEN")
+	_ = r.DurationIn("CACHE_TTL", time.Minute, time.Second, time.Hour)
+	_ = r.IntIn("POOL", 3, 1, 10)
+	_ = r.IntIn("POOL", 3, 1, 10) // read twice, logged once
+	_ = r.List("ORIGINS")
+	_ = r.String("MODE", "lease")
+	var b strings.Builder
+	slog.New(slog.NewJSONHandler(&b, nil)).Info("config", "config", s)
+	out := b.String()
+	if strings.Contains(out, "s3cret") {
+		t.Fatalf("logged a secret: %s", out)
+	}
+	for _, want := range []string{`"http_addr":":8000"`, `"log_level":"WARN"`, `"database_url":"postgres://app:xxxxx@db:5432/app"`,
+		`"replica_urls":["postgres://app:xxxxx@r1/app","postgres://app:xxxxx@r2/app"]`, `"token":"xxxxx"`, `"unset_token":""`,
+		`"cache_ttl":"2m0s"`, `"pool":7`, `"origins":["a","b"]`, `"mode":"lease"`, `"tracing":{"enabled":false`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log line lacks %s: %s", want, out)
+		}
+	}
+	if n := strings.Count(out, `"pool":`); n != 1 {
+		t.Errorf("pool logged %d times: %s", n, out)
+	}
+}

@@ -46,6 +46,10 @@ type Service struct {
 	// Tracing is what the standard OTEL_* variables say: off unless
 	// OTEL_TRACES_EXPORTER names an exporter (pkg/tracing).
 	Tracing tracing.Settings
+
+	// logged are the settings the Reader read, these and the service's
+	// own, read before or after them (Reader.Logged).
+	logged *[]slog.Attr
 }
 
 // Service reads and checks the shared settings; defaultHTTPAddr is where
@@ -66,6 +70,7 @@ func (r *Reader) Service(defaultHTTPAddr string) Service {
 		AdminTokenFile:    r.String("ADMIN_TOKEN_FILE", ""),
 		AuditRetention:    r.DurationIn("AUDIT_RETENTION", 400*24*time.Hour, 7*24*time.Hour, 10*365*24*time.Hour),
 		Tracing:           tracing.FromEnv(r.getenv),
+		logged:            r.logged,
 	}
 	// A malformed proxy would otherwise fail only when the server starts,
 	// after the configuration was reported good.
@@ -88,23 +93,19 @@ func (r *Reader) Service(defaultHTTPAddr string) Service {
 	return s
 }
 
-// LogAttrs are the shared settings for a service's configuration log line,
-// with nothing secret in them (Tracing logs no endpoint or header).
+// LogAttrs are the service's whole configuration for its log line: every
+// setting the Reader that returned s read, the service's own included,
+// as Reader.Logged words them (secrets masked), then the tracing settings
+// (which log no endpoint or header).
 func (s Service) LogAttrs() []slog.Attr {
-	return []slog.Attr{
-		slog.String("http_addr", s.HTTPAddr),
-		slog.Any("trusted_proxies", s.TrustedProxies),
-		slog.String("request_timeout", s.RequestTimeout.String()),
-		slog.String("log_level", s.LogLevel.String()),
-		slog.String("shutdown_drain", s.ShutdownDrain.String()),
-		slog.String("shutdown_timeout", s.ShutdownTimeout.String()),
-		slog.String("key_cache_ttl", s.KeyCacheTTL.String()),
-		slog.Int("auth_failure_limit", s.AuthFailureLimit),
-		slog.String("auth_failure_window", s.AuthFailureWindow.String()),
-		slog.String("pprof_addr", s.PprofAddr),
-		slog.String("admin_addr", s.AdminAddr),
-		slog.String("admin_token_file", s.AdminTokenFile),
-		slog.String("audit_retention", s.AuditRetention.String()),
-		slog.Any("tracing", s.Tracing),
+	var out []slog.Attr
+	if s.logged != nil {
+		out = append(out, *s.logged...)
 	}
+	return append(out, slog.Any("tracing", s.Tracing))
 }
+
+// LogValue logs LogAttrs as a group, so that a service's Config, which
+// embeds its Service, logs whole and masked when it is logged once at
+// start-up.
+func (s Service) LogValue() slog.Value { return slog.GroupValue(s.LogAttrs()...) }

@@ -4,12 +4,10 @@ package config
 
 import (
 	"fmt"
-	"log/slog"
 	"net"
 	"net/url"
 	"time"
 
-	"github.com/tickerdesk/tickerdesk/pkg/dsn"
 	"github.com/tickerdesk/tickerdesk/pkg/envconfig"
 )
 
@@ -21,7 +19,7 @@ type Config struct {
 	// DatabaseURL is the PostgreSQL store of record (required).
 	DatabaseURL string
 	// DatabaseReplicaURLs are PostgreSQL streaming replicas of DatabaseURL
-	// that serve the API's reads (marketdatadb.Replicas); none by default.
+	// that serve the API's reads (the replicas.Router); none by default.
 	DatabaseReplicaURLs []string
 	// ReplicaWait bounds how long an import waits for the replicas to
 	// replay its commit before it publishes the new data version.
@@ -97,7 +95,8 @@ type Sync struct {
 
 // SyncProvider is one provider's credential, base URL and rate.
 type SyncProvider struct {
-	// Token is the credential (MARKETDATA_SYNC_<NAME>_TOKEN); never logged.
+	// Token is the credential (MARKETDATA_SYNC_<NAME>_TOKEN); logged only
+	// as set or not.
 	Token string
 	// URL overrides the provider's base URL, for a proxy or a test.
 	URL string
@@ -139,13 +138,13 @@ func Load(getenv func(string) string) (Config, error) {
 	r := envconfig.New(getenv, Prefix)
 	c := Config{
 		Service:               r.Service(":8081"),
-		DatabaseURL:           r.String("DATABASE_URL", ""),
-		RedisURL:              r.String("REDIS_URL", ""),
+		DatabaseURL:           r.DSN("DATABASE_URL"),
+		RedisURL:              r.DSN("REDIS_URL"),
 		RedisSentinelAddrs:    r.List("REDIS_SENTINEL_ADDRS"),
 		RedisSentinelMaster:   r.String("REDIS_SENTINEL_MASTER", ""),
-		RedisSentinelPassword: r.String("REDIS_SENTINEL_PASSWORD", ""),
+		RedisSentinelPassword: r.Secret("REDIS_SENTINEL_PASSWORD"),
 		RedisClusterAddrs:     r.List("REDIS_CLUSTER_ADDRS"),
-		RedisPassword:         r.String("REDIS_PASSWORD", ""),
+		RedisPassword:         r.Secret("REDIS_PASSWORD"),
 		CORSOrigins:           r.List("CORS_ORIGINS"),
 		StatementTimeout:      r.DurationIn("STATEMENT_TIMEOUT", 5*time.Second, 100*time.Millisecond, 10*time.Minute),
 		DBMaxOpenConns:        r.IntIn("DB_MAX_OPEN_CONNS", 20, 1, 1000),
@@ -160,7 +159,7 @@ func Load(getenv func(string) string) (Config, error) {
 		RateLimitMode:         r.String("RATELIMIT_MODE", RateLimitLease),
 		UsageSyncInterval:     r.DurationIn("USAGE_SYNC_INTERVAL", 5*time.Second, time.Second, 5*time.Minute),
 	}
-	c.DatabaseReplicaURLs = r.List("DATABASE_REPLICA_URLS")
+	c.DatabaseReplicaURLs = r.DSNList("DATABASE_REPLICA_URLS")
 	c.ReplicaWait = r.DurationIn("DATABASE_REPLICA_WAIT", 10*time.Second, 100*time.Millisecond, 10*time.Minute)
 	// 1 s, or half a request timeout shorter than 2 s.
 	half := max(c.RequestTimeout/2, 10*time.Millisecond)
@@ -182,45 +181,6 @@ func Load(getenv func(string) string) (Config, error) {
 		return Config{}, fmt.Errorf("load config: %w", err)
 	}
 	return c, nil
-}
-
-// LogValue masks the passwords in the connection URLs, so the configuration
-// can be logged once at start-up.
-func (c Config) LogValue() slog.Value {
-	return slog.GroupValue(append(c.Service.LogAttrs(),
-		slog.String("database_url", dsn.Mask(c.DatabaseURL)),
-		slog.Any("database_replica_urls", maskAll(c.DatabaseReplicaURLs)),
-		slog.String("database_replica_wait", c.ReplicaWait.String()),
-		slog.String("database_replica_read_timeout", c.ReplicaReadTimeout.String()),
-		slog.String("redis_url", dsn.Mask(c.RedisURL)),
-		slog.Any("redis_sentinel_addrs", c.RedisSentinelAddrs),
-		slog.String("redis_sentinel_master", c.RedisSentinelMaster),
-		slog.String("redis_sentinel_password", mask(c.RedisSentinelPassword)),
-		slog.Any("redis_cluster_addrs", c.RedisClusterAddrs),
-		slog.String("redis_password", mask(c.RedisPassword)),
-		slog.Any("cors_origins", c.CORSOrigins),
-		slog.String("statement_timeout", c.StatementTimeout.String()),
-		slog.Int("db_max_open_conns", c.DBMaxOpenConns),
-		slog.Int("db_max_idle_conns", c.DBMaxIdleConns),
-		slog.String("cache_ttl", c.CacheTTL.String()),
-		slog.String("cache_timeout", c.CacheTimeout.String()),
-		slog.Int("local_cache_size", c.LocalCacheSize),
-		slog.Int("cache_max_entry_bytes", c.CacheMaxEntryBytes),
-		slog.String("data_version_poll", c.DataVersionPoll.String()),
-		slog.String("ratelimit_mode", c.RateLimitMode),
-		slog.String("usage_sync_interval", c.UsageSyncInterval.String()),
-		slog.String("sync_timeout", c.Sync.Timeout.String()),
-		slog.Int("sync_retries", c.Sync.Retries),
-		slog.Int("sync_concurrency", c.Sync.Concurrency),
-	)...)
-}
-
-func maskAll(urls []string) []string {
-	out := make([]string, len(urls))
-	for i, u := range urls {
-		out[i] = dsn.Mask(u)
-	}
-	return out
 }
 
 // RedisConfigured tells whether any Redis mode is set; without one the
@@ -253,14 +213,6 @@ func (c Config) checkRedis(r *envconfig.Reader) {
 	}
 }
 
-// mask hides a password but tells whether one is set.
-func mask(secret string) string {
-	if secret == "" {
-		return ""
-	}
-	return dsn.Masked
-}
-
 // validOrigin accepts "*" or a browser origin: http or https, a host, an
 // optional port, and nothing after it (browsers send exactly that).
 func validOrigin(o string) bool {
@@ -284,15 +236,15 @@ func loadSync(r *envconfig.Reader) Sync {
 	}
 	// Each name is spelt out whole, one provider a line: the deploy checks
 	// find the variables a service reads by their literal names.
-	s.Marketstack = SyncProvider{Token: r.String("SYNC_MARKETSTACK_TOKEN", ""), URL: syncURL("SYNC_MARKETSTACK_URL", r), RatePerMinute: r.IntIn("SYNC_MARKETSTACK_RATE_PER_MINUTE", 300, 1, 100_000), Burst: r.IntIn("SYNC_MARKETSTACK_BURST", 10, 1, 10_000)}
-	s.Tiingo = SyncProvider{Token: r.String("SYNC_TIINGO_TOKEN", ""), URL: syncURL("SYNC_TIINGO_URL", r), RatePerMinute: r.IntIn("SYNC_TIINGO_RATE_PER_MINUTE", 100, 1, 100_000), Burst: r.IntIn("SYNC_TIINGO_BURST", 5, 1, 10_000)}
-	s.EODHD = SyncProvider{Token: r.String("SYNC_EODHD_TOKEN", ""), URL: syncURL("SYNC_EODHD_URL", r), RatePerMinute: r.IntIn("SYNC_EODHD_RATE_PER_MINUTE", 900, 1, 100_000), Burst: r.IntIn("SYNC_EODHD_BURST", 20, 1, 10_000)}
-	s.Stooq = SyncProvider{Token: r.String("SYNC_STOOQ_TOKEN", ""), URL: syncURL("SYNC_STOOQ_URL", r), RatePerMinute: r.IntIn("SYNC_STOOQ_RATE_PER_MINUTE", 60, 1, 100_000), Burst: r.IntIn("SYNC_STOOQ_BURST", 2, 1, 10_000)}
+	s.Marketstack = SyncProvider{Token: r.Secret("SYNC_MARKETSTACK_TOKEN"), URL: syncURL("SYNC_MARKETSTACK_URL", r), RatePerMinute: r.IntIn("SYNC_MARKETSTACK_RATE_PER_MINUTE", 300, 1, 100_000), Burst: r.IntIn("SYNC_MARKETSTACK_BURST", 10, 1, 10_000)}
+	s.Tiingo = SyncProvider{Token: r.Secret("SYNC_TIINGO_TOKEN"), URL: syncURL("SYNC_TIINGO_URL", r), RatePerMinute: r.IntIn("SYNC_TIINGO_RATE_PER_MINUTE", 100, 1, 100_000), Burst: r.IntIn("SYNC_TIINGO_BURST", 5, 1, 10_000)}
+	s.EODHD = SyncProvider{Token: r.Secret("SYNC_EODHD_TOKEN"), URL: syncURL("SYNC_EODHD_URL", r), RatePerMinute: r.IntIn("SYNC_EODHD_RATE_PER_MINUTE", 900, 1, 100_000), Burst: r.IntIn("SYNC_EODHD_BURST", 20, 1, 10_000)}
+	s.Stooq = SyncProvider{Token: r.Secret("SYNC_STOOQ_TOKEN"), URL: syncURL("SYNC_STOOQ_URL", r), RatePerMinute: r.IntIn("SYNC_STOOQ_RATE_PER_MINUTE", 60, 1, 100_000), Burst: r.IntIn("SYNC_STOOQ_BURST", 2, 1, 10_000)}
 	return s
 }
 
 // syncURL reads a provider's base URL override: http or https, without
-// credentials (the token has a variable of its own, which is never logged).
+// credentials (the token has a variable of its own, which is logged masked).
 func syncURL(name string, r *envconfig.Reader) string {
 	v := r.String(name, "")
 	if v != "" {

@@ -65,6 +65,12 @@ func TestLogValueMasksSecrets(t *testing.T) {
 		"MARKETDATA_REDIS_URL":       "redis://:redis-s3cret@cache:6379/0",
 		"OTEL_TRACES_EXPORTER":       "otlp",
 		"OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer hdr-s3cret",
+		// Every other secret marketdata-svc reads.
+		"MARKETDATA_DATABASE_REPLICA_URLS":  "postgres://app:replica-s3cret@replica:5432/marketdata",
+		"MARKETDATA_SYNC_MARKETSTACK_TOKEN": "ms-s3cret",
+		"MARKETDATA_SYNC_TIINGO_TOKEN":      "ti-s3cret",
+		"MARKETDATA_SYNC_EODHD_TOKEN":       "eo-s3cret",
+		"MARKETDATA_SYNC_STOOQ_TOKEN":       "st-s3cret",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +84,8 @@ func TestLogValueMasksSecrets(t *testing.T) {
 	// The tracing settings are logged as envconfig.Service words them (tested
 	// there), never with the OTLP headers.
 	if !strings.Contains(out, "db:5432/marketdata") || !strings.Contains(out, `"shutdown_drain":"5s"`) ||
-		!strings.Contains(out, `"tracing":{"enabled":true,"exporter":"otlp"}`) {
+		!strings.Contains(out, `"tracing":{"enabled":true,"exporter":"otlp"}`) || !strings.Contains(out, `"sync_tiingo_token":"xxxxx"`) ||
+		!strings.Contains(out, `"cache_ttl":"5m0s"`) || !strings.Contains(out, "replica:5432/marketdata") {
 		t.Fatalf("logged configuration lost its content: %s", out)
 	}
 }

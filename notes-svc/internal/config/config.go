@@ -4,11 +4,9 @@ package config
 
 import (
 	"errors"
-	"log/slog"
 	"net/url"
 	"time"
 
-	"github.com/tickerdesk/tickerdesk/pkg/dsn"
 	"github.com/tickerdesk/tickerdesk/pkg/envconfig"
 )
 
@@ -64,7 +62,7 @@ func Load(getenv func(string) string) (Config, error) {
 	r := envconfig.New(getenv, Prefix)
 	c := Config{
 		Service:               r.Service(":8080"),
-		DatabaseURL:           r.String("DATABASE_URL", ""),
+		DatabaseURL:           r.DSN("DATABASE_URL"),
 		HTTPReadTimeout:       r.DurationIn("HTTP_READ_TIMEOUT", 15*time.Second, 100*time.Millisecond, 10*time.Minute),
 		HTTPReadHeaderTimeout: r.DurationIn("HTTP_READ_HEADER_TIMEOUT", 5*time.Second, 100*time.Millisecond, time.Minute),
 		HTTPWriteTimeout:      r.DurationIn("HTTP_WRITE_TIMEOUT", 60*time.Second, 100*time.Millisecond, 10*time.Minute),
@@ -122,27 +120,3 @@ func (c Config) RequireDatabase() error {
 	return nil
 }
 
-// LogValue implements slog.LogValuer with secrets masked.
-func (c Config) LogValue() slog.Value {
-	return slog.GroupValue(append(c.Service.LogAttrs(),
-		slog.String("database_url", dsn.Mask(c.DatabaseURL)),
-		slog.String("http_read_timeout", c.HTTPReadTimeout.String()),
-		slog.String("http_read_header_timeout", c.HTTPReadHeaderTimeout.String()),
-		slog.String("http_write_timeout", c.HTTPWriteTimeout.String()),
-		slog.String("http_idle_timeout", c.HTTPIdleTimeout.String()),
-		slog.Int("http_max_header_bytes", c.HTTPMaxHeaderBytes),
-		slog.Int("db_max_open_conns", c.DBMaxOpenConns),
-		slog.Int("db_max_idle_conns", c.DBMaxIdleConns),
-		slog.String("db_conn_max_lifetime", c.DBConnMaxLifetime.String()),
-		slog.String("db_conn_max_idle_time", c.DBConnMaxIdleTime.String()),
-		slog.String("db_statement_timeout", c.DBStatementTimeout.String()),
-		slog.Int("list_max_concurrent", c.ListMaxConcurrent),
-		slog.Int("list_max_per_account", c.ListMaxPerAccount),
-		slog.String("list_wait", c.ListWait.String()),
-		slog.Int("list_batch_size", c.ListBatchSize),
-		slog.Int("key_cache_size", c.KeyCacheSize),
-		slog.String("last_used_flush_interval", c.LastUsedFlushInterval.String()),
-		slog.Int("rate_limit_per_second", c.RateLimitPerSecond),
-		slog.Int("gc_percent", c.GCPercent),
-	)...)
-}
