@@ -71,7 +71,7 @@ func (b *bench) intradayMonths() []time.Time {
 	return out
 }
 
-// partitionDDL is the statement marketdatadb.ensureIntradayPartitions runs
+// partitionDDL is the statement ingest.ensureIntradayPartitions runs
 // for month m (kept in step with it), so the bench's partitions are the
 // service's own.
 func partitionDDL(m time.Time) (name, ddl string) {

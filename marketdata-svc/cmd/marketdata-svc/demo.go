@@ -9,6 +9,7 @@ import (
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
 	demodata "github.com/tickerdesk/tickerdesk/marketdata-svc/internal/demo"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/ingest"
 )
 
 // demo loads the bundled demo dataset in one transaction; running it again
@@ -24,7 +25,7 @@ func demo(ctx context.Context, cfg config.Config, log *slog.Logger, args []strin
 	}
 	defer store.Close()
 	start := time.Now()
-	res, err := demodata.Load(ctx, store)
+	res, err := demodata.Load(ctx, ingest.New(store.DB()))
 	if err != nil {
 		return err
 	}

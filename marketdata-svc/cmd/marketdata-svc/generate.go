@@ -11,6 +11,7 @@ import (
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
 	generator "github.com/tickerdesk/tickerdesk/marketdata-svc/internal/generate"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/ingest"
 )
 
 const generateUsage = `usage: marketdata-svc generate --symbols N --years Y [--seed S] [--end YYYY-MM-DD] [--out DIR]
@@ -60,7 +61,8 @@ func generate(ctx context.Context, cfg config.Config, log *slog.Logger, args []s
 		return err
 	}
 	defer store.Close()
-	res, err := store.Apply(ctx, generator.Load(opts))
+	load := ingest.New(store.DB())
+	res, err := load.Apply(ctx, generator.Load(opts))
 	if err != nil {
 		return fmt.Errorf("generate: %w", err)
 	}
@@ -71,7 +73,7 @@ func generate(ctx context.Context, cfg config.Config, log *slog.Logger, args []s
 		return err
 	}
 	vstart := time.Now()
-	if err := store.Vacuum(ctx); err != nil {
+	if err := load.Vacuum(ctx); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "generate: vacuum analyze in %s\n", time.Since(vstart).Round(time.Millisecond))

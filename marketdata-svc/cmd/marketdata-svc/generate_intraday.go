@@ -12,7 +12,8 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
 	generator "github.com/tickerdesk/tickerdesk/marketdata-svc/internal/generate"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/ingest"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/reads"
 )
 
 const generateIntradayUsage = `usage: marketdata-svc generate --intraday (--tickers SYM,SYM | --symbols N) [--days D] [--seed S]`
@@ -51,21 +52,24 @@ func generateIntraday(ctx context.Context, cfg config.Config, log *slog.Logger, 
 		return err
 	}
 	defer store.Close()
+	// The days to fill are read as the API reads them, the minutes loaded
+	// as an import loads them.
+	reader, load := reads.New(store.DB()), ingest.New(store.DB())
 	start := time.Now()
-	var total marketdatadb.LoadResult
+	var total ingest.LoadResult
 	ndays := 0
 	// Batches of symbols, a transaction each: 50 million minutes in one
 	// transaction would stage them all in one temporary table first. Each
 	// batch is idempotent, so a run that stops half-way is simply rerun.
 	for i := 0; i < len(syms); i += generateIntradayBatch {
 		batch := syms[i:min(i+generateIntradayBatch, len(syms))]
-		sdays, err := sessionDays(ctx, store, batch, *days)
+		sdays, err := sessionDays(ctx, reader, batch, *days)
 		if err != nil {
 			return fmt.Errorf("generate: %w", err)
 		}
 		ndays += len(sdays)
 		src := generator.NewIntradaySource(*seed, sdays)
-		res, err := store.ApplyIntraday(ctx, marketdatadb.IntradayLoad{Rows: func() (marketdatadb.IntradaySource, error) { return src, nil }})
+		res, err := load.ApplyIntraday(ctx, ingest.IntradayLoad{Rows: func() (ingest.IntradaySource, error) { return src, nil }})
 		if err != nil {
 			return fmt.Errorf("generate: %w", err)
 		}
@@ -86,7 +90,7 @@ const generateIntradayBatch = 50
 
 // sessionDays reads each symbol's last days daily bars with its exchange's
 // session and zone.
-func sessionDays(ctx context.Context, store *marketdatadb.Store, syms []string, days int) ([]generator.SessionDay, error) {
+func sessionDays(ctx context.Context, store *reads.Store, syms []string, days int) ([]generator.SessionDay, error) {
 	var out []generator.SessionDay
 	for _, sym := range syms {
 		t, err := store.Ticker(ctx, sym)

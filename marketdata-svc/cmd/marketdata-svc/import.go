@@ -12,6 +12,7 @@ import (
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/importer"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/ingest"
 )
 
 const importUsage = `usage: marketdata-svc import [--kind prices|tickers|exchanges|splits|dividends|intraday] [--tz ZONE] [--symbol SYM] [--exchange MIC] FILE [FILE ...]`
@@ -45,8 +46,9 @@ func importData(ctx context.Context, cfg config.Config, log *slog.Logger, args [
 		return err
 	}
 	defer store.Close()
+	load := ingest.New(store.DB())
 	for _, path := range fs.Args() {
-		res, err := importer.ImportFile(ctx, store, path, opts)
+		res, err := importer.ImportFile(ctx, load, path, opts)
 		if err != nil {
 			return fmt.Errorf("import %s: nothing applied:\n%w", path, err)
 		}
@@ -87,8 +89,9 @@ func importIntraday(ctx context.Context, cfg config.Config, log *slog.Logger, pa
 		return err
 	}
 	defer store.Close()
+	load := ingest.New(store.DB())
 	for _, path := range paths {
-		res, err := importer.ImportIntradayFile(ctx, store, path, iopts)
+		res, err := importer.ImportIntradayFile(ctx, load, path, iopts)
 		if err != nil {
 			return fmt.Errorf("import %s: nothing applied:\n%w", path, err)
 		}

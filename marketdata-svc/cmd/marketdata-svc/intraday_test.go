@@ -11,6 +11,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/reads"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/testenv"
 )
 
@@ -64,7 +65,7 @@ func TestIntradayCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	p, err := store.Intraday(ctx, marketdata.IntradayQuery{Symbols: []string{"SYN000002", "ZZZ"}, Interval: marketdata.DayMinutes, Limit: 10})
+	p, err := reads.New(store.DB()).Intraday(ctx, marketdata.IntradayQuery{Symbols: []string{"SYN000002", "ZZZ"}, Interval: marketdata.DayMinutes, Limit: 10})
 	if err != nil || p.Total != 3 {
 		t.Errorf("24hour bars: %+v %v", p, err)
 	}

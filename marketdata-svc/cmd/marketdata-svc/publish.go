@@ -11,10 +11,12 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/dataversion"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/ingest"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/replicas"
 )
 
 // changeText sums up what a load changed, for the data commands' output.
-func changeText(r marketdatadb.LoadResult) string {
+func changeText(r ingest.LoadResult) string {
 	if !r.Changed() {
 		return "no changes"
 	}
@@ -61,7 +63,7 @@ func publishVersion(ctx context.Context, cfg config.Config, version int64) (int6
 // waitReplicas waits for cfg's replicas to replay the primary's WAL up to
 // its current position, and logs the outcome. It never fails the import:
 // the data is committed, and readers never read a replica behind the data
-// version in force (marketdatadb.Replicas).
+// version in force (package replicas).
 func waitReplicas(ctx context.Context, cfg config.Config, log *slog.Logger) {
 	if len(cfg.DatabaseReplicaURLs) == 0 {
 		return
@@ -72,13 +74,13 @@ func waitReplicas(ctx context.Context, cfg config.Config, log *slog.Logger) {
 		return
 	}
 	defer primary.Close()
-	replicas, err := marketdatadb.OpenReplicas(cfg, primary, nil, marketdatadb.ReplicaOptions{})
+	router, err := replicas.Open(cfg, primaryNode(primary), nil, replicas.Options{})
 	if err != nil {
 		log.Warn("wait for replicas", "err", err)
 		return
 	}
-	defer replicas.Close()
-	w, err := replicas.WaitReplayed(ctx, cfg.ReplicaWait)
+	defer router.Close()
+	w, err := router.WaitReplayed(ctx, cfg.ReplicaWait)
 	switch {
 	case err != nil:
 		log.Warn("wait for replicas", "err", err)

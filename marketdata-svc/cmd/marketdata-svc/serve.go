@@ -19,6 +19,9 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/httpapi"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/ingest"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/reads"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/replicas"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/ratelimit"
 	"github.com/tickerdesk/tickerdesk/pkg/accesslog"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
@@ -60,11 +63,12 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, access *acc
 	// replayed the data version the cache keys on (versions, set below
 	// before anything reads), which every version a read was answered at
 	// raises.
-	var reads marketdata.Store = store
+	primary := primaryNode(store)
+	var dbReads marketdata.Store = primary.Reads
 	var versions *dataversion.Source
-	var replicas *marketdatadb.Replicas
+	var router *replicas.Router
 	if len(cfg.DatabaseReplicaURLs) > 0 {
-		replicas, err = marketdatadb.OpenReplicas(cfg, store, tr.PgxTracer(), marketdatadb.ReplicaOptions{
+		router, err = replicas.Open(cfg, primary, tr.PgxTracer(), replicas.Options{
 			Logger: log, ReadTimeout: cfg.ReplicaReadTimeout,
 			Version: func() (int64, bool) { return versions.Current() },
 			Observe: func(v int64) { versions.Observe(v) },
@@ -72,18 +76,18 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, access *acc
 		if err != nil {
 			return fmt.Errorf("serve: %w", err)
 		}
-		defer replicas.Close()
-		registerReplicaMetrics(reg, replicas)
-		reads = replicas
+		defer router.Close()
+		registerReplicaMetrics(reg, router)
+		dbReads = router
 	}
-	deps, err := newServeDeps(ctx, cfg, log, reg, store, reads, tr)
+	deps, err := newServeDeps(ctx, cfg, log, reg, store, dbReads, tr)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	defer deps.close()
 	versions = deps.versions
-	if replicas != nil {
-		deps.replicaStates = replicas.States
+	if router != nil {
+		deps.replicaStates = router.States
 	}
 
 	// Read once before serving, so the first requests can use the cache.
@@ -91,9 +95,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, access *acc
 		log.Warn("data version unknown at start: the cache is bypassed until it is read", "err", err)
 	}
 	defer runInBackground(ctx, deps.versions.Run)()
-	if replicas != nil {
-		replicas.Check(ctx)
-		defer runInBackground(ctx, replicas.Run)()
+	if router != nil {
+		router.Check(ctx)
+		defer runInBackground(ctx, router.Run)()
 	}
 	if deps.limiterRun != nil {
 		// Stopped after the server: the last requests spend their tokens,
@@ -147,31 +151,37 @@ func newRegistry(store *marketdatadb.Store) *prometheus.Registry {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewDBStatsCollector(store.DB(), "marketdata"),
-		newSyncCollector(store),
+		newSyncCollector(ingest.New(store.DB())),
 	)
 	return reg
 }
 
+// primaryNode is the primary as the replica router reads it: the database
+// and the API's reads on its pool.
+func primaryNode(store *marketdatadb.Store) replicas.Node {
+	return replicas.Node{Database: store, Reads: reads.New(store.DB())}
+}
+
 // registerReplicaMetrics exports where reads go and each replica pool's
 // sql.DBStats (db_name marketdata_replica_1, ...).
-func registerReplicaMetrics(reg *prometheus.Registry, replicas *marketdatadb.Replicas) {
-	for i, db := range replicas.Pools() {
+func registerReplicaMetrics(reg *prometheus.Registry, router *replicas.Router) {
+	for i, db := range router.Pools() {
 		reg.MustRegister(collectors.NewDBStatsCollector(db, fmt.Sprintf("marketdata_replica_%d", i+1)))
 	}
-	for target, count := range map[string]func(marketdatadb.ReplicaStats) int64{
-		"replica":  func(s marketdatadb.ReplicaStats) int64 { return s.ReplicaReads },
-		"primary":  func(s marketdatadb.ReplicaStats) int64 { return s.PrimaryReads },
-		"fallback": func(s marketdatadb.ReplicaStats) int64 { return s.Fallbacks },
+	for target, count := range map[string]func(replicas.Stats) int64{
+		"replica":  func(s replicas.Stats) int64 { return s.ReplicaReads },
+		"primary":  func(s replicas.Stats) int64 { return s.PrimaryReads },
+		"fallback": func(s replicas.Stats) int64 { return s.Fallbacks },
 	} {
 		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "marketdata_db_replica_reads_total", ConstLabels: prometheus.Labels{"target": target},
 			Help: "Store reads by where they went: a replica, the primary (no replica usable), or the primary after failing on a replica (fallback).",
-		}, func() float64 { return float64(count(replicas.Stats())) }))
+		}, func() float64 { return float64(count(router.Stats())) }))
 	}
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "marketdata_db_replicas_usable",
 		Help: "Replicas that answer their health check and have replayed the data version in force.",
-	}, func() float64 { return float64(replicas.Stats().Usable) }))
+	}, func() float64 { return float64(router.Stats().Usable) }))
 }
 
 // serveDeps are what the API shares state through: in Redis when the
@@ -192,15 +202,16 @@ type serveDeps struct {
 
 // newServeDeps builds the data version source, the cache and the limiter,
 // on Redis when cfg names one.
-// reads is what the cache reads through: store, or its replicas.
-func newServeDeps(ctx context.Context, cfg config.Config, log *slog.Logger, reg prometheus.Registerer, store *marketdatadb.Store, reads marketdata.Store, tr *tracing.Tracing) (serveDeps, error) {
+// dbReads is what the cache reads through: the primary's reads, or the
+// replica router over them.
+func newServeDeps(ctx context.Context, cfg config.Config, log *slog.Logger, reg prometheus.Registerer, store *marketdatadb.Store, dbReads marketdata.Store, tr *tracing.Tracing) (serveDeps, error) {
 	cacheOpts := cache.Options{TTL: cfg.CacheTTL, Timeout: cfg.CacheTimeout, QueryTimeout: cfg.RequestTimeout, Logger: log, Registry: reg}
 	versionOpts := dataversion.Options{PollInterval: cfg.DataVersionPoll, Logger: log}
 	if !cfg.RedisConfigured() {
 		versions := dataversion.NewDatabase(store.DataVersion, versionOpts)
 		d := serveDeps{
 			versions: versions,
-			cache:    cache.NewLocal(reads, versions, cfg.LocalCacheSize, cacheOpts),
+			cache:    cache.NewLocal(dbReads, versions, cfg.LocalCacheSize, cacheOpts),
 			limiter:  ratelimit.NewLocal(reg, nil),
 			close:    func() {},
 			tracing:  tr,
@@ -222,7 +233,7 @@ func newServeDeps(ctx context.Context, cfg config.Config, log *slog.Logger, reg 
 	versions := dataversion.NewRedis(rdb, store.DataVersion, versionOpts)
 	d := serveDeps{
 		versions: versions,
-		cache:    cache.NewRedis(reads, rdb, versions, cacheOpts).WithMaxEntryBytes(cfg.CacheMaxEntryBytes),
+		cache:    cache.NewRedis(dbReads, rdb, versions, cacheOpts).WithMaxEntryBytes(cfg.CacheMaxEntryBytes),
 		close:    func() { _ = rdb.Close() },
 		tracing:  tr,
 		rdb:      rdb,

@@ -13,6 +13,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/feed"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/feed/registry"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/ingest"
 	"github.com/tickerdesk/tickerdesk/pkg/cmdmain"
 )
 
@@ -71,12 +72,13 @@ func syncData(ctx context.Context, cfg config.Config, log *slog.Logger, args []s
 		return err
 	}
 	defer store.Close()
+	load := ingest.New(store.DB())
 	if o.To.IsZero() {
 		mic := o.Exchange
 		if mic == "" {
 			mic = "XNYS"
 		}
-		tz, err := store.ExchangeTimezone(ctx, mic)
+		tz, err := load.ExchangeTimezone(ctx, mic)
 		if err != nil {
 			return err
 		}
@@ -98,7 +100,7 @@ func syncData(ctx context.Context, cfg config.Config, log *slog.Logger, args []s
 	}
 	o.Publish = func(ctx context.Context, version int64) error { return publish(ctx, cfg, log, version) }
 	start := time.Now()
-	rep, err := feed.Run(ctx, p, store, o)
+	rep, err := feed.Run(ctx, p, load, o)
 	if err != nil {
 		return fmt.Errorf("sync: %w", err)
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/ingest"
 )
 
 // syncCollector exports when each provider's `marketdata-svc sync` last
@@ -15,11 +15,11 @@ import (
 // its database, tell Prometheus instead. A provider that has run but never
 // succeeded reads 0, so the staleness alert fires for it too.
 type syncCollector struct {
-	store *marketdatadb.Store
+	store *ingest.Store
 	desc  *prometheus.Desc
 }
 
-func newSyncCollector(store *marketdatadb.Store) *syncCollector {
+func newSyncCollector(store *ingest.Store) *syncCollector {
 	return &syncCollector{store: store, desc: prometheus.NewDesc("marketdata_sync_last_success_timestamp_seconds",
 		"When marketdata-svc sync last synced every symbol from provider (Unix seconds; 0: never).", []string{"provider"}, nil)}
 }

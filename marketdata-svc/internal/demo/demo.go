@@ -14,7 +14,7 @@ import (
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/importer"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/ingest"
 )
 
 //go:embed data/*.csv data/README.md
@@ -53,7 +53,7 @@ var Exchanges = []marketdata.Exchange{
 
 // Tickers are the demo's instruments: the three series, and companies
 // whose real splits are loaded as facts (without prices).
-var Tickers = []marketdatadb.TickerRow{
+var Tickers = []ingest.TickerRow{
 	{Symbol: "GOOG", Name: "Alphabet Inc. Class C", AssetType: "Stock", PriceCurrency: "USD", ExchangeMIC: "XNAS", HasIntraday: true},
 	{Symbol: "MSFT", Name: "Microsoft Corporation", AssetType: "Stock", PriceCurrency: "USD", ExchangeMIC: "XNAS", HasIntraday: true},
 	{Symbol: "GSPC.INDX", Name: "S&P 500 Index", AssetType: "Index", PriceCurrency: "USD", ExchangeMIC: "INDX"},
@@ -99,13 +99,13 @@ var Dividends = []marketdata.Dividend{
 // then the synthetic minute bars of IntradaySeries in another. Loading it
 // again changes nothing. The result is the daily load's, with the data
 // version of whichever load changed data last.
-func Load(ctx context.Context, store Store) (marketdatadb.LoadResult, error) {
-	load := marketdatadb.Load{
+func Load(ctx context.Context, store Store) (ingest.LoadResult, error) {
+	load := ingest.Load{
 		Exchanges: Exchanges,
 		Tickers:   Tickers,
 		Splits:    Splits,
 		Dividends: Dividends,
-		Bars: func() (marketdatadb.BarSource, error) {
+		Bars: func() (ingest.BarSource, error) {
 			var srcs []*importer.PriceFile
 			for _, s := range Series {
 				p, err := openSeries(s.File, s.Symbol)
@@ -164,7 +164,7 @@ func (c *chain) Next() bool {
 	return false
 }
 
-func (c *chain) Bar() marketdatadb.BarRow { return c.srcs[c.i].Bar() }
+func (c *chain) Bar() ingest.BarRow { return c.srcs[c.i].Bar() }
 
 func (c *chain) Err() error {
 	if c.i < len(c.srcs) {

@@ -19,18 +19,18 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 func TestDemoLoadsIdempotentlyAndAnswersTheAcceptanceQuery(t *testing.T) {
 	ctx := context.Background()
 	s := testenv.Store(t)
-	res, err := demo.Load(ctx, s)
+	res, err := demo.Load(ctx, s.Ingest)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.BarsRead != 1047+65+5105 || !res.Changed() {
 		t.Fatalf("first load: %+v", res)
 	}
-	if res, err = demo.Load(ctx, s); err != nil || res.Changed() {
+	if res, err = demo.Load(ctx, s.Ingest); err != nil || res.Changed() {
 		t.Fatalf("second load changed data: %+v %v", res, err)
 	}
 	to, _ := time.Parse(time.DateOnly, "2008-10-14")
-	p, err := s.EOD(ctx, marketdata.EODQuery{Symbols: []string{"GOOG", "GSPC.INDX"}, DateTo: to, Limit: 4})
+	p, err := s.Reads.EOD(ctx, marketdata.EODQuery{Symbols: []string{"GOOG", "GSPC.INDX"}, DateTo: to, Limit: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,11 +52,11 @@ func TestDemoLoadsIdempotentlyAndAnswersTheAcceptanceQuery(t *testing.T) {
 	if sp.Close != 998.01001 || sp.Exchange != "INDX" || sp.AssetType != "Index" || sp.PriceCurrency != "USD" {
 		t.Fatalf("S&P 500 record: %+v", sp)
 	}
-	splits, err := s.Splits(ctx, marketdata.ActionQuery{Symbols: []string{"AAPL"}})
+	splits, err := s.Reads.Splits(ctx, marketdata.ActionQuery{Symbols: []string{"AAPL"}})
 	if err != nil || splits.Total != 1 || splits.Splits[0].Factor != 4 {
 		t.Fatalf("AAPL splits: %+v %v", splits, err)
 	}
-	ex, err := s.Exchanges(ctx, marketdata.ExchangeQuery{})
+	ex, err := s.Reads.Exchanges(ctx, marketdata.ExchangeQuery{})
 	if err != nil || ex.Total != int64(len(demo.Exchanges)) {
 		t.Fatalf("exchanges: %d %v", ex.Total, err)
 	}

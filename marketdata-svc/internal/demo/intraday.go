@@ -9,7 +9,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/generate"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/importer"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/ingest"
 )
 
 // IntradaySeries are the demo symbols with synthetic 1-minute bars, and
@@ -57,12 +57,12 @@ func IntradayDaysOf(symbol string) ([]generate.DayBar, error) {
 
 // intradayRows generates the demo's minute bars on its symbols' exchange
 // (XNAS) sessions.
-func intradayRows() ([]marketdatadb.IntradayRow, error) {
+func intradayRows() ([]ingest.IntradayRow, error) {
 	zone, err := time.LoadLocation("America/New_York")
 	if err != nil {
 		return nil, err
 	}
-	var rows []marketdatadb.IntradayRow
+	var rows []ingest.IntradayRow
 	for _, sym := range IntradaySeries {
 		days, err := IntradayDaysOf(sym)
 		if err != nil {
@@ -75,12 +75,12 @@ func intradayRows() ([]marketdatadb.IntradayRow, error) {
 	return rows, nil
 }
 
-func loadIntraday(ctx context.Context, store importer.IntradayApplier) (marketdatadb.LoadResult, error) {
+func loadIntraday(ctx context.Context, store importer.IntradayApplier) (ingest.LoadResult, error) {
 	rows, err := intradayRows()
 	if err != nil {
-		return marketdatadb.LoadResult{}, fmt.Errorf("load demo intraday: %w", err)
+		return ingest.LoadResult{}, fmt.Errorf("load demo intraday: %w", err)
 	}
-	res, err := store.ApplyIntraday(ctx, marketdatadb.IntradayLoad{Rows: marketdatadb.IntradayRows(rows)})
+	res, err := store.ApplyIntraday(ctx, ingest.IntradayLoad{Rows: ingest.IntradayRows(rows)})
 	if err != nil {
 		return res, fmt.Errorf("load demo intraday: %w", err)
 	}

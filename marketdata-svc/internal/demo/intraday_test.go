@@ -14,11 +14,11 @@ import (
 func TestDemoIntradayAgreesWithEOD(t *testing.T) {
 	ctx := context.Background()
 	s := testenv.Store(t)
-	if _, err := demo.Load(ctx, s); err != nil {
+	if _, err := demo.Load(ctx, s.Ingest); err != nil {
 		t.Fatal(err)
 	}
 	for _, sym := range demo.IntradaySeries {
-		tk, err := s.Ticker(ctx, sym)
+		tk, err := s.Reads.Ticker(ctx, sym)
 		if err != nil || !tk.HasIntraday {
 			t.Errorf("%s has_intraday: %+v %v", sym, tk, err)
 		}
@@ -26,12 +26,12 @@ func TestDemoIntradayAgreesWithEOD(t *testing.T) {
 		if err != nil || len(days) != demo.IntradayDays {
 			t.Fatalf("%s: %d days %v", sym, len(days), err)
 		}
-		p, err := s.Intraday(ctx, marketdata.IntradayQuery{Symbols: []string{sym}, Interval: marketdata.DayMinutes, Sort: marketdata.SortAsc, Limit: 100})
+		p, err := s.Reads.Intraday(ctx, marketdata.IntradayQuery{Symbols: []string{sym}, Interval: marketdata.DayMinutes, Sort: marketdata.SortAsc, Limit: 100})
 		if err != nil || len(p.Bars) != len(days) {
 			t.Fatalf("%s: %d 24hour bars, want %d (%v)", sym, len(p.Bars), len(days), err)
 		}
 		for i, d := range days {
-			eod, err := s.EOD(ctx, marketdata.EODQuery{Symbols: []string{sym}, DateFrom: d.Date, DateTo: d.Date, Limit: 1})
+			eod, err := s.Reads.EOD(ctx, marketdata.EODQuery{Symbols: []string{sym}, DateFrom: d.Date, DateTo: d.Date, Limit: 1})
 			if err != nil || len(eod.Bars) != 1 {
 				t.Fatalf("%s %s: eod %v", sym, d.Date, err)
 			}

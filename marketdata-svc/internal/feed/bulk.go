@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/importer"
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/ingest"
 )
 
 // bulk syncs an exchange day by day through one call a day, each day in
@@ -63,8 +63,8 @@ func (r *runner) bulkDay(ctx context.Context, b Bulk, day time.Time) (ok bool, e
 	}
 	w := Window{From: day, To: day}
 	var first *dayBars
-	l := marketdatadb.Load{DefaultExchange: r.o.Exchange, Splits: d.Splits, Dividends: d.Dividends}
-	l.Bars = func() (marketdatadb.BarSource, error) {
+	l := ingest.Load{DefaultExchange: r.o.Exchange, Splits: d.Splits, Dividends: d.Dividends}
+	l.Bars = func() (ingest.BarSource, error) {
 		rs, err := d.Records()
 		if err != nil {
 			return nil, err
@@ -83,7 +83,7 @@ func (r *runner) bulkDay(ctx context.Context, b Bulk, day time.Time) (ok bool, e
 	if first == nil || len(first.symbols) == 0 {
 		return true, nil // a holiday: nothing to record, asked again next time
 	}
-	err = r.store.SaveSyncProgress(ctx, r.p.Name(), []marketdatadb.SyncWindow{{Symbol: "@" + r.o.Exchange, From: day, Through: day}})
+	err = r.store.SaveSyncProgress(ctx, r.p.Name(), []ingest.SyncWindow{{Symbol: "@" + r.o.Exchange, From: day, Through: day}})
 	if err != nil {
 		return true, err
 	}
@@ -104,7 +104,7 @@ type dayBars struct {
 	rs       RecordSource
 	w        Window
 	provider string
-	cur      marketdatadb.BarRow
+	cur      ingest.BarRow
 	symbols  map[string]struct{}
 	reject   func(Reject)
 }
@@ -136,5 +136,5 @@ func (s *dayBars) Next() bool {
 	return false
 }
 
-func (s *dayBars) Bar() marketdatadb.BarRow { return s.cur }
-func (s *dayBars) Err() error               { return s.rs.Err() }
+func (s *dayBars) Bar() ingest.BarRow { return s.cur }
+func (s *dayBars) Err() error         { return s.rs.Err() }

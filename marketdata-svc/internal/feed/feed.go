@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/ingest"
 )
 
 // Provider is a data vendor's adapter.
@@ -196,8 +196,8 @@ func ParseDate(s string) (time.Time, error) {
 // bar turns r into a bar of w, or says why it is refused: a malformed or
 // missing number or date, a date outside w, or what importer.CheckBar
 // refuses (checked by the caller).
-func bar(r Record, w Window) (marketdatadb.BarRow, string) {
-	b := marketdatadb.BarRow{Symbol: r.Symbol}
+func bar(r Record, w Window) (ingest.BarRow, string) {
+	b := ingest.BarRow{Symbol: r.Symbol}
 	d, err := ParseDate(r.Date)
 	if err != nil {
 		return b, err.Error()

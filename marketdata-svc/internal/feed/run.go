@@ -12,16 +12,16 @@ import (
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/importer"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/ingest"
 )
 
-// Store is what a sync reads and writes; *marketdatadb.Store is one. Bars
+// Store is what a sync reads and writes; *ingest.Store is one. Bars
 // are written through importer.Load only.
 type Store interface {
 	importer.Applier
 	LastBarDates(ctx context.Context, symbols []string) (map[string]time.Time, error)
-	SyncProgress(ctx context.Context, provider string, symbols []string) (map[string]marketdatadb.SyncWindow, error)
-	SaveSyncProgress(ctx context.Context, provider string, windows []marketdatadb.SyncWindow) error
+	SyncProgress(ctx context.Context, provider string, symbols []string) (map[string]ingest.SyncWindow, error)
+	SaveSyncProgress(ctx context.Context, provider string, windows []ingest.SyncWindow) error
 	SyncSymbols(ctx context.Context, exchange string) ([]string, error)
 	StartSyncRun(ctx context.Context, provider string) error
 	EndSyncRun(ctx context.Context, provider, status string, rows int64, failed int) error
@@ -199,7 +199,7 @@ func (r *runner) symbols(ctx context.Context) ([]string, error) {
 // the run resumes a --from window already begun, the day after what it
 // synced; without --from, the day after the later of the two, less the
 // lookback; fresh when there is neither.
-func (r *runner) start(p marketdatadb.SyncWindow, synced bool, lastStored, fresh time.Time) time.Time {
+func (r *runner) start(p ingest.SyncWindow, synced bool, lastStored, fresh time.Time) time.Time {
 	synced = synced && !r.o.Refetch
 	if from := r.o.From; !from.IsZero() {
 		if synced && !p.From.After(from) && !p.Through.Before(from) {
@@ -252,7 +252,7 @@ func (r *runner) plan(ctx context.Context, symbols []string) ([]job, error) {
 // fetched is one symbol's answer, checked.
 type fetched struct {
 	job
-	bars      []marketdatadb.BarRow
+	bars      []ingest.BarRow
 	splits    []marketdata.Split
 	dividends []marketdata.Dividend
 }
@@ -414,9 +414,9 @@ func (r *runner) store1(ctx context.Context, batch []fetched) {
 }
 
 func (r *runner) load(ctx context.Context, batch []fetched) error {
-	var bars []marketdatadb.BarRow
-	var l marketdatadb.Load
-	var windows []marketdatadb.SyncWindow
+	var bars []ingest.BarRow
+	var l ingest.Load
+	var windows []ingest.SyncWindow
 	for _, f := range batch {
 		bars = append(bars, f.bars...)
 		l.Splits = append(l.Splits, f.splits...)
@@ -428,11 +428,11 @@ func (r *runner) load(ctx context.Context, batch []fetched) error {
 					through = b.Date
 				}
 			}
-			windows = append(windows, marketdatadb.SyncWindow{Symbol: f.symbol, From: f.w.From, Through: through})
+			windows = append(windows, ingest.SyncWindow{Symbol: f.symbol, From: f.w.From, Through: through})
 		}
 	}
 	if len(bars) > 0 {
-		l.Bars = func() (marketdatadb.BarSource, error) { return &barSlice{bars: bars, i: -1}, nil }
+		l.Bars = func() (ingest.BarSource, error) { return &barSlice{bars: bars, i: -1}, nil }
 	}
 	l.DefaultExchange = r.o.Exchange
 	res, err := importer.Load(ctx, r.store, l)
@@ -454,10 +454,10 @@ func (r *runner) load(ctx context.Context, batch []fetched) error {
 
 // barSlice is a BarSource over bars in memory.
 type barSlice struct {
-	bars []marketdatadb.BarRow
+	bars []ingest.BarRow
 	i    int
 }
 
-func (s *barSlice) Next() bool               { s.i++; return s.i < len(s.bars) }
-func (s *barSlice) Bar() marketdatadb.BarRow { return s.bars[s.i] }
-func (s *barSlice) Err() error               { return nil }
+func (s *barSlice) Next() bool         { s.i++; return s.i < len(s.bars) }
+func (s *barSlice) Bar() ingest.BarRow { return s.bars[s.i] }
+func (s *barSlice) Err() error         { return nil }

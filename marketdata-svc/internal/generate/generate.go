@@ -20,7 +20,7 @@ import (
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/adjust"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/ingest"
 )
 
 // Exchange is the pseudo-exchange of the synthetic symbols.
@@ -43,10 +43,10 @@ type Options struct {
 func Symbol(i int) string { return fmt.Sprintf("SYN%06d", i+1) }
 
 // Tickers returns the synthetic tickers.
-func Tickers(n int) []marketdatadb.TickerRow {
-	out := make([]marketdatadb.TickerRow, n)
+func Tickers(n int) []ingest.TickerRow {
+	out := make([]ingest.TickerRow, n)
 	for i := range out {
-		out[i] = marketdatadb.TickerRow{Symbol: Symbol(i), Name: fmt.Sprintf("Synthetic Company %06d", i+1),
+		out[i] = ingest.TickerRow{Symbol: Symbol(i), Name: fmt.Sprintf("Synthetic Company %06d", i+1),
 			AssetType: "Stock", PriceCurrency: "USD", ExchangeMIC: Exchange.MIC}
 	}
 	return out
@@ -80,7 +80,7 @@ func cents(x float64) float64 { return math.Round(x*100) / 100 }
 
 // Series returns the bars of symbol i over days, with their corporate
 // actions and adjustment factors.
-func Series(seed uint64, i int, days []time.Time) []marketdatadb.BarRow {
+func Series(seed uint64, i int, days []time.Time) []ingest.BarRow {
 	r := rand.New(rand.NewPCG(seed, uint64(i)+1))
 	sym := Symbol(i)
 	price := 10 + r.Float64()*490
@@ -92,12 +92,12 @@ func Series(seed uint64, i int, days []time.Time) []marketdatadb.BarRow {
 	divEvery := 63 // trading days in a quarter
 	divPhase := r.IntN(divEvery)
 
-	bars := make([]marketdatadb.BarRow, len(days))
+	bars := make([]ingest.BarRow, len(days))
 	closes := make([]float64, len(days))
 	var events []adjust.Event
 	pendingSplit := 0.0
 	for d, date := range days {
-		b := marketdatadb.BarRow{Symbol: sym, Date: date}
+		b := ingest.BarRow{Symbol: sym, Date: date}
 		prev := price
 		if pendingSplit != 0 {
 			b.SplitFactor = pendingSplit
@@ -142,12 +142,12 @@ func Series(seed uint64, i int, days []time.Time) []marketdatadb.BarRow {
 }
 
 // Source streams the bars of all symbols, symbol by symbol, generating
-// each series on demand; it implements marketdatadb.BarSource.
+// each series on demand; it implements ingest.BarSource.
 type Source struct {
 	opts Options
 	days []time.Time
 	sym  int
-	buf  []marketdatadb.BarRow
+	buf  []ingest.BarRow
 	pos  int
 }
 
@@ -170,18 +170,18 @@ func (s *Source) Next() bool {
 }
 
 // Bar returns the current bar.
-func (s *Source) Bar() marketdatadb.BarRow { return s.buf[s.pos] }
+func (s *Source) Bar() ingest.BarRow { return s.buf[s.pos] }
 
 // Err returns nil: generation cannot fail.
 func (s *Source) Err() error { return nil }
 
 // Load returns the load that replaces the synthetic dataset of opts.
-func Load(opts Options) marketdatadb.Load {
-	return marketdatadb.Load{
+func Load(opts Options) ingest.Load {
+	return ingest.Load{
 		Exchanges:      []marketdata.Exchange{Exchange},
 		Tickers:        Tickers(opts.Symbols),
 		ReplaceSymbols: Symbols(opts.Symbols),
 		FactorsGiven:   true,
-		Bars:           func() (marketdatadb.BarSource, error) { return NewSource(opts), nil },
+		Bars:           func() (ingest.BarSource, error) { return NewSource(opts), nil },
 	}
 }

@@ -84,16 +84,16 @@ func TestGeneratedFactorsMatchTheStore(t *testing.T) {
 	s := testenv.Store(t)
 	// Seed 3 gives some symbols with splits and dividends over 8 years.
 	opts := generate.Options{Symbols: 8, Years: 8, Seed: 3}
-	if _, err := s.Apply(ctx, generate.Load(opts)); err != nil {
+	if _, err := s.Ingest.Apply(ctx, generate.Load(opts)); err != nil {
 		t.Fatal(err)
 	}
 	query := marketdata.EODQuery{Symbols: generate.Symbols(opts.Symbols)}
-	given, err := s.EOD(ctx, query)
+	given, err := s.Reads.EOD(ctx, query)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sp, _ := s.Splits(ctx, marketdata.ActionQuery{})
-	dv, _ := s.Dividends(ctx, marketdata.ActionQuery{})
+	sp, _ := s.Reads.Splits(ctx, marketdata.ActionQuery{})
+	dv, _ := s.Reads.Dividends(ctx, marketdata.ActionQuery{})
 	if sp.Total == 0 || dv.Total == 0 {
 		t.Fatalf("want splits and dividends in the sample, got %d and %d", sp.Total, dv.Total)
 	}
@@ -101,11 +101,11 @@ func TestGeneratedFactorsMatchTheStore(t *testing.T) {
 	// recomputes the factors itself.
 	l := generate.Load(opts)
 	l.FactorsGiven = false
-	res, err := s.Apply(ctx, l)
+	res, err := s.Ingest.Apply(ctx, l)
 	if err != nil {
 		t.Fatal(err)
 	}
-	computed, err := s.EOD(ctx, query)
+	computed, err := s.Reads.EOD(ctx, query)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,11 +120,11 @@ func TestGeneratedFactorsMatchTheStore(t *testing.T) {
 	}
 	s2 := testenv.Store(t)
 	for _, f := range generate.Files {
-		if _, err := importer.ImportFile(ctx, s2, filepath.Join(dir, f), importer.Options{}); err != nil {
+		if _, err := importer.ImportFile(ctx, s2.Ingest, filepath.Join(dir, f), importer.Options{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	imported, err := s2.EOD(ctx, query)
+	imported, err := s2.Reads.EOD(ctx, query)
 	if err != nil {
 		t.Fatal(err)
 	}

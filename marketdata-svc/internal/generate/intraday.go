@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/ingest"
 )
 
 // DayBar is one daily bar that synthetic minutes must agree with.
@@ -27,7 +27,7 @@ type DayBar struct {
 // [low, high] and rounded to cents; one minute touches the day's high and
 // another its low. Volume follows the usual U shape of a session (heavier
 // at the open and the close), in whole shares.
-func Minutes(seed uint64, day DayBar, sess marketdata.Session, zone *time.Location) []marketdatadb.IntradayRow {
+func Minutes(seed uint64, day DayBar, sess marketdata.Session, zone *time.Location) []ingest.IntradayRow {
 	y, m, d := day.Date.Date()
 	local := time.Date(y, m, d, 0, 0, 0, 0, zone)
 	n := sess.CloseOn(day.Date) - sess.Open
@@ -72,10 +72,10 @@ func Minutes(seed uint64, day DayBar, sess marketdata.Session, zone *time.Locati
 	// is exact (whole shares stay exact in float64 far beyond any volume).
 	vols[n-1] += day.Volume - vsum
 
-	rows := make([]marketdatadb.IntradayRow, n)
+	rows := make([]ingest.IntradayRow, n)
 	for i := range rows {
 		o, c := p[i], p[i+1]
-		b := marketdatadb.IntradayRow{Symbol: day.Symbol, TS: local.Add(time.Duration(sess.Open+i) * time.Minute).UTC(),
+		b := ingest.IntradayRow{Symbol: day.Symbol, TS: local.Add(time.Duration(sess.Open+i) * time.Minute).UTC(),
 			Open: o, Close: c, High: math.Max(o, c), Low: math.Min(o, c), Volume: vols[i]}
 		if i == hi {
 			b.High = day.High
@@ -97,12 +97,12 @@ type SessionDay struct {
 
 // IntradaySource streams the synthetic minutes of days, a day at a time,
 // so that millions of minutes never sit in memory; it implements
-// marketdatadb.IntradaySource.
+// ingest.IntradaySource.
 type IntradaySource struct {
 	seed uint64
 	days []SessionDay
 	next int
-	buf  []marketdatadb.IntradayRow
+	buf  []ingest.IntradayRow
 	pos  int
 }
 
@@ -126,7 +126,7 @@ func (s *IntradaySource) Next() bool {
 }
 
 // Row returns the current minute.
-func (s *IntradaySource) Row() marketdatadb.IntradayRow { return s.buf[s.pos] }
+func (s *IntradaySource) Row() ingest.IntradayRow { return s.buf[s.pos] }
 
 // Err returns nil: generation cannot fail.
 func (s *IntradaySource) Err() error { return nil }

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/demo"
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/testenv"
 )
 
 // This file plays the part of a marketstack client. Its shapes are written
@@ -161,8 +161,8 @@ var (
 // trying the service first sees.
 func demoE2E(t *testing.T, cors ...string) *e2e {
 	t.Helper()
-	return newE2EWith(t, e2eOptions{cors: cors, seed: func(t *testing.T, store *marketdatadb.Store) {
-		if _, err := demo.Load(context.Background(), store); err != nil {
+	return newE2EWith(t, e2eOptions{cors: cors, seed: func(t *testing.T, store *testenv.Stores) {
+		if _, err := demo.Load(context.Background(), store.Ingest); err != nil {
 			t.Fatalf("load demo: %v", err)
 		}
 	}})

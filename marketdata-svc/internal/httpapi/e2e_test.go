@@ -19,6 +19,9 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/httpapi"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/ingest"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/reads"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/replicas"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/ratelimit"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/testenv"
 	"github.com/tickerdesk/tickerdesk/pkg/accesslog"
@@ -38,12 +41,12 @@ func day(s string) time.Time {
 
 // seed loads real prices from ../shared/data (GOOG and the S&P 500 around
 // the acceptance date, MSFT in 2003) and real corporate actions.
-func seed(t *testing.T, store *marketdatadb.Store) {
+func seed(t *testing.T, store *testenv.Stores) {
 	t.Helper()
-	row := func(sym, d string, o, h, l, c, v float64) marketdatadb.BarRow {
-		return marketdatadb.BarRow{Symbol: sym, Date: day(d), Open: o, High: h, Low: l, Close: c, Volume: v}
+	row := func(sym, d string, o, h, l, c, v float64) ingest.BarRow {
+		return ingest.BarRow{Symbol: sym, Date: day(d), Open: o, High: h, Low: l, Close: c, Volume: v}
 	}
-	bars := []marketdatadb.BarRow{
+	bars := []ingest.BarRow{
 		row("GOOG", "2008-10-08", 330.16, 358.99, 326.11, 338.11, 11826400),
 		row("GOOG", "2008-10-09", 344.52, 348.57, 321.67, 328.98, 8075000),
 		row("GOOG", "2008-10-10", 313.16, 341.89, 310.30, 332.00, 10597800),
@@ -57,13 +60,13 @@ func seed(t *testing.T, store *marketdatadb.Store) {
 		row("MSFT", "2003-06-19", 26.09, 26.39, 26.01, 26.07, 63626900),
 		row("MSFT", "2003-06-20", 26.34, 26.38, 26.01, 26.33, 86048896),
 	}
-	load := marketdatadb.Load{
+	load := ingest.Load{
 		Exchanges: []marketdata.Exchange{
 			{MIC: "XNAS", Name: "NASDAQ Stock Exchange", Acronym: "NASDAQ", CountryCode: "US", Country: "USA", City: "New York", Website: "www.nasdaq.com", Timezone: "America/New_York", Currency: "USD"},
 			{MIC: "INDX", Name: "Indices", Acronym: "INDX", CountryCode: "US", Country: "USA", City: "", Website: "", Timezone: "America/New_York", Currency: "USD"},
 			{MIC: "XLON", Name: "London Stock Exchange", Acronym: "LSE", CountryCode: "GB", Country: "United Kingdom", City: "London", Website: "www.londonstockexchange.com", Timezone: "Europe/London", Currency: "GBP"},
 		},
-		Tickers: []marketdatadb.TickerRow{
+		Tickers: []ingest.TickerRow{
 			{Symbol: "GOOG", Name: "Alphabet Inc. Class C", AssetType: "Stock", PriceCurrency: "USD", ExchangeMIC: "XNAS"},
 			{Symbol: "MSFT", Name: "Microsoft Corporation", AssetType: "Stock", PriceCurrency: "USD", ExchangeMIC: "XNAS"},
 			{Symbol: "GSPC.INDX", Name: "S&P 500 Index", AssetType: "Index", PriceCurrency: "USD", ExchangeMIC: "INDX"},
@@ -77,16 +80,16 @@ func seed(t *testing.T, store *marketdatadb.Store) {
 			{Symbol: "TSLA", Date: day("2022-08-25"), Factor: 3},
 		},
 		Dividends: []marketdata.Dividend{{Symbol: "MSFT", Date: day("2003-10-15"), Amount: 0.08}},
-		Bars:      marketdatadb.Bars(bars),
+		Bars:      ingest.Bars(bars),
 	}
-	if _, err := store.Apply(context.Background(), load); err != nil {
+	if _, err := store.Ingest.Apply(context.Background(), load); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
 }
 
 type e2e struct {
 	srv   *httpapi.Server
-	store *marketdatadb.Store
+	store *testenv.Stores
 	doc   *apiDoc
 	logs  *logbuf.Buffer
 	rdb   *redis.Client
@@ -94,9 +97,9 @@ type e2e struct {
 	keys  map[string]string
 	// versions is the server's data version source.
 	versions *dataversion.Source
-	// replicas and replica are set with e2eOptions.replica.
-	replicas *marketdatadb.Replicas
-	replica  *testenv.Replica
+	// router and replica are set with e2eOptions.replica.
+	router  *replicas.Router
+	replica *testenv.Replica
 }
 
 func newE2E(t *testing.T) *e2e {
@@ -107,12 +110,12 @@ func newE2E(t *testing.T) *e2e {
 // e2eOptions vary the end-to-end server: the data it is seeded with and
 // its CORS origins.
 type e2eOptions struct {
-	seed func(*testing.T, *marketdatadb.Store)
+	seed func(*testing.T, *testenv.Stores)
 	cors []string
 	// tracing, when set, traces the server, its pool and its Redis
 	// client (tracing_e2e_test.go).
 	tracing *tracing.Tracing
-	// replica, when set, sends the reads through marketdatadb.Replicas
+	// replica, when set, sends the reads through a replicas.Router
 	// to the test environment's streaming replica (replica_e2e_test.go),
 	// caught up with the seed before the server is returned.
 	replica bool
@@ -121,11 +124,12 @@ type e2eOptions struct {
 func newE2EWith(t *testing.T, o e2eOptions) *e2e {
 	t.Helper()
 	cfg := config.Config{DatabaseURL: testenv.Postgres(t), DBMaxOpenConns: 4, DBMaxIdleConns: 4, StatementTimeout: 5 * time.Second}
-	store, err := marketdatadb.OpenTraced(context.Background(), cfg, o.tracing.PgxTracer())
+	db, err := marketdatadb.OpenTraced(context.Background(), cfg, o.tracing.PgxTracer())
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { store.Close() })
+	t.Cleanup(func() { db.Close() })
+	store := &testenv.Stores{Store: db, Reads: reads.New(db.DB()), Ingest: ingest.New(db.DB())}
 	o.seed(t, store)
 	rdb, err := cache.NewRedisClient(testenv.Redis(t), time.Second)
 	if err != nil {
@@ -148,14 +152,14 @@ func newE2EWith(t *testing.T, o e2eOptions) *e2e {
 	done := make(chan struct{})
 	go func() { defer close(done); versions.Run(ctx) }()
 	t.Cleanup(func() { stop(); <-done })
-	var reads marketdata.Store = store
-	var replicas *marketdatadb.Replicas
+	var dbReads marketdata.Store = store.Reads
+	var router *replicas.Router
 	var replica *testenv.Replica
 	if o.replica {
-		replicas, replica = startReplicas(t, cfg, store, versions, log)
-		reads = replicas
+		router, replica = startReplicas(t, cfg, store, versions, log)
+		dbReads = router
 	}
-	cached := cache.NewRedis(reads, rdb, versions, cache.Options{TTL: time.Minute, Timeout: time.Second, Logger: log, Registry: reg})
+	cached := cache.NewRedis(dbReads, rdb, versions, cache.Options{TTL: time.Minute, Timeout: time.Second, Logger: log, Registry: reg})
 	srv, err := httpapi.NewServer(httpapi.Options{
 		Store:       cached,
 		EODPages:    cached,
@@ -173,7 +177,7 @@ func newE2EWith(t *testing.T, o e2eOptions) *e2e {
 		t.Fatal(err)
 	}
 	e := &e2e{srv: srv, store: store, doc: loadDoc(t), logs: logs, rdb: rdb, keys: map[string]string{},
-		versions: versions, replicas: replicas, replica: replica}
+		versions: versions, router: router, replica: replica}
 	for name, opts := range map[string]keystore.KeyOptions{
 		"main":    {},
 		"tickers": {Scopes: []string{"tickers"}},
@@ -474,8 +478,8 @@ func testEndToEnd(t *testing.T, e *e2e) {
 
 	t.Run("an import is visible within the data version's bound", func(t *testing.T) {
 		before := decode[eodRec](t, e.get(t, "/v1/tickers/MSFT/eod/latest", nil))
-		load := marketdatadb.Load{Bars: marketdatadb.Bars([]marketdatadb.BarRow{{Symbol: "MSFT", Date: day("2003-06-23"), Open: 26.14, High: 26.24, Low: 25.49, Close: 25.78, Volume: 52584500}})}
-		res, err := e.store.Apply(context.Background(), load)
+		load := ingest.Load{Bars: ingest.Bars([]ingest.BarRow{{Symbol: "MSFT", Date: day("2003-06-23"), Open: 26.14, High: 26.24, Low: 25.49, Close: 25.78, Volume: 52584500}})}
+		res, err := e.store.Ingest.Apply(context.Background(), load)
 		if err != nil {
 			t.Fatal(err)
 		}

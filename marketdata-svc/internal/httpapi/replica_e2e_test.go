@@ -15,51 +15,52 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/dataversion"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/demo"
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/ingest"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/replicas"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/testenv"
 )
 
 // The end-to-end suites with the reads on a real streaming replica of the
-// test PostgreSQL (testenv.StartReplica), routed by marketdatadb.Replicas
+// test PostgreSQL (testenv.StartReplica), routed by a replicas.Router
 // under the cache as in serve.
 
 // startReplicas routes reads to the binary's replica, keeps checking it
 // until the test ends, and returns once it has replayed the seed.
-func startReplicas(t *testing.T, cfg config.Config, store *marketdatadb.Store, versions *dataversion.Source, log *slog.Logger) (*marketdatadb.Replicas, *testenv.Replica) {
+func startReplicas(t *testing.T, cfg config.Config, store *testenv.Stores, versions *dataversion.Source, log *slog.Logger) (*replicas.Router, *testenv.Replica) {
 	t.Helper()
 	replica := testenv.StartReplica(t)
 	cfg.DatabaseReplicaURLs = []string{replica.URL(cfg.DatabaseURL)}
-	replicas, err := marketdatadb.OpenReplicas(cfg, store, nil, marketdatadb.ReplicaOptions{Version: versions.Current, Logger: log})
+	router, err := replicas.Open(cfg, replicas.Node{Database: store.Store, Reads: store.Reads}, nil, replicas.Options{Version: versions.Current, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { replicas.Close() })
+	t.Cleanup(func() { router.Close() })
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); replicas.Run(ctx) }()
+	go func() { defer close(done); router.Run(ctx) }()
 	t.Cleanup(func() { stop(); <-done })
-	if w, err := replicas.WaitReplayed(context.Background(), time.Minute); err != nil || len(w.Lagging) > 0 {
+	if w, err := router.WaitReplayed(context.Background(), time.Minute); err != nil || len(w.Lagging) > 0 {
 		t.Fatalf("replica did not replay the seed: %+v, %v", w, err)
 	}
-	waitUsable(t, replicas, 1)
-	return replicas, replica
+	waitUsable(t, router, 1)
+	return router, replica
 }
 
 // waitUsable waits until n replicas are usable and returns how long that
 // took; the test fails after a minute.
-func waitUsable(t *testing.T, replicas *marketdatadb.Replicas, n int) time.Duration {
+func waitUsable(t *testing.T, router *replicas.Router, n int) time.Duration {
 	t.Helper()
 	start := time.Now()
-	for replicas.Stats().Usable != n {
+	for router.Stats().Usable != n {
 		if time.Since(start) > time.Minute {
-			t.Fatalf("%d usable replicas after a minute, want %d: %+v", replicas.Stats().Usable, n, replicas.Stats())
+			t.Fatalf("%d usable replicas after a minute, want %d: %+v", router.Stats().Usable, n, router.Stats())
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
 	return time.Since(start)
 }
 
-func replicaE2E(t *testing.T, seedWith func(*testing.T, *marketdatadb.Store)) *e2e {
+func replicaE2E(t *testing.T, seedWith func(*testing.T, *testenv.Stores)) *e2e {
 	t.Helper()
 	return newE2EWith(t, e2eOptions{seed: seedWith, replica: true})
 }
@@ -67,7 +68,7 @@ func replicaE2E(t *testing.T, seedWith func(*testing.T, *marketdatadb.Store)) *e
 // checkReplicaServed holds that the replica answered the suite's reads.
 func checkReplicaServed(t *testing.T, e *e2e) {
 	t.Helper()
-	st := e.replicas.Stats()
+	st := e.router.Stats()
 	t.Logf("reads: %+v", st)
 	if st.ReplicaReads == 0 || st.Fallbacks != 0 {
 		t.Errorf("the replica did not serve the suite: %+v", st)
@@ -81,8 +82,8 @@ func TestEndToEndOnReplica(t *testing.T) {
 }
 
 func TestIntradayEndToEndOnReplica(t *testing.T) {
-	e := replicaE2E(t, func(t *testing.T, store *marketdatadb.Store) {
-		if _, err := demo.Load(context.Background(), store); err != nil {
+	e := replicaE2E(t, func(t *testing.T, store *testenv.Stores) {
+		if _, err := demo.Load(context.Background(), store.Ingest); err != nil {
 			t.Fatalf("load demo: %v", err)
 		}
 	})
@@ -97,14 +98,14 @@ const replicaWaitBound = time.Second
 // importAndPublish applies one MSFT bar on the primary and publishes its
 // version as the import command does: after waiting, at most
 // replicaWaitBound, for the replica to replay the commit.
-func importAndPublish(t *testing.T, e *e2e, date string, close float64) (int64, marketdatadb.ReplayWait) {
+func importAndPublish(t *testing.T, e *e2e, date string, close float64) (int64, replicas.ReplayWait) {
 	t.Helper()
-	res, err := e.store.Apply(context.Background(), marketdatadb.Load{Bars: marketdatadb.Bars([]marketdatadb.BarRow{
+	res, err := e.store.Ingest.Apply(context.Background(), ingest.Load{Bars: ingest.Bars([]ingest.BarRow{
 		{Symbol: "MSFT", Date: day(date), Open: close, High: close, Low: close, Close: close, Volume: 1000}})})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := e.replicas.WaitReplayed(context.Background(), replicaWaitBound)
+	w, err := e.router.WaitReplayed(context.Background(), replicaWaitBound)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +146,7 @@ func TestReplicaImportWhileReplayPaused(t *testing.T) {
 		t.Fatalf("wait on a streaming replica: %+v", w)
 	}
 	t.Logf("import replayed by the replica within %s (LSN %s)", w.Elapsed.Round(time.Millisecond), w.LSN)
-	waitUsable(t, e.replicas, 1)
+	waitUsable(t, e.router, 1)
 
 	e.replica.PauseReplay(t)
 	resumed := false
@@ -159,13 +160,13 @@ func TestReplicaImportWhileReplayPaused(t *testing.T) {
 		t.Fatalf("wait on a paused replica: %+v", w)
 	}
 	t.Logf("import %d published after the bound, %s, replica lagging", version, w.Elapsed.Round(time.Millisecond))
-	before := e.replicas.Stats()
+	before := e.router.Stats()
 	for i := range 20 {
 		if b := latestMSFT(t, e, 2+i); b.Date[:10] != "2003-06-24" || b.Close != 25.50 {
 			t.Fatalf("time travel: version %d served %s %v", version, b.Date, b.Close)
 		}
 	}
-	during := e.replicas.Stats()
+	during := e.router.Stats()
 	if during.Usable != 0 || during.ReplicaReads != before.ReplicaReads || during.PrimaryReads < before.PrimaryReads+20 {
 		t.Errorf("reads during the lag: %+v then %+v", before, during)
 	}
@@ -173,12 +174,12 @@ func TestReplicaImportWhileReplayPaused(t *testing.T) {
 	resume := time.Now()
 	e.replica.ResumeReplay(t)
 	resumed = true
-	waitUsable(t, e.replicas, 1)
+	waitUsable(t, e.router, 1)
 	t.Logf("replica serving again %s after resume", time.Since(resume).Round(time.Millisecond))
 	if b := latestMSFT(t, e, 100); b.Date[:10] != "2003-06-24" {
 		t.Errorf("after resume: %+v", b)
 	}
-	if after := e.replicas.Stats(); after.ReplicaReads != during.ReplicaReads+1 {
+	if after := e.router.Stats(); after.ReplicaReads != during.ReplicaReads+1 {
 		t.Errorf("replica not used after resume: %+v", after)
 	}
 }
@@ -228,7 +229,7 @@ func TestReplicaDownMidLoad(t *testing.T) {
 	}
 
 	waitFor(200)
-	beforeOutage := e.replicas.Stats()
+	beforeOutage := e.router.Stats()
 	killed := time.Now()
 	e.replica.Stop(t)
 	stopTook := time.Since(killed)
@@ -240,20 +241,20 @@ func TestReplicaDownMidLoad(t *testing.T) {
 	})
 	outageStart := done.Load()
 	waitFor(outageStart + 300)
-	down := e.replicas.Stats()
+	down := e.router.Stats()
 	restart := time.Now()
 	e.replica.Start(t)
 	started = true
 	startTook := time.Since(restart)
-	back := waitUsable(t, e.replicas, 1)
+	back := waitUsable(t, e.router, 1)
 	outage := done.Load() - outageStart
-	recovered := e.replicas.Stats()
+	recovered := e.router.Stats()
 	waitFor(done.Load() + 200)
 	close(stop)
 	wg.Wait()
 	stop = make(chan struct{}) // for the deferred close
 
-	after := e.replicas.Stats()
+	after := e.router.Stats()
 	t.Logf("requests: %d, during the outage: %d, failed: %d; reads %+v before, %+v down, %+v after; kill took %s, restart %s, replica usable %s after its restart",
 		done.Load(), outage, failed.Load(), beforeOutage, down, after, stopTook.Round(time.Millisecond), startTook.Round(time.Millisecond), back.Round(time.Millisecond))
 	if failed.Load() != 0 {

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/ingest"
 )
 
 // Kinds of file the importer reads.
@@ -35,9 +35,9 @@ type Options struct {
 	Exchange string
 }
 
-// Applier applies a load in one transaction; *marketdatadb.Store is one.
+// Applier applies a load in one transaction; *ingest.Store is one.
 type Applier interface {
-	Apply(ctx context.Context, l marketdatadb.Load) (marketdatadb.LoadResult, error)
+	Apply(ctx context.Context, l ingest.Load) (ingest.LoadResult, error)
 }
 
 // FileResult reports one imported file.
@@ -48,7 +48,7 @@ type FileResult struct {
 	Rows    int64
 	Skipped int
 	Elapsed time.Duration
-	Load    marketdatadb.LoadResult
+	Load    ingest.LoadResult
 }
 
 // RowsPerSecond is the import throughput of the file.
@@ -71,7 +71,7 @@ func ImportFile(ctx context.Context, store Applier, path string, opts Options) (
 		}
 		res.Kind = k
 	}
-	var load marketdatadb.Load
+	var load ingest.Load
 	var rows int64
 	var err error
 	var opened []*PriceFile
@@ -84,7 +84,7 @@ func ImportFile(ctx context.Context, store Applier, path string, opts Options) (
 		opened = append(opened, first)
 		res.Layout = first.Layout()
 		load.DefaultExchange = opts.Exchange
-		load.Bars = func() (marketdatadb.BarSource, error) {
+		load.Bars = func() (ingest.BarSource, error) {
 			if first != nil { // the header is already read and checked
 				p := first
 				first = nil
@@ -271,7 +271,7 @@ func readExchanges(path string) ([]marketdata.Exchange, error) {
 	return out, errs.err()
 }
 
-func readTickers(path string, opts Options) ([]marketdatadb.TickerRow, error) {
+func readTickers(path string, opts Options) ([]ingest.TickerRow, error) {
 	t, err := readTable(path)
 	if err != nil {
 		return nil, err
@@ -279,10 +279,10 @@ func readTickers(path string, opts Options) ([]marketdatadb.TickerRow, error) {
 	if err := t.require("symbol", "ticker"); err != nil {
 		return nil, err
 	}
-	var out []marketdatadb.TickerRow
+	var out []ingest.TickerRow
 	var errs RowErrors
 	for i, rec := range t.rows {
-		r := marketdatadb.TickerRow{
+		r := ingest.TickerRow{
 			Symbol: strings.ToUpper(t.field(rec, "symbol", "ticker")), Name: t.field(rec, "name"),
 			AssetType: t.field(rec, "assettype", "type"), PriceCurrency: strings.ToUpper(t.field(rec, "pricecurrency", "currency")),
 			ExchangeMIC: strings.ToUpper(t.field(rec, "exchangemic", "mic", "exchange")),

@@ -11,7 +11,6 @@ import (
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/importer"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/testenv"
 )
 
@@ -24,9 +23,9 @@ func day(s string) time.Time {
 	return t
 }
 
-func bar(t *testing.T, s *marketdatadb.Store, sym, date string) marketdata.Bar {
+func bar(t *testing.T, s *testenv.Stores, sym, date string) marketdata.Bar {
 	t.Helper()
-	p, err := s.EOD(context.Background(), marketdata.EODQuery{Symbols: []string{sym}, DateFrom: day(date), DateTo: day(date)})
+	p, err := s.Reads.EOD(context.Background(), marketdata.EODQuery{Symbols: []string{sym}, DateFrom: day(date), DateTo: day(date)})
 	if err != nil || len(p.Bars) != 1 {
 		t.Fatalf("%s %s: %+v %v", sym, date, p, err)
 	}
@@ -49,7 +48,7 @@ func TestImportRealFiles(t *testing.T) {
 		{"sp500-2000-2020.csv", "GSPC.INDX", importer.LayoutYahooLower, 5105},
 	}
 	for _, f := range files {
-		res, err := importer.ImportFile(ctx, s, filepath.Join(dataDir, f.file), importer.Options{Symbol: f.symbol})
+		res, err := importer.ImportFile(ctx, s.Ingest, filepath.Join(dataDir, f.file), importer.Options{Symbol: f.symbol})
 		if err != nil {
 			t.Fatalf("%s: %v", f.file, err)
 		}
@@ -76,7 +75,7 @@ func TestImportRealFiles(t *testing.T) {
 		t.Fatalf("S&P 500 2020-04-17: %+v", sp)
 	}
 	v, _ := s.DataVersion(ctx)
-	res, err := importer.ImportFile(ctx, s, filepath.Join(dataDir, "goog-2004-2008.csv"), importer.Options{Symbol: "GOOG"})
+	res, err := importer.ImportFile(ctx, s.Ingest, filepath.Join(dataDir, "goog-2004-2008.csv"), importer.Options{Symbol: "GOOG"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +109,7 @@ func TestBadRowsFailTheWholeFile(t *testing.T) {
 2024-01-09,10,11,9,10.5,10.5,-5
 2024-01-10,null,null,null,null,null,null
 `)
-	_, err := importer.ImportFile(ctx, s, p, importer.Options{Symbol: "BAD"})
+	_, err := importer.ImportFile(ctx, s.Ingest, p, importer.Options{Symbol: "BAD"})
 	var rows *importer.RowErrors
 	if !errors.As(err, &rows) {
 		t.Fatalf("want row errors, got %v", err)
@@ -125,22 +124,22 @@ func TestBadRowsFailTheWholeFile(t *testing.T) {
 	if strings.Join(rows.Rows, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("errors:\n%s\nwant:\n%s", err, strings.Join(want, "\n"))
 	}
-	if _, err := s.Ticker(ctx, "BAD"); !errors.Is(err, marketdata.ErrNotFound) {
+	if _, err := s.Reads.Ticker(ctx, "BAD"); !errors.Is(err, marketdata.ErrNotFound) {
 		t.Fatalf("failed file applied its ticker: %v", err)
 	}
 	// A good file of the same symbol with a null row (Yahoo) imports.
 	good := writeFile(t, "good.csv", "Date,Open,High,Low,Close,Adj Close,Volume\n2024-01-02,10,11,9,10.5,10.5,100\n2024-01-10,null,null,null,null,null,null\n")
-	res, err := importer.ImportFile(ctx, s, good, importer.Options{Symbol: "bad"})
+	res, err := importer.ImportFile(ctx, s.Ingest, good, importer.Options{Symbol: "bad"})
 	if err != nil || res.Rows != 1 || res.Skipped != 1 {
 		t.Fatalf("good file: %+v %v", res, err)
 	}
 	// A row repeated in one file is named with both lines.
 	dup := writeFile(t, "dup.csv", "Date,Open,High,Low,Close,Volume\n2024-01-03,1,1,1,1,1\n2024-01-04,1,1,1,1,1\n2024-01-03,2,2,2,2,2\n")
-	_, err = importer.ImportFile(ctx, s, dup, importer.Options{Symbol: "BAD"})
+	_, err = importer.ImportFile(ctx, s.Ingest, dup, importer.Options{Symbol: "BAD"})
 	if err == nil || !strings.Contains(err.Error(), "duplicate bar BAD 2024-01-03 on lines [2 4]") {
 		t.Fatalf("duplicate rows: %v", err)
 	}
-	if p, _ := s.EOD(ctx, marketdata.EODQuery{Symbols: []string{"BAD"}}); p.Total != 1 {
+	if p, _ := s.Reads.EOD(ctx, marketdata.EODQuery{Symbols: []string{"BAD"}}); p.Total != 1 {
 		t.Fatalf("failed file applied rows: total %d", p.Total)
 	}
 }
@@ -153,7 +152,7 @@ func TestOtherLayoutsAndMetadata(t *testing.T) {
 	ex := writeFile(t, "exchanges.csv", "mic,name,acronym,country_code,country,city,website,timezone,currency\nXNAS,NASDAQ Stock Exchange,NASDAQ,US,USA,New York,www.nasdaq.com,America/New_York,USD\n")
 	tk := writeFile(t, "tickers.csv", "symbol,name,exchange,asset_type,price_currency\nAAPL,Apple Inc,XNAS,Stock,USD\n")
 	for _, f := range []string{ex, tk} {
-		if _, err := importer.ImportFile(ctx, s, f, importer.Options{}); err != nil {
+		if _, err := importer.ImportFile(ctx, s.Ingest, f, importer.Options{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -162,7 +161,7 @@ func TestOtherLayoutsAndMetadata(t *testing.T) {
 2020-08-28T00:00:00.000Z,499.23,505.77,498.31,504.05,46907479,124.8075,126.4425,124.5775,126.0125,187629916,0.0,1.0
 2020-08-31T00:00:00.000Z,129.04,131.0,126.0,127.58,225702700,129.04,131.0,126.0,127.58,225702700,0.0,4.0
 `)
-	res, err := importer.ImportFile(ctx, s, tiingo, importer.Options{Symbol: "AAPL"})
+	res, err := importer.ImportFile(ctx, s.Ingest, tiingo, importer.Options{Symbol: "AAPL"})
 	if err != nil || res.Layout != importer.LayoutTiingo || res.Load.ActionsChanged != 1 {
 		t.Fatalf("tiingo: %+v %v", res, err)
 	}
@@ -171,7 +170,7 @@ func TestOtherLayoutsAndMetadata(t *testing.T) {
 		t.Fatalf("AAPL before its 4:1 split: %+v", b)
 	}
 	stooq := writeFile(t, "ibm.csv", "<TICKER>,<PER>,<DATE>,<TIME>,<OPEN>,<HIGH>,<LOW>,<CLOSE>,<VOL>,<OPENINT>\nIBM.US,D,20240102,000000,161.5,163.3,160.9,163.1,4130000,0\n")
-	res, err = importer.ImportFile(ctx, s, stooq, importer.Options{Exchange: "XNAS"})
+	res, err = importer.ImportFile(ctx, s.Ingest, stooq, importer.Options{Exchange: "XNAS"})
 	if err != nil || res.Layout != importer.LayoutStooqBulk {
 		t.Fatalf("stooq bulk: %+v %v", res, err)
 	}
@@ -179,24 +178,24 @@ func TestOtherLayoutsAndMetadata(t *testing.T) {
 		t.Fatalf("IBM: %+v", b)
 	}
 	plain := writeFile(t, "x.csv", "Date,Open,High,Low,Close,Volume\n2024-01-02,1,2,0.5,1.5,10\n")
-	if res, err := importer.ImportFile(ctx, s, plain, importer.Options{Symbol: "X"}); err != nil || res.Layout != importer.LayoutStooq {
+	if res, err := importer.ImportFile(ctx, s.Ingest, plain, importer.Options{Symbol: "X"}); err != nil || res.Layout != importer.LayoutStooq {
 		t.Fatalf("stooq: %+v %v", res, err)
 	}
 	splits := writeFile(t, "splits.csv", "Date,Stock Splits\n2024-01-03,2:1\n")
-	if _, err := importer.ImportFile(ctx, s, splits, importer.Options{Symbol: "X"}); err != nil {
+	if _, err := importer.ImportFile(ctx, s.Ingest, splits, importer.Options{Symbol: "X"}); err != nil {
 		t.Fatal(err)
 	}
 	if b := bar(t, s, "X", "2024-01-02"); b.AdjClose != 0.75 || b.AdjVolume != 20 {
 		t.Fatalf("X after a 2:1 split: %+v", b)
 	}
 	divs := writeFile(t, "divs.csv", "symbol,date,amount\nX,2024-01-03,0.15\n")
-	if res, err := importer.ImportFile(ctx, s, divs, importer.Options{}); err != nil || res.Kind != importer.KindDividends {
+	if res, err := importer.ImportFile(ctx, s.Ingest, divs, importer.Options{}); err != nil || res.Kind != importer.KindDividends {
 		t.Fatalf("dividends: %+v %v", res, err)
 	}
 	if b := bar(t, s, "X", "2024-01-02"); b.AdjClose != 0.675 { // 1.5 × (1 − 0.15/1.5) / 2
 		t.Fatalf("X after a dividend: %+v", b)
 	}
-	if _, err := importer.ImportFile(ctx, s, plain, importer.Options{}); err == nil || !strings.Contains(err.Error(), "no symbol") {
+	if _, err := importer.ImportFile(ctx, s.Ingest, plain, importer.Options{}); err == nil || !strings.Contains(err.Error(), "no symbol") {
 		t.Fatalf("no symbol: %v", err)
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/ingest"
 )
 
 // KindIntraday is the kind of 1-minute bar files. It is never detected
@@ -17,9 +17,9 @@ import (
 const KindIntraday = "intraday"
 
 // IntradayApplier applies an intraday load in one transaction;
-// *marketdatadb.Store is one.
+// *ingest.Store is one.
 type IntradayApplier interface {
-	ApplyIntraday(ctx context.Context, l marketdatadb.IntradayLoad) (marketdatadb.LoadResult, error)
+	ApplyIntraday(ctx context.Context, l ingest.IntradayLoad) (ingest.LoadResult, error)
 }
 
 // timestampLayouts are the timestamp forms of vendors' minute files: ISO
@@ -45,7 +45,7 @@ var zonelessLayouts = []string{
 }
 
 // IntradayFile streams the 1-minute bars of one CSV file; it implements
-// marketdatadb.IntradaySource. Bad rows are collected and reported by Err
+// ingest.IntradaySource. Bad rows are collected and reported by Err
 // once the file is read, as *RowErrors.
 type IntradayFile struct {
 	rowFile
@@ -53,7 +53,7 @@ type IntradayFile struct {
 	timeCol int
 	cols    priceColumns
 	zone    *time.Location
-	cur     marketdatadb.IntradayRow
+	cur     ingest.IntradayRow
 }
 
 // OpenIntraday opens a minute-bar file and reads its header. symbol
@@ -109,7 +109,7 @@ func (p *IntradayFile) Next() bool { return p.next(p.parse) }
 
 func (p *IntradayFile) parse(rec []string, line int) bool {
 	c := p.cols
-	b := marketdatadb.IntradayRow{Line: line}
+	b := ingest.IntradayRow{Line: line}
 	var ok bool
 	if b.Symbol, ok = p.rowSymbol(rec, line); !ok {
 		return false
@@ -174,7 +174,7 @@ func (p *IntradayFile) timestamp(s string) (time.Time, error) {
 }
 
 // Row returns the current bar.
-func (p *IntradayFile) Row() marketdatadb.IntradayRow { return p.cur }
+func (p *IntradayFile) Row() ingest.IntradayRow { return p.cur }
 
 // IntradayOptions steer an intraday import.
 type IntradayOptions struct {
@@ -196,7 +196,7 @@ func ImportIntradayFile(ctx context.Context, store IntradayApplier, path string,
 		return res, err
 	}
 	defer first.Close()
-	load := marketdatadb.IntradayLoad{DefaultExchange: opts.Exchange, Rows: func() (marketdatadb.IntradaySource, error) { return first, nil }}
+	load := ingest.IntradayLoad{DefaultExchange: opts.Exchange, Rows: func() (ingest.IntradaySource, error) { return first, nil }}
 	if res.Load, err = store.ApplyIntraday(ctx, load); err != nil {
 		return res, err
 	}

@@ -67,12 +67,12 @@ func TestImportIntraday(t *testing.T) {
 		"2024-03-08T09:31:00-05:00,AAA,10.5,12,10,11,200\n" +
 		"2024-03-08T09:30:00-05:00,BBB,20,21,19,20.5,300\n"
 	path := writeFile(t, "good.csv", good)
-	res, err := importer.ImportIntradayFile(ctx, s, path, importer.IntradayOptions{})
+	res, err := importer.ImportIntradayFile(ctx, s.Ingest, path, importer.IntradayOptions{})
 	if err != nil || res.Rows != 3 || res.Load.BarsChanged != 3 || !res.Load.Changed() {
 		t.Fatalf("import: %+v %v", res, err)
 	}
 	t.Run("idempotent", func(t *testing.T) {
-		again, err := importer.ImportIntradayFile(ctx, s, path, importer.IntradayOptions{})
+		again, err := importer.ImportIntradayFile(ctx, s.Ingest, path, importer.IntradayOptions{})
 		if err != nil || again.Load.Changed() || again.Load.BarsChanged != 0 {
 			t.Errorf("re-import: %+v %v", again.Load, err)
 		}
@@ -81,12 +81,12 @@ func TestImportIntraday(t *testing.T) {
 		bad := writeFile(t, "bad.csv", "timestamp,symbol,open,high,low,close,volume\n"+
 			"2024-03-08T09:32:00-05:00,AAA,11,12,10,11.5,100\n"+
 			"2024-03-08T09:33:00-05:00,AAA,11,oops,10,11.5,100\n")
-		_, err := importer.ImportIntradayFile(ctx, s, bad, importer.IntradayOptions{})
+		_, err := importer.ImportIntradayFile(ctx, s.Ingest, bad, importer.IntradayOptions{})
 		var rowErrs *importer.RowErrors
 		if !errors.As(err, &rowErrs) || !strings.Contains(err.Error(), "bad.csv:3: invalid high") {
 			t.Fatalf("err %v", err)
 		}
-		p, err := s.Intraday(ctx, marketdata.IntradayQuery{Symbols: []string{"AAA"}, Interval: 1, Limit: 100})
+		p, err := s.Reads.Intraday(ctx, marketdata.IntradayQuery{Symbols: []string{"AAA"}, Interval: 1, Limit: 100})
 		if err != nil || p.Total != 2 {
 			t.Errorf("the good row of the bad file was applied: total %d %v", p.Total, err)
 		}
@@ -120,7 +120,7 @@ func BenchmarkIntradayImportVsCopy(b *testing.B) {
 			run++
 			path := writeFile(b, "m.csv", makeCSV(run))
 			b.StartTimer()
-			if _, err := importer.ImportIntradayFile(ctx, store, path, importer.IntradayOptions{}); err != nil {
+			if _, err := importer.ImportIntradayFile(ctx, store.Ingest, path, importer.IntradayOptions{}); err != nil {
 				b.Fatal(err)
 			}
 			b.StopTimer()

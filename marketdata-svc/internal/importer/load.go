@@ -6,19 +6,19 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/ingest"
 )
 
 // Load is the one entry point of every daily-data write, a file's import
 // and a provider's sync alike: the load is applied in one transaction
-// (marketdatadb.Store.Apply: symbol locks, adjustment factors recomputed,
+// (ingest.Store.Apply: symbol locks, adjustment factors recomputed,
 // data version bumped), and every bar it streams must pass CheckBar, so
 // that no caller stores a bar the importer would refuse. The caller
 // publishes the new version (LoadResult.Version) once it is committed.
-func Load(ctx context.Context, store Applier, l marketdatadb.Load) (marketdatadb.LoadResult, error) {
+func Load(ctx context.Context, store Applier, l ingest.Load) (ingest.LoadResult, error) {
 	if l.Bars != nil {
 		open := l.Bars
-		l.Bars = func() (marketdatadb.BarSource, error) {
+		l.Bars = func() (ingest.BarSource, error) {
 			src, err := open()
 			if err != nil {
 				return nil, err
@@ -31,7 +31,7 @@ func Load(ctx context.Context, store Applier, l marketdatadb.Load) (marketdatadb
 
 // CheckBar refuses a bar no reader should be served: a price or volume
 // that is not a finite number or is negative, or a high below its low.
-func CheckBar(b marketdatadb.BarRow) error {
+func CheckBar(b ingest.BarRow) error {
 	names := [...]string{"open", "high", "low", "close", "volume"}
 	for i, v := range [...]float64{b.Open, b.High, b.Low, b.Close, b.Volume} {
 		switch {
@@ -51,7 +51,7 @@ func CheckBar(b marketdatadb.BarRow) error {
 // CheckBar refuses: callers filter and report bad rows before, so one
 // reaching here is a defect, never stored.
 type checkedBars struct {
-	marketdatadb.BarSource
+	ingest.BarSource
 	err error
 }
 

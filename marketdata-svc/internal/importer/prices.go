@@ -6,7 +6,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/ingest"
 )
 
 // Price layouts recognised from the header.
@@ -67,14 +67,14 @@ func DetectPriceLayout(header []string) (string, priceColumns, error) {
 }
 
 // PriceFile streams the bars of one price CSV file; it implements
-// marketdatadb.BarSource. Bad rows are collected and reported by Err once
+// ingest.BarSource. Bad rows are collected and reported by Err once
 // the file is read, as *RowErrors.
 type PriceFile struct {
 	rowFile
 	layout  string
 	cols    priceColumns
 	dates   dateParser
-	cur     marketdatadb.BarRow
+	cur     ingest.BarRow
 	skipped int
 }
 
@@ -127,7 +127,7 @@ func (p *PriceFile) parse(rec []string, line int) bool {
 		p.skipped++
 		return false
 	}
-	b := marketdatadb.BarRow{Line: line}
+	b := ingest.BarRow{Line: line}
 	var ok bool
 	if b.Symbol, ok = p.rowSymbol(rec, line); !ok {
 		return false
@@ -164,4 +164,4 @@ func isNull(s string) bool {
 }
 
 // Bar returns the current bar.
-func (p *PriceFile) Bar() marketdatadb.BarRow { return p.cur }
+func (p *PriceFile) Bar() ingest.BarRow { return p.cur }

@@ -1,8 +1,19 @@
-// Package marketdatadb is the PostgreSQL store of record of marketdata-svc:
-// exchanges, tickers, raw end-of-day bars with their adjustment factors,
-// splits, dividends and API keys. It implements marketdata.Store and
-// auth.KeyStore, owns the embedded goose migrations, and bulk-loads data at
-// COPY speed for the importer and the generator.
+// Package marketdatadb is marketdata-svc's PostgreSQL database of record:
+// exchanges, tickers, raw end-of-day and 1-minute bars with their
+// adjustment factors, splits, dividends and API keys. It opens the pool,
+// owns the embedded goose migrations, translates driver errors into the
+// domain's, and keeps what every part of the service shares: the data
+// version, the API keys (auth.KeyStore) and the usage counters.
+//
+// The market data itself is read and written by the packages below it,
+// each on the pool Store.DB returns:
+//
+//   - reads: the API's queries (marketdata.Store and IntradayStore);
+//   - ingest: the bulk loads that import, sync, the demo and the
+//     generator share, at COPY speed;
+//   - replicas: a decorator that routes the reads to streaming replicas
+//     of the primary, each with a pool of its own, when the service has
+//     any.
 //
 // Every statement on market data is hand-written SQL on one pgx connection
 // pool: the reads are a few fixed queries where an ORM's reflection would
@@ -10,9 +21,6 @@
 // upserts that an ORM does not express. Accounts and API keys, which are
 // cold or cached, are pkg/keystore's, the same store as notes-svc's,
 // through a GORM session on that pool.
-//
-// Replicas (replicas.go) routes the API's reads to streaming replicas of
-// the primary, each with a pool of its own, when the service has any.
 package marketdatadb
 
 import (
@@ -22,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"strconv"
 	"time"
 
@@ -40,9 +49,10 @@ import (
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// Store is the PostgreSQL store. It is safe for concurrent use. The
-// embedded keystore.Store keeps accounts and API keys, through GORM on the
-// same pool, as in notes-svc.
+// Store is the database: its pool, with the data version, the usage
+// counters and, in the embedded keystore.Store, the accounts and API keys
+// (through GORM on the same pool, as in notes-svc). It is safe for
+// concurrent use.
 type Store struct {
 	*keystore.Store
 	db *sql.DB
@@ -70,6 +80,13 @@ func OpenTraced(ctx context.Context, cfg config.Config, tracer pgx.QueryTracer) 
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	return s, nil
+}
+
+// OpenReplica returns a store on the database at rawURL with cfg's pool
+// limits and session timeouts, without connecting: a replica down at start
+// is skipped until it answers (package replicas).
+func OpenReplica(cfg config.Config, rawURL string, tracer pgx.QueryTracer) (*Store, error) {
+	return openPool(cfg, rawURL, tracer)
 }
 
 // openPool returns a store on the database at rawURL with cfg's pool
@@ -100,15 +117,30 @@ func openPool(cfg config.Config, rawURL string, tracer pgx.QueryTracer) (*Store,
 // Close closes the connection pool.
 func (s *Store) Close() error { return s.db.Close() }
 
-// DB returns the underlying connection pool, for metrics collectors
-// (sql.DBStats) and tests.
+// DB returns the underlying connection pool: the reads and the ingest
+// run on it, metrics collectors read its sql.DBStats.
 func (s *Store) DB() *sql.DB { return s.db }
+
+// Addr is the host:port of the database, for logs.
+func (s *Store) Addr() string {
+	return net.JoinHostPort(s.connCfg.Host, strconv.Itoa(int(s.connCfg.Port)))
+}
+
+// DataVersion returns the current data version, which every load that
+// changes data bumps in its transaction.
+func (s *Store) DataVersion(ctx context.Context) (int64, error) {
+	var v int64
+	if err := s.db.QueryRowContext(ctx, `SELECT version FROM data_version`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("data version: %w", Translate(err))
+	}
+	return v, nil
+}
 
 // Ping checks that the database answers and is the primary.
 func (s *Store) Ping(ctx context.Context) error {
 	// A demoted node answers a ping; readiness needs the primary.
 	if err := postgres.CheckPrimary(ctx, s.db); err != nil {
-		return fmt.Errorf("ping database: %w", translate(err))
+		return fmt.Errorf("ping database: %w", Translate(err))
 	}
 	return nil
 }
@@ -150,7 +182,7 @@ func Migrate(ctx context.Context, db *sql.DB) error {
 		return err
 	}
 	if _, err := p.Up(ctx); err != nil {
-		return fmt.Errorf("migrate: %w", translate(err))
+		return fmt.Errorf("migrate: %w", Translate(err))
 	}
 	return nil
 }
@@ -162,7 +194,7 @@ func MigrationStatus(ctx context.Context, db *sql.DB) (current, latest int64, er
 		return 0, 0, err
 	}
 	if current, err = p.GetDBVersion(ctx); err != nil {
-		return 0, 0, fmt.Errorf("migration status: %w", translate(err))
+		return 0, 0, fmt.Errorf("migration status: %w", Translate(err))
 	}
 	sources := p.ListSources()
 	if len(sources) > 0 {
@@ -195,12 +227,13 @@ func subFS() (fs.FS, error) {
 	return fsys, nil
 }
 
-// translate maps driver errors to domain errors, classified by
+// Translate maps driver errors to domain errors, classified by
 // pkg/postgres as in notes-svc: a database too slow to answer becomes
 // marketdata.ErrTimeout, one that cannot be reached or kept
 // marketdata.ErrUnavailable (each wrapped with the cause); the rest is
-// returned as is for the caller to wrap.
-func translate(err error) error {
+// returned as is for the caller to wrap. The reads, the ingest and the
+// replica router translate through it too.
+func Translate(err error) error {
 	if errors.Is(err, marketdata.ErrUnavailable) || errors.Is(err, marketdata.ErrTimeout) {
 		return err // already translated
 	}
@@ -213,41 +246,5 @@ func translate(err error) error {
 	return err
 }
 
-// dateBound turns an open query bound into a concrete date far outside any
-// data, so one prepared statement serves open and closed ranges.
-func dateBound(t time.Time, upper bool) time.Time {
-	if !t.IsZero() {
-		return t
-	}
-	if upper {
-		return time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
-	}
-	return time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
-}
-
-// The store is both the API's store of record and the key store.
-var (
-	_ marketdata.Store = (*Store)(nil)
-	_ auth.KeyStore    = (*Store)(nil)
-)
-
-// Vacuum runs VACUUM (ANALYZE) on the data tables after a bulk load, so that
-// the planner has statistics and counts can use index-only scans. It is not
-// bound by the statement timeout.
-func (s *Store) Vacuum(ctx context.Context) error {
-	conn, err := s.db.Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("vacuum: %w", translate(err))
-	}
-	defer conn.Close()
-	for _, q := range []string{
-		"SET statement_timeout = 0",
-		"VACUUM (ANALYZE) eod_bars, splits, dividends, tickers",
-		"RESET statement_timeout",
-	} {
-		if _, err := conn.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("vacuum: %w", translate(err))
-		}
-	}
-	return nil
-}
+// The database keeps the API keys.
+var _ auth.KeyStore = (*Store)(nil)

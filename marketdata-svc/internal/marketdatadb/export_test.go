@@ -5,13 +5,6 @@ import (
 	"database/sql"
 )
 
-// SQL of the EOD reads, exported to the plan test.
-var (
-	EODSymbolsSQL = eodSymbolsSQL
-	EODPageDesc   = eodPageDesc
-	EODLatestDesc = eodLatestDesc
-)
-
 // MigrateUpTo applies the embedded migrations up to version, for tests of
 // one migration on a database holding data of the schema before it.
 func MigrateUpTo(ctx context.Context, db *sql.DB, version int64) error {

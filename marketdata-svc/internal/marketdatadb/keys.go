@@ -1,18 +1,10 @@
 package marketdatadb
 
 import (
-	"database/sql"
-
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
 	"github.com/tickerdesk/tickerdesk/pkg/keystore"
 )
-
-// textArray scans a PostgreSQL text[] into dst with pgx's own array
-// decoding: database/sql hands arrays over in their text form, which only
-// pgx knows how to parse (quoting, escapes, NULLs).
-func textArray(dst *[]string) sql.Scanner { return pgtype.NewMap().SQLScanner(dst) }
 
 // Scopes a market-data key can hold, one per API function.
 const (
@@ -44,7 +36,7 @@ func KeyConfig() keystore.Config {
 		NewKeyID:      newUUID,
 		ValidID:       validUUID,
 		IDForm:        "a UUID",
-		Translate:     translate,
+		Translate:     Translate,
 	}
 }
 

@@ -21,9 +21,9 @@ func TestConcurrentMigrations(t *testing.T) {
 	const rounds, runners = 8, 6
 	for round := range rounds {
 		url := testenv.EmptyPostgres(t)
-		stores := make([]*marketdatadb.Store, runners)
+		stores := make([]*testenv.Stores, runners)
 		for i := range stores {
-			stores[i] = openStoreWith(t, testConfig(url))
+			stores[i] = testenv.StoreAt(t, url)
 		}
 		errs := make([]error, runners)
 		start := make(chan struct{})
@@ -55,10 +55,10 @@ func TestConcurrentMigrations(t *testing.T) {
 // table the first migration creates for three statement timeouts.
 func TestMigrationOutlastsStatementTimeout(t *testing.T) {
 	url := testenv.EmptyPostgres(t)
-	cfg := testConfig(url)
+	cfg := testenv.Config(url)
 	cfg.StatementTimeout = 200 * time.Millisecond
-	s := openStoreWith(t, cfg)
-	_, tx := holdLocks(t, url, "CREATE TABLE exchanges (held int)")
+	s := testenv.StoreWith(t, cfg)
+	_, tx := testenv.HoldLocks(t, url, "CREATE TABLE exchanges (held int)")
 	released := make(chan struct{})
 	go func() {
 		time.Sleep(3 * cfg.StatementTimeout)
@@ -82,7 +82,7 @@ func TestMigrationOutlastsStatementTimeout(t *testing.T) {
 func TestMigrationRenamesXetra(t *testing.T) {
 	ctx := context.Background()
 	url := testenv.EmptyPostgres(t)
-	s := openStoreWith(t, testConfig(url))
+	s := testenv.StoreAt(t, url)
 	if err := marketdatadb.MigrateUpTo(ctx, s.DB(), 1); err != nil {
 		t.Fatal(err)
 	}
@@ -101,14 +101,14 @@ func TestMigrationRenamesXetra(t *testing.T) {
 	if err := s.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	x, err := s.Exchange(ctx, "XETRA")
+	x, err := s.Reads.Exchange(ctx, "XETRA")
 	if err != nil || x.Name != "Deutsche Börse Xetra" || x.Timezone != "Europe/Berlin" {
 		t.Fatalf("XETRA after the migration: %+v, %v", x, err)
 	}
-	if _, err := s.Exchange(ctx, "XETR"); err == nil {
+	if _, err := s.Reads.Exchange(ctx, "XETR"); err == nil {
 		t.Errorf("XETR is still stored")
 	}
-	tk, err := s.Ticker(ctx, "SAP.XETRA")
+	tk, err := s.Reads.Ticker(ctx, "SAP.XETRA")
 	if err != nil || tk.Exchange == nil || tk.Exchange.MIC != "XETRA" || tk.Country != "" {
 		t.Errorf("ticker after the migration: %+v, %v", tk, err)
 	}

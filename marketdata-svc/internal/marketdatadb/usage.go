@@ -2,11 +2,17 @@ package marketdatadb
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
 )
+
+// textArray scans a PostgreSQL text[] into dst with pgx's own array
+// decoding: database/sql hands arrays over in their text form, which only
+// pgx knows how to parse (quoting, escapes, NULLs).
+func textArray(dst *[]string) sql.Scanner { return pgtype.NewMap().SQLScanner(dst) }
 
 // LoadUsage returns the durable copy of keyIDs' usage counters in month
 // (YYYY-MM), or of every key's when keyIDs is nil; a key without a copy
@@ -24,7 +30,7 @@ SELECT coalesce(array_agg(key_id), '{}'), coalesce(array_agg(used), '{}') FROM k
 WHERE month = $1 AND ($2::text[] IS NULL OR key_id = ANY($2::text[]))`, first, keyIDs).
 		Scan(textArray(&ids), pgtype.NewMap().SQLScanner(&counts))
 	if err != nil {
-		return nil, fmt.Errorf("load usage: %w", translate(err))
+		return nil, fmt.Errorf("load usage: %w", Translate(err))
 	}
 	used := make(map[string]int64, len(ids))
 	for i, id := range ids {
@@ -56,7 +62,7 @@ INSERT INTO key_usage (key_id, month, used)
 SELECT u.id, $1, u.used FROM unnest($2::text[], $3::bigint[]) AS u(id, used)
 ON CONFLICT (key_id, month) DO UPDATE SET used = GREATEST(key_usage.used, EXCLUDED.used)`, first, ids, counts)
 	if err != nil {
-		return fmt.Errorf("save usage: %w", translate(err))
+		return fmt.Errorf("save usage: %w", Translate(err))
 	}
 	return nil
 }

@@ -16,6 +16,9 @@
 // and drops it when the test ends. Each Redis(t) call leases one of Redis's
 // numbered databases 1..15 for the test and flushes it before and after.
 //
+// Store opens the service's stores on such a database (store.go), and
+// data.go holds the small datasets the store tests load.
+//
 // StartReplica adds a real streaming replica of that PostgreSQL
 // (pg_basebackup -R), started once per binary by the suites that call it
 // (replica.go); the Docker-mode server runs with wal_level=replica for it.

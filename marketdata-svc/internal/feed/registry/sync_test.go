@@ -16,7 +16,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/feed/feedfake"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/feed/registry"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/ingest"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/testenv"
 	"github.com/tickerdesk/tickerdesk/pkg/logbuf"
 )
@@ -39,7 +39,7 @@ type harness struct {
 	t        *testing.T
 	name     string
 	fake     *feedfake.Fake
-	store    *marketdatadb.Store
+	store    *testenv.Stores
 	cfg      config.Sync
 	logs     *logbuf.Buffer
 	provider feed.Provider
@@ -83,7 +83,7 @@ func (h *harness) run(ctx context.Context, o feed.Options) feed.Report {
 	if o.Concurrency == 0 {
 		o.Concurrency = 2
 	}
-	rep, err := feed.Run(ctx, h.provider, h.store, o)
+	rep, err := feed.Run(ctx, h.provider, h.store.Ingest, o)
 	if err != nil {
 		h.t.Fatalf("run: %v", err)
 	}
@@ -381,7 +381,7 @@ func TestEODHDBulkDay(t *testing.T) {
 	h := newHarness(t, "eodhd")
 	h.fake.Synthetic = 3000
 	week(h.fake)
-	if _, err := h.store.Apply(context.Background(), marketdatadb.Load{Exchanges: []marketdata.Exchange{{MIC: "XNAS", Name: "NASDAQ", Timezone: "America/New_York"}}}); err != nil {
+	if _, err := h.store.Ingest.Apply(context.Background(), ingest.Load{Exchanges: []marketdata.Exchange{{MIC: "XNAS", Name: "NASDAQ", Timezone: "America/New_York"}}}); err != nil {
 		t.Fatal(err)
 	}
 	rep := h.run(context.Background(), feed.Options{Exchange: "XNAS", From: day("2024-03-08"), To: day("2024-03-08")})

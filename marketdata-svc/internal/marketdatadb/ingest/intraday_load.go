@@ -1,4 +1,4 @@
-package marketdatadb
+package ingest
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
 )
 
 // IntradayRow is one raw 1-minute bar to load; TS is the start of its
@@ -120,7 +122,7 @@ func (s *Store) ApplyIntraday(ctx context.Context, l IntradayLoad) (LoadResult, 
 func (s *Store) applyIntraday(ctx context.Context, tx pgx.Tx, l IntradayLoad) (LoadResult, error) {
 	var res LoadResult
 	if _, err := tx.Exec(ctx, "SET LOCAL statement_timeout = 0"); err != nil {
-		return res, translate(err)
+		return res, marketdatadb.Translate(err)
 	}
 	src, err := l.Rows()
 	if err != nil {
@@ -131,14 +133,14 @@ func (s *Store) applyIntraday(ctx context.Context, tx pgx.Tx, l IntradayLoad) (L
 	if _, err := tx.Exec(ctx, `CREATE TEMP TABLE intraday_staging (
   line integer, symbol text, ts timestamptz, open float8, high float8, low float8, close float8, volume float8
 ) ON COMMIT DROP`); err != nil {
-		return res, translate(err)
+		return res, marketdatadb.Translate(err)
 	}
 	cs := &intradayCopy{src: src, symbols: map[string]struct{}{}, months: map[time.Time]struct{}{}}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"intraday_staging"}, intradayStaged, cs); err != nil {
 		if srcErr := cs.Err(); srcErr != nil {
 			return res, &sourceError{srcErr}
 		}
-		return res, translate(err)
+		return res, marketdatadb.Translate(err)
 	}
 	if err := src.Err(); err != nil {
 		return res, &sourceError{err}
@@ -162,14 +164,14 @@ ON CONFLICT (symbol) DO UPDATE SET has_intraday = true WHERE NOT t.has_intraday`
 		if errors.As(err, &pgErr) && pgErr.Code == "23503" {
 			return res, fmt.Errorf("unknown exchange %q (import exchanges first)", l.DefaultExchange)
 		}
-		return res, translate(err)
+		return res, marketdatadb.Translate(err)
 	}
 	res.TickersChanged = tag.RowsAffected()
 	if res.BarsChanged+res.TickersChanged == 0 {
 		return res, nil
 	}
 	if err := tx.QueryRow(ctx, "UPDATE data_version SET version = version + 1 RETURNING version").Scan(&res.Version); err != nil {
-		return res, translate(err)
+		return res, marketdatadb.Translate(err)
 	}
 	return res, nil
 }
@@ -188,29 +190,29 @@ func insertStagedIntraday(ctx context.Context, tx pgx.Tx, cs *intradayCopy) (int
 	var fresh bool
 	if err := tx.QueryRow(ctx, `SELECT NOT EXISTS (SELECT 1 FROM intraday_bars WHERE symbol = ANY($1) AND ts BETWEEN $2 AND $3)`,
 		sortedKeys(cs.symbols), cs.first, cs.last).Scan(&fresh); err != nil {
-		return 0, translate(err)
+		return 0, marketdatadb.Translate(err)
 	}
 	if fresh {
 		sp, err := tx.Begin(ctx)
 		if err != nil {
-			return 0, translate(err)
+			return 0, marketdatadb.Translate(err)
 		}
 		tag, err := sp.Exec(ctx, `INSERT INTO intraday_bars (symbol, ts, open, high, low, close, volume)
 SELECT symbol, ts, open, high, low, close, volume FROM intraday_staging`)
 		if err == nil {
-			return tag.RowsAffected(), translate(sp.Commit(ctx))
+			return tag.RowsAffected(), marketdatadb.Translate(sp.Commit(ctx))
 		}
 		var pgErr *pgconn.PgError
 		if !errors.As(err, &pgErr) || pgErr.Code != "23505" {
-			return 0, translate(err)
+			return 0, marketdatadb.Translate(err)
 		}
 		if err := sp.Rollback(ctx); err != nil {
-			return 0, translate(err)
+			return 0, marketdatadb.Translate(err)
 		}
 	}
 	sp, err := tx.Begin(ctx)
 	if err != nil {
-		return 0, translate(err)
+		return 0, marketdatadb.Translate(err)
 	}
 	var changed int64
 	err = sp.QueryRow(ctx, `
@@ -228,7 +230,7 @@ SELECT count(*) FROM up`).Scan(&changed)
 		return 0, intradayDuplicates(ctx, tx, sp, err)
 	}
 	if err := sp.Commit(ctx); err != nil {
-		return 0, translate(err)
+		return 0, marketdatadb.Translate(err)
 	}
 	return changed, nil
 }
@@ -257,7 +259,7 @@ func (s *Store) ensureIntradayPartitions(ctx context.Context, months []time.Time
 		name := fmt.Sprintf("intraday_bars_%04d_%02d", m.Year(), int(m.Month()))
 		var exists bool
 		if err := s.db.QueryRowContext(ctx, "SELECT to_regclass($1) IS NOT NULL", name).Scan(&exists); err != nil {
-			return fmt.Errorf("intraday partition %s: %w", name, translate(err))
+			return fmt.Errorf("intraday partition %s: %w", name, marketdatadb.Translate(err))
 		}
 		if exists {
 			continue
@@ -270,7 +272,7 @@ func (s *Store) ensureIntradayPartitions(ctx context.Context, months []time.Time
 			if errors.As(err, &pgErr) && pgErr.Code == "42P07" { // created concurrently
 				continue
 			}
-			return fmt.Errorf("intraday partition %s: %w", name, translate(err))
+			return fmt.Errorf("intraday partition %s: %w", name, marketdatadb.Translate(err))
 		}
 	}
 	return nil

@@ -1,4 +1,4 @@
-package marketdatadb
+package ingest
 
 // SliceSource is a BarSource over bars held in memory; Bars returns a
 // fresh one for Load.Bars.

@@ -1,21 +1,20 @@
-package marketdatadb_test
+package ingest_test
 
 import (
 	"context"
-	"database/sql"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/ingest"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/testenv"
 )
 
 // adjCloses returns symbol's adj_close by date.
-func adjCloses(t *testing.T, s *marketdatadb.Store, symbol string) map[string]float64 {
+func adjCloses(t *testing.T, s *testenv.Stores, symbol string) map[string]float64 {
 	t.Helper()
-	p, err := s.EOD(context.Background(), marketdata.EODQuery{Symbols: []string{symbol}, Limit: 1000})
+	p, err := s.Reads.EOD(context.Background(), marketdata.EODQuery{Symbols: []string{symbol}, Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,16 +34,16 @@ func adjCloses(t *testing.T, s *marketdatadb.Store, symbol string) map[string]fl
 // the interleaving certain: a third session holds the data version row, so
 // both loads do all their work before either can commit.
 func TestConcurrentLoadsOfOneSymbol(t *testing.T) {
-	base := []marketdatadb.BarRow{
-		{Symbol: "GOOG", Date: day("2010-01-04"), Open: 50, High: 50, Low: 50, Close: 50, Volume: 100},
-		{Symbol: "GOOG", Date: day("2010-01-05"), Open: 52, High: 52, Low: 52, Close: 52, Volume: 100},
+	base := []ingest.BarRow{
+		{Symbol: "GOOG", Date: testenv.Day("2010-01-04"), Open: 50, High: 50, Low: 50, Close: 50, Volume: 100},
+		{Symbol: "GOOG", Date: testenv.Day("2010-01-05"), Open: 52, High: 52, Low: 52, Close: 52, Volume: 100},
 	}
-	older := []marketdatadb.BarRow{{Symbol: "GOOG", Date: day("2009-12-31"), Open: 100, High: 100, Low: 100, Close: 100, Volume: 100}}
-	split := marketdatadb.Load{Splits: []marketdata.Split{{Symbol: "GOOG", Date: day("2010-01-04"), Factor: 2}}}
-	dividend := marketdatadb.Load{Dividends: []marketdata.Dividend{{Symbol: "GOOG", Date: day("2010-01-05"), Amount: 1}}}
-	bars := marketdatadb.Load{Bars: marketdatadb.Bars(older)}
+	older := []ingest.BarRow{{Symbol: "GOOG", Date: testenv.Day("2009-12-31"), Open: 100, High: 100, Low: 100, Close: 100, Volume: 100}}
+	split := ingest.Load{Splits: []marketdata.Split{{Symbol: "GOOG", Date: testenv.Day("2010-01-04"), Factor: 2}}}
+	dividend := ingest.Load{Dividends: []marketdata.Dividend{{Symbol: "GOOG", Date: testenv.Day("2010-01-05"), Amount: 1}}}
+	bars := ingest.Load{Bars: ingest.Bars(older)}
 
-	cases := map[string][]marketdatadb.Load{
+	cases := map[string][]ingest.Load{
 		"split and older bars":         {split, bars},
 		"older bars and split":         {bars, split},
 		"split, dividend and old bars": {split, dividend, bars},
@@ -54,24 +53,24 @@ func TestConcurrentLoadsOfOneSymbol(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			// The sequential result is the reference.
-			ref := openStore(t)
-			for _, l := range append([]marketdatadb.Load{{Bars: marketdatadb.Bars(base)}}, loads...) {
-				if _, err := ref.Apply(ctx, l); err != nil {
+			ref := testenv.Store(t)
+			for _, l := range append([]ingest.Load{{Bars: ingest.Bars(base)}}, loads...) {
+				if _, err := ref.Ingest.Apply(ctx, l); err != nil {
 					t.Fatal(err)
 				}
 			}
 			want := adjCloses(t, ref, "GOOG")
 
 			url := testenv.Postgres(t)
-			s := openStoreWith(t, testConfig(url))
-			if _, err := s.Apply(ctx, marketdatadb.Load{Bars: marketdatadb.Bars(base)}); err != nil {
+			s := testenv.StoreAt(t, url)
+			if _, err := s.Ingest.Apply(ctx, ingest.Load{Bars: ingest.Bars(base)}); err != nil {
 				t.Fatal(err)
 			}
-			holder, tx := holdLocks(t, url, "LOCK TABLE data_version IN SHARE MODE")
+			holder, tx := testenv.HoldLocks(t, url, "LOCK TABLE data_version IN SHARE MODE")
 			var wg sync.WaitGroup
 			errs := make([]error, len(loads))
 			for i, l := range loads {
-				wg.Go(func() { _, errs[i] = s.Apply(ctx, l) })
+				wg.Go(func() { _, errs[i] = s.Ingest.Apply(ctx, l) })
 			}
 			// Every load waits on a lock: the data version row, or another
 			// load of the same symbol.
@@ -114,22 +113,22 @@ func TestConcurrentLoadsOfOneSymbol(t *testing.T) {
 // applied again.
 func TestReimportRepairsFactors(t *testing.T) {
 	ctx := context.Background()
-	s := openStore(t)
-	rows := []marketdatadb.BarRow{
-		{Symbol: "GOOG", Date: day("2009-12-31"), Open: 100, High: 100, Low: 100, Close: 100, Volume: 100},
-		{Symbol: "GOOG", Date: day("2010-01-04"), Open: 50, High: 50, Low: 50, Close: 50, Volume: 100},
+	s := testenv.Store(t)
+	rows := []ingest.BarRow{
+		{Symbol: "GOOG", Date: testenv.Day("2009-12-31"), Open: 100, High: 100, Low: 100, Close: 100, Volume: 100},
+		{Symbol: "GOOG", Date: testenv.Day("2010-01-04"), Open: 50, High: 50, Low: 50, Close: 50, Volume: 100},
 	}
-	split := marketdatadb.Load{Splits: []marketdata.Split{{Symbol: "GOOG", Date: day("2010-01-04"), Factor: 2}}}
-	for _, l := range []marketdatadb.Load{{Bars: marketdatadb.Bars(rows)}, split} {
-		if _, err := s.Apply(ctx, l); err != nil {
+	split := ingest.Load{Splits: []marketdata.Split{{Symbol: "GOOG", Date: testenv.Day("2010-01-04"), Factor: 2}}}
+	for _, l := range []ingest.Load{{Bars: ingest.Bars(rows)}, split} {
+		if _, err := s.Ingest.Apply(ctx, l); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if _, err := s.DB().Exec("UPDATE eod_bars SET price_factor = 1, volume_factor = 1 WHERE symbol = 'GOOG'"); err != nil {
 		t.Fatal(err)
 	}
-	for _, l := range []marketdatadb.Load{split, {Bars: marketdatadb.Bars(rows)}} {
-		res, err := s.Apply(ctx, l)
+	for _, l := range []ingest.Load{split, {Bars: ingest.Bars(rows)}} {
+		res, err := s.Ingest.Apply(ctx, l)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -141,24 +140,4 @@ func TestReimportRepairsFactors(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-}
-
-// holdLocks opens another session on url, closed when t ends, and begins
-// a transaction there that runs stmt: it holds stmt's locks until the test
-// ends the transaction, as a concurrent client would.
-func holdLocks(t *testing.T, url, stmt string) (*sql.DB, *sql.Tx) {
-	t.Helper()
-	db, err := sql.Open("pgx", url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	tx, err := db.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Exec(stmt); err != nil {
-		t.Fatal(err)
-	}
-	return db, tx
 }

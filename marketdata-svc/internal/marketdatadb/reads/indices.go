@@ -1,4 +1,4 @@
-package marketdatadb
+package reads
 
 import (
 	"context"

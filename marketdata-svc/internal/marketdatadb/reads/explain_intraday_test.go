@@ -1,4 +1,4 @@
-package marketdatadb_test
+package reads_test
 
 import (
 	"context"
@@ -10,16 +10,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/ingest"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/reads"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/testenv"
 )
 
 // loadMinutes loads symbols × days × 390 regular-session minutes (New
 // York) from 2024-01-02 on, weekdays only.
-func loadMinutes(t *testing.T, s *marketdatadb.Store, symbols, days int) int {
+func loadMinutes(t *testing.T, s *testenv.Stores, symbols, days int) int {
 	t.Helper()
-	var rows []marketdatadb.IntradayRow
-	d0 := time.Date(2024, 1, 2, 0, 0, 0, 0, newYork)
+	var rows []ingest.IntradayRow
+	d0 := time.Date(2024, 1, 2, 0, 0, 0, 0, testenv.NewYork())
 	n := 0
 	for d := 0; n < days; d++ {
 		day := d0.AddDate(0, 0, d)
@@ -31,12 +32,12 @@ func loadMinutes(t *testing.T, s *marketdatadb.Store, symbols, days int) int {
 			sym := fmt.Sprintf("S%03d", i)
 			for m := range 390 {
 				c := 100 + float64(m%7)
-				rows = append(rows, marketdatadb.IntradayRow{Symbol: sym, TS: day.Add(time.Duration(570+m) * time.Minute),
+				rows = append(rows, ingest.IntradayRow{Symbol: sym, TS: day.Add(time.Duration(570+m) * time.Minute),
 					Open: c, High: c + 1, Low: c - 1, Close: c, Volume: 10})
 			}
 		}
 	}
-	if _, err := s.ApplyIntraday(context.Background(), marketdatadb.IntradayLoad{Rows: marketdatadb.IntradayRows(rows)}); err != nil {
+	if _, err := s.Ingest.ApplyIntraday(context.Background(), ingest.IntradayLoad{Rows: ingest.IntradayRows(rows)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.DB().ExecContext(context.Background(), "VACUUM ANALYZE intraday_bars"); err != nil {
@@ -49,9 +50,9 @@ func loadMinutes(t *testing.T, s *marketdatadb.Store, symbols, days int) int {
 // one symbol and one day reads one monthly partition through its primary
 // key, however many months are stored.
 func TestIntradayPlanPrunesPartitions(t *testing.T) {
-	s := openStore(t)
+	s := testenv.Store(t)
 	loadMinutes(t, s, 3, 70) // January to April 2024: four partitions
-	text := explain(t, s.DB(), "(ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) "+marketdatadb.IntradaySQL,
+	text := explain(t, s.DB(), "(ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) "+reads.IntradaySQL,
 		intradayArgs("S001", "2024-03-08")...)
 	if !marchByKey.MatchString(text) || strings.Contains(text, "Seq Scan on intraday_bars") {
 		t.Errorf("one day should read the March partition by its key:\n%s", text)
@@ -90,13 +91,9 @@ func TestMeasureIntradayPartitioning(t *testing.T) {
 	}
 	// Loading and copying millions of minutes outlasts the tests'
 	// statement timeout: this store has none.
-	cfg := testConfig(testenv.Postgres(t))
+	cfg := testenv.Config(testenv.Postgres(t))
 	cfg.StatementTimeout = 0
-	s, err := marketdatadb.Open(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := testenv.StoreWith(t, cfg)
 	db := s.DB()
 	ctx := context.Background()
 	n := loadMinutes(t, s, 40, days)
@@ -119,7 +116,7 @@ func TestMeasureIntradayPartitioning(t *testing.T) {
 	latest := intradayArgs("S017", day)
 	latest[5], latest[7], latest[13] = nil, nil, true // open range, latest
 	for _, table := range []string{"intraday_bars", "intraday_flat"} {
-		stmt := strings.ReplaceAll(marketdatadb.IntradaySQL, "FROM intraday_bars b", "FROM "+table+" b")
+		stmt := strings.ReplaceAll(reads.IntradaySQL, "FROM intraday_bars b", "FROM "+table+" b")
 		for name, args := range map[string][]any{"one day " + day: intradayArgs("S017", day), "latest, open range": latest} {
 			for run := range 3 {
 				plan := explain(t, db, "(ANALYZE, BUFFERS) "+stmt, args...)

@@ -1,4 +1,4 @@
-package marketdatadb
+package reads
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/adjust"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
 )
 
 // eodSymbolsSQL resolves the requested symbols in request order with the
@@ -84,7 +85,7 @@ func (s *Store) EOD(ctx context.Context, q marketdata.EODQuery) (marketdata.EODP
 	from, to := dateBound(q.DateFrom, false), dateBound(q.DateTo, true)
 	rows, err := s.db.QueryContext(ctx, eodSymbolsSQL, q.Symbols, q.Exchange, from, to)
 	if err != nil {
-		return marketdata.EODPage{}, fmt.Errorf("eod: %w", translate(err))
+		return marketdata.EODPage{}, fmt.Errorf("eod: %w", marketdatadb.Translate(err))
 	}
 	meta := make(map[string]barMeta, len(q.Symbols))
 	symbols := make([]string, 0, len(q.Symbols))
@@ -96,7 +97,7 @@ func (s *Store) EOD(ctx context.Context, q marketdata.EODQuery) (marketdata.EODP
 		var n int64
 		if err := rows.Scan(&sym, &m.name, &m.assetType, &m.currency, &m.mic, &m.acronym, &n); err != nil {
 			rows.Close()
-			return marketdata.EODPage{}, fmt.Errorf("eod: %w", translate(err))
+			return marketdata.EODPage{}, fmt.Errorf("eod: %w", marketdatadb.Translate(err))
 		}
 		known++
 		if n < 0 { // not on the requested exchange
@@ -112,7 +113,7 @@ func (s *Store) EOD(ctx context.Context, q marketdata.EODQuery) (marketdata.EODP
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return marketdata.EODPage{}, fmt.Errorf("eod: %w", translate(err))
+		return marketdata.EODPage{}, fmt.Errorf("eod: %w", marketdatadb.Translate(err))
 	}
 	if known == 0 {
 		return marketdata.EODPage{}, fmt.Errorf("eod: %w", marketdata.ErrNoValidSymbols)
@@ -139,7 +140,7 @@ func (s *Store) EOD(ctx context.Context, q marketdata.EODQuery) (marketdata.EODP
 		var start time.Time
 		var before int64
 		if err := s.db.QueryRowContext(ctx, skip, symbols, from, to, offset).Scan(&start, &before); err != nil {
-			return marketdata.EODPage{}, fmt.Errorf("eod: %w", translate(err))
+			return marketdata.EODPage{}, fmt.Errorf("eod: %w", marketdatadb.Translate(err))
 		}
 		// The page starts on that date: the bars before it are skipped
 		// by the range, the rest of the offset within the date.
@@ -160,7 +161,7 @@ func (s *Store) EOD(ctx context.Context, q marketdata.EODQuery) (marketdata.EODP
 	}
 	rows, err = s.db.QueryContext(ctx, query, args...)
 	if err != nil {
-		return marketdata.EODPage{}, fmt.Errorf("eod: %w", translate(err))
+		return marketdata.EODPage{}, fmt.Errorf("eod: %w", marketdatadb.Translate(err))
 	}
 	defer rows.Close()
 	size := total - int64(q.Offset)
@@ -173,7 +174,7 @@ func (s *Store) EOD(ctx context.Context, q marketdata.EODQuery) (marketdata.EODP
 		var pf, vf float64
 		if err := rows.Scan(&b.Symbol, &b.Date, &b.Open, &b.High, &b.Low, &b.Close, &b.Volume,
 			&b.SplitFactor, &b.Dividend, &pf, &vf); err != nil {
-			return marketdata.EODPage{}, fmt.Errorf("eod: %w", translate(err))
+			return marketdata.EODPage{}, fmt.Errorf("eod: %w", marketdatadb.Translate(err))
 		}
 		b.AdjOpen, b.AdjHigh = adjust.Price(b.Open, pf), adjust.Price(b.High, pf)
 		b.AdjLow, b.AdjClose = adjust.Price(b.Low, pf), adjust.Price(b.Close, pf)
@@ -184,7 +185,7 @@ func (s *Store) EOD(ctx context.Context, q marketdata.EODQuery) (marketdata.EODP
 		page.Bars = append(page.Bars, b)
 	}
 	if err := rows.Err(); err != nil {
-		return marketdata.EODPage{}, fmt.Errorf("eod: %w", translate(err))
+		return marketdata.EODPage{}, fmt.Errorf("eod: %w", marketdatadb.Translate(err))
 	}
 	return page, nil
 }

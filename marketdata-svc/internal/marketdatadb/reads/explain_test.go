@@ -1,4 +1,4 @@
-package marketdatadb_test
+package reads_test
 
 import (
 	"context"
@@ -7,25 +7,27 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/ingest"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/reads"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/testenv"
 )
 
 // TestEODQueryPlansUseIndexes loads 40 symbols × 500 trading days, runs
 // ANALYZE, and checks that every EOD statement reads eod_bars through its
 // primary key instead of scanning the table. docs/DATA.md shows the plans.
 func TestEODQueryPlansUseIndexes(t *testing.T) {
-	s := openStore(t)
+	s := testenv.Store(t)
 	ctx := context.Background()
-	var rows []marketdatadb.BarRow
-	start := day("2020-01-01")
+	var rows []ingest.BarRow
+	start := testenv.Day("2020-01-01")
 	for i := range 40 {
 		sym := fmt.Sprintf("S%02d", i)
 		for d := range 500 {
 			c := 100 + float64(d%50)
-			rows = append(rows, marketdatadb.BarRow{Symbol: sym, Date: start.AddDate(0, 0, d), Open: c, High: c + 1, Low: c - 1, Close: c, Volume: 1})
+			rows = append(rows, ingest.BarRow{Symbol: sym, Date: start.AddDate(0, 0, d), Open: c, High: c + 1, Low: c - 1, Close: c, Volume: 1})
 		}
 	}
-	if _, err := s.Apply(ctx, marketdatadb.Load{Bars: marketdatadb.Bars(rows)}); err != nil {
+	if _, err := s.Ingest.Apply(ctx, ingest.Load{Bars: ingest.Bars(rows)}); err != nil {
 		t.Fatal(err)
 	}
 	db := s.DB()
@@ -36,15 +38,15 @@ func TestEODQueryPlansUseIndexes(t *testing.T) {
 		t.Fatal(err)
 	}
 	syms := []string{"S07", "S03"}
-	from, to := day("0001-01-01"), day("2021-03-01")
+	from, to := testenv.Day("0001-01-01"), testenv.Day("2021-03-01")
 	for _, c := range []struct {
 		name string
 		sql  string
 		args []any
 	}{
-		{"symbols and total", marketdatadb.EODSymbolsSQL, []any{syms, "", from, to}},
-		{"page", marketdatadb.EODPageDesc, []any{syms, from, to, 100, 100, 0}},
-		{"latest", marketdatadb.EODLatestDesc, []any{syms, from, to, 100, 0}},
+		{"symbols and total", reads.EODSymbolsSQL, []any{syms, "", from, to}},
+		{"page", reads.EODPageDesc, []any{syms, from, to, 100, 100, 0}},
+		{"latest", reads.EODLatestDesc, []any{syms, from, to, 100, 0}},
 	} {
 		plan := explain(t, db, c.sql, c.args...)
 		t.Logf("%s:\n%s", c.name, plan)

@@ -1,4 +1,4 @@
-package marketdatadb_test
+package replicas_test
 
 import (
 	"context"
@@ -9,18 +9,21 @@ import (
 	"time"
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/ingest"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/replicas"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/testenv"
 )
 
-// replicaSetup is a store on a fresh database, Replicas over it and the
-// binary's streaming replica, and the data version in force as the
-// caches would see it (set by the test, as a publish would).
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// replicaSetup is the stores of a fresh database, a Router over its reads
+// and the binary's streaming replica, and the data version in force as
+// the caches would see it (set by the test, as a publish would).
 type replicaSetup struct {
-	primary  *marketdatadb.Store
-	replicas *marketdatadb.Replicas
-	replica  *testenv.Replica
-	inForce  atomic.Int64
+	primary *testenv.Stores
+	router  *replicas.Router
+	replica *testenv.Replica
+	inForce atomic.Int64
 }
 
 func newReplicaSetup(t *testing.T) *replicaSetup {
@@ -34,25 +37,25 @@ func newReplicaSetupOf(t *testing.T, urls func(primaryURL string, r *testenv.Rep
 	t.Helper()
 	url := testenv.Postgres(t)
 	s := &replicaSetup{primary: testenv.StoreAt(t, url), replica: testenv.StartReplica(t)}
-	cfg := testConfig(url)
+	cfg := testenv.Config(url)
 	cfg.DatabaseReplicaURLs = urls(url, s.replica)
-	r, err := marketdatadb.OpenReplicas(cfg, s.primary, nil, marketdatadb.ReplicaOptions{
+	r, err := replicas.Open(cfg, replicas.Node{Database: s.primary.Store, Reads: s.primary.Reads}, nil, replicas.Options{
 		Version: func() (int64, bool) { return s.inForce.Load(), true }, CheckInterval: 200 * time.Millisecond, LagInterval: 10 * time.Millisecond,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
-	s.replicas = r
+	s.router = r
 	return s
 }
 
 // load applies one GOOG bar of day and publishes its version once the
 // replica has replayed it or bound has passed, as the import command does.
-func (s *replicaSetup) load(t *testing.T, day string, close float64, bound time.Duration) marketdatadb.ReplayWait {
+func (s *replicaSetup) load(t *testing.T, day string, close float64, bound time.Duration) replicas.ReplayWait {
 	t.Helper()
 	v := s.commit(t, day, close)
-	w, err := s.replicas.WaitReplayed(context.Background(), bound)
+	w, err := s.router.WaitReplayed(context.Background(), bound)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,9 +68,9 @@ func (s *replicaSetup) load(t *testing.T, day string, close float64, bound time.
 func (s *replicaSetup) commit(t *testing.T, day string, close float64) int64 {
 	t.Helper()
 	d, _ := time.Parse(time.DateOnly, day)
-	res, err := s.primary.Apply(context.Background(), marketdatadb.Load{
-		Tickers: []marketdatadb.TickerRow{{Symbol: "GOOG", Name: "Alphabet", AssetType: "Stock", PriceCurrency: "USD"}},
-		Bars:    marketdatadb.Bars([]marketdatadb.BarRow{{Symbol: "GOOG", Date: d, Open: close, High: close, Low: close, Close: close, Volume: 1}}),
+	res, err := s.primary.Ingest.Apply(context.Background(), ingest.Load{
+		Tickers: []ingest.TickerRow{{Symbol: "GOOG", Name: "Alphabet", AssetType: "Stock", PriceCurrency: "USD"}},
+		Bars:    ingest.Bars([]ingest.BarRow{{Symbol: "GOOG", Date: d, Open: close, High: close, Low: close, Close: close, Volume: 1}}),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -79,13 +82,13 @@ func (s *replicaSetup) commit(t *testing.T, day string, close float64) int64 {
 func (s *replicaSetup) run(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); s.replicas.Run(ctx) }()
+	go func() { defer close(done); s.router.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 }
 
 func (s *replicaSetup) latest(t *testing.T) marketdata.Bar {
 	t.Helper()
-	p, err := s.replicas.EOD(context.Background(), marketdata.EODQuery{Symbols: []string{"GOOG"}, Latest: true})
+	p, err := s.router.EOD(context.Background(), marketdata.EODQuery{Symbols: []string{"GOOG"}, Latest: true})
 	if err != nil || len(p.Bars) != 1 {
 		t.Fatalf("latest: %+v, %v", p, err)
 	}
@@ -97,11 +100,11 @@ func (s *replicaSetup) latest(t *testing.T) marketdata.Bar {
 func (s *replicaSetup) waitUsable(t *testing.T, n int) time.Duration {
 	t.Helper()
 	start := time.Now()
-	for s.replicas.Stats().Usable != n {
+	for s.router.Stats().Usable != n {
 		if time.Since(start) > 30*time.Second {
-			t.Fatalf("%d usable replicas after 30 s, want %d: %+v", s.replicas.Stats().Usable, n, s.replicas.Stats())
+			t.Fatalf("%d usable replicas after 30 s, want %d: %+v", s.router.Stats().Usable, n, s.router.Stats())
 		}
-		s.replicas.Check(context.Background())
+		s.router.Check(context.Background())
 		time.Sleep(5 * time.Millisecond)
 	}
 	return time.Since(start)
@@ -116,13 +119,13 @@ func TestReplicasRouteReadsToACaughtUpReplica(t *testing.T) {
 	if b := s.latest(t); b.Close != 362.71 {
 		t.Errorf("latest %+v", b)
 	}
-	if _, err := s.replicas.Ticker(context.Background(), "NOPE"); !errors.Is(err, marketdata.ErrNotFound) {
+	if _, err := s.router.Ticker(context.Background(), "NOPE"); !errors.Is(err, marketdata.ErrNotFound) {
 		t.Errorf("unknown ticker: %v", err)
 	}
-	if _, err := s.replicas.Tickers(context.Background(), marketdata.TickerQuery{Search: "alpha", Limit: 10}); err != nil {
+	if _, err := s.router.Tickers(context.Background(), marketdata.TickerQuery{Search: "alpha", Limit: 10}); err != nil {
 		t.Error(err)
 	}
-	st := s.replicas.Stats()
+	st := s.router.Stats()
 	if st.ReplicaReads != 3 || st.PrimaryReads != 0 || st.Fallbacks != 0 {
 		t.Errorf("reads not all on the replica (a not-found is an answer): %+v", st)
 	}
@@ -148,14 +151,14 @@ func TestReplicasSkipAReplicaBehindTheVersionInForce(t *testing.T) {
 	if len(w.Lagging) != 1 || w.Elapsed < bound {
 		t.Fatalf("wait on a paused replica: %+v", w)
 	}
-	s.replicas.Check(context.Background())
-	before := s.replicas.Stats()
+	s.router.Check(context.Background())
+	before := s.router.Stats()
 	for range 5 {
 		if b := s.latest(t); b.Close != 362.71 {
 			t.Fatalf("time travel: the new version served the old latest bar %+v", b)
 		}
 	}
-	st := s.replicas.Stats()
+	st := s.router.Stats()
 	if st.Usable != 0 || st.PrimaryReads-before.PrimaryReads != 5 || st.ReplicaReads != before.ReplicaReads {
 		t.Errorf("reads while the replica lags: %+v then %+v", before, st)
 	}
@@ -163,8 +166,8 @@ func TestReplicasSkipAReplicaBehindTheVersionInForce(t *testing.T) {
 	resumed = true
 	catchUp := s.waitUsable(t, 1)
 	t.Logf("replica usable again %s after resume", catchUp)
-	if b := s.latest(t); b.Close != 362.71 || s.replicas.Stats().ReplicaReads != st.ReplicaReads+1 {
-		t.Errorf("after resume: %+v, %+v", b, s.replicas.Stats())
+	if b := s.latest(t); b.Close != 362.71 || s.router.Stats().ReplicaReads != st.ReplicaReads+1 {
+		t.Errorf("after resume: %+v, %+v", b, s.router.Stats())
 	}
 }
 
@@ -187,17 +190,17 @@ func TestReplicasFallBackToThePrimaryWhenAReplicaDies(t *testing.T) {
 			t.Fatalf("latest during the outage %+v", b)
 		}
 	}
-	st := s.replicas.Stats()
+	st := s.router.Stats()
 	if st.Usable != 0 || st.Fallbacks < 1 {
 		t.Errorf("the dead replica is not marked down after a failed read: %+v", st)
 	}
 	s.replica.Start(t)
 	started = true
 	s.waitUsable(t, 1)
-	before := s.replicas.Stats().ReplicaReads
+	before := s.router.Stats().ReplicaReads
 	s.latest(t)
-	if s.replicas.Stats().ReplicaReads != before+1 {
-		t.Errorf("replica not used again: %+v", s.replicas.Stats())
+	if s.router.Stats().ReplicaReads != before+1 {
+		t.Errorf("replica not used again: %+v", s.router.Stats())
 	}
 }
 
@@ -230,7 +233,7 @@ func TestReplicasFailFastOnAFrozenReplica(t *testing.T) {
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 				start := time.Now()
-				p, err := s.replicas.EOD(ctx, marketdata.EODQuery{Symbols: []string{"GOOG"}, Latest: true})
+				p, err := s.router.EOD(ctx, marketdata.EODQuery{Symbols: []string{"GOOG"}, Latest: true})
 				took := time.Since(start)
 				cancel()
 				reads.Add(1)
@@ -244,7 +247,7 @@ func TestReplicasFailFastOnAFrozenReplica(t *testing.T) {
 			}
 		})
 	}
-	for s.replicas.Stats().ReplicaReads < 50 {
+	for s.router.Stats().ReplicaReads < 50 {
 		time.Sleep(time.Millisecond)
 	}
 	s.replica.Freeze(t)
@@ -259,7 +262,7 @@ func TestReplicasFailFastOnAFrozenReplica(t *testing.T) {
 	wg.Wait()
 	s.replica.Thaw(t)
 	thawed = true
-	st := s.replicas.Stats()
+	st := s.router.Stats()
 	t.Logf("%d reads, %d failed, %d over %s, slowest %s; %+v", reads.Load(), failed.Load(), slow.Load(), bound, time.Duration(worst.Load()), st)
 	if failed.Load() > 0 || slow.Load() > 0 {
 		t.Errorf("a frozen replica: %d of %d reads failed, %d took over %s (slowest %s)", failed.Load(), reads.Load(), slow.Load(), bound, time.Duration(worst.Load()))
@@ -304,7 +307,7 @@ func TestReplicasNeverGoBackAVersion(t *testing.T) {
 		wg.Go(func() {
 			for time.Now().Before(deadline) {
 				after := newSeen.Load()
-				p, err := s.replicas.EOD(context.Background(), marketdata.EODQuery{Symbols: []string{"GOOG"}, Latest: true})
+				p, err := s.router.EOD(context.Background(), marketdata.EODQuery{Symbols: []string{"GOOG"}, Latest: true})
 				if err != nil || len(p.Bars) != 1 {
 					t.Errorf("latest: %+v, %v", p, err)
 					return
@@ -321,7 +324,7 @@ func TestReplicasNeverGoBackAVersion(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	t.Logf("%d reads, %d new, %d old after a new one; %+v", reads.Load(), news.Load(), back.Load(), s.replicas.Stats())
+	t.Logf("%d reads, %d new, %d old after a new one; %+v", reads.Load(), news.Load(), back.Load(), s.router.Stats())
 	if news.Load() == 0 {
 		t.Fatal("no read saw the committed rows")
 	}

@@ -1,4 +1,4 @@
-package marketdatadb
+package ingest
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/adjust"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
 )
 
 var (
@@ -133,7 +134,7 @@ func loadBars(ctx context.Context, tx pgx.Tx, l Load) (barLoad, error) {
 	}
 	var exists bool
 	if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM eod_bars WHERE symbol = $1)", first.Symbol).Scan(&exists); err != nil {
-		return out, translate(err)
+		return out, marketdatadb.Translate(err)
 	}
 	if !exists {
 		// New data: COPY straight into the table, the fastest path. If some
@@ -141,12 +142,12 @@ func loadBars(ctx context.Context, tx pgx.Tx, l Load) (barLoad, error) {
 		// line), fall back to the staged upsert.
 		sp, err := tx.Begin(ctx)
 		if err != nil {
-			return out, translate(err)
+			return out, marketdatadb.Translate(err)
 		}
 		n, err := sp.CopyFrom(ctx, pgx.Identifier{"eod_bars"}, rawColumns, cs)
 		if err == nil {
 			if err := sp.Commit(ctx); err != nil {
-				return out, translate(err)
+				return out, marketdatadb.Translate(err)
 			}
 			out.take(cs)
 			out.changed, out.changedSymbols = n, allChanged(cs.symbols)
@@ -156,7 +157,7 @@ func loadBars(ctx context.Context, tx pgx.Tx, l Load) (barLoad, error) {
 			return out, copyError(err, cs)
 		}
 		if err := sp.Rollback(ctx); err != nil {
-			return out, translate(err)
+			return out, marketdatadb.Translate(err)
 		}
 		if src, err = l.Bars(); err != nil {
 			return out, &sourceError{err}
@@ -194,7 +195,7 @@ func copyError(err error, cs *copySource) error {
 	if srcErr := cs.Err(); srcErr != nil {
 		return &sourceError{srcErr} // the server only echoes it inside "COPY from stdin failed"
 	}
-	return translate(err)
+	return marketdatadb.Translate(err)
 }
 
 // stagedUpsert copies the bars into a temporary table, then inserts new
@@ -205,7 +206,7 @@ func stagedUpsert(ctx context.Context, tx pgx.Tx, cs *copySource) (barLoad, erro
 	if _, err := tx.Exec(ctx, `CREATE TEMP TABLE eod_staging (
   line integer, symbol text, date date, open float8, high float8, low float8, close float8, volume float8
 ) ON COMMIT DROP`); err != nil {
-		return out, translate(err)
+		return out, marketdatadb.Translate(err)
 	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"eod_staging"}, stagedColumns, cs); err != nil {
 		return out, copyError(err, cs)
@@ -214,7 +215,7 @@ func stagedUpsert(ctx context.Context, tx pgx.Tx, cs *copySource) (barLoad, erro
 	out.changedSymbols = map[string]bool{}
 	sp, err := tx.Begin(ctx)
 	if err != nil {
-		return out, translate(err)
+		return out, marketdatadb.Translate(err)
 	}
 	rows, err := sp.Query(ctx, `
 WITH up AS (
@@ -245,7 +246,7 @@ SELECT symbol, count(*) FROM up GROUP BY symbol`)
 	if err != nil {
 		return out, duplicates(ctx, tx, sp, err)
 	}
-	return out, translate(sp.Commit(ctx))
+	return out, marketdatadb.Translate(sp.Commit(ctx))
 }
 
 // duplicates is the error of a failed upsert of staged bars: their
@@ -265,16 +266,16 @@ func duplicates(ctx context.Context, tx, sp pgx.Tx, err error) error {
 func upsertError(ctx context.Context, tx, sp pgx.Tx, err error, table, at string, found error, add func(symbol string, at time.Time, lines []int)) error {
 	var pgErr *pgconn.PgError
 	if !errors.As(err, &pgErr) || pgErr.Code != "21000" {
-		return translate(err)
+		return marketdatadb.Translate(err)
 	}
 	if err := sp.Rollback(ctx); err != nil {
-		return translate(err)
+		return marketdatadb.Translate(err)
 	}
 	rows, err := tx.Query(ctx, fmt.Sprintf(`
 SELECT symbol, %[2]s, array_agg(line ORDER BY line) FROM %[1]s
 GROUP BY symbol, %[2]s HAVING count(*) > 1 ORDER BY min(line) LIMIT 20`, table, at))
 	if err != nil {
-		return translate(err)
+		return marketdatadb.Translate(err)
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -282,7 +283,7 @@ GROUP BY symbol, %[2]s HAVING count(*) > 1 ORDER BY min(line) LIMIT 20`, table, 
 		var t time.Time
 		var lines []int32
 		if err := rows.Scan(&symbol, &t, &lines); err != nil {
-			return translate(err)
+			return marketdatadb.Translate(err)
 		}
 		ls := make([]int, len(lines))
 		for i, l := range lines {
@@ -291,7 +292,7 @@ GROUP BY symbol, %[2]s HAVING count(*) > 1 ORDER BY min(line) LIMIT 20`, table, 
 		add(symbol, t, ls)
 	}
 	if err := rows.Err(); err != nil {
-		return translate(err)
+		return marketdatadb.Translate(err)
 	}
 	return found
 }
@@ -306,11 +307,11 @@ WHERE EXISTS (SELECT 1 FROM splits WHERE symbol = s) OR EXISTS (SELECT 1 FROM di
    OR EXISTS (SELECT 1 FROM eod_bars WHERE symbol = s AND (price_factor <> 1 OR volume_factor <> 1
               OR split_factor <> 1 OR dividend <> 0))`, symbols)
 	if err != nil {
-		return 0, translate(err)
+		return 0, marketdatadb.Translate(err)
 	}
 	withActions, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
-		return 0, translate(err)
+		return 0, marketdatadb.Translate(err)
 	}
 	var total int64
 	for _, sym := range withActions {
@@ -333,27 +334,27 @@ func readjustSymbol(ctx context.Context, tx pgx.Tx, symbol string) (int64, error
 	rows, err := tx.Query(ctx, `SELECT date, close, split_factor, dividend, price_factor, volume_factor
 FROM eod_bars WHERE symbol = $1 ORDER BY date`, symbol)
 	if err != nil {
-		return 0, translate(err)
+		return 0, marketdatadb.Translate(err)
 	}
 	var bars []storedBar
 	for rows.Next() {
 		var b storedBar
 		if err := rows.Scan(&b.date, &b.close, &b.split, &b.dividend, &b.priceFactor, &b.volFactor); err != nil {
 			rows.Close()
-			return 0, translate(err)
+			return 0, marketdatadb.Translate(err)
 		}
 		bars = append(bars, b)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return 0, translate(err)
+		return 0, marketdatadb.Translate(err)
 	}
 	rows, err = tx.Query(ctx, `
 SELECT date, factor, 0::float8, 0::float8 FROM splits WHERE symbol = $1
 UNION ALL
 SELECT date, 0::float8, amount, coalesce(ratio, 0) FROM dividends WHERE symbol = $1`, symbol)
 	if err != nil {
-		return 0, translate(err)
+		return 0, marketdatadb.Translate(err)
 	}
 	var events []adjust.Event
 	splitOn, divOn := map[time.Time]float64{}, map[time.Time]float64{}
@@ -361,7 +362,7 @@ SELECT date, 0::float8, amount, coalesce(ratio, 0) FROM dividends WHERE symbol =
 		var e adjust.Event
 		if err := rows.Scan(&e.Date, &e.SplitFactor, &e.Dividend, &e.DividendRatio); err != nil {
 			rows.Close()
-			return 0, translate(err)
+			return 0, marketdatadb.Translate(err)
 		}
 		events = append(events, e)
 		if e.SplitFactor > 0 {
@@ -373,7 +374,7 @@ SELECT date, 0::float8, amount, coalesce(ratio, 0) FROM dividends WHERE symbol =
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return 0, translate(err)
+		return 0, marketdatadb.Translate(err)
 	}
 	dates := make([]time.Time, len(bars))
 	closes := make([]float64, len(bars))
@@ -406,7 +407,7 @@ UPDATE eod_bars b SET split_factor = u.split, dividend = u.dividend, price_facto
 FROM unnest($2::date[], $3::float8[], $4::float8[], $5::float8[], $6::float8[]) AS u(date, split, dividend, pf, vf)
 WHERE b.symbol = $1 AND b.date = u.date`, symbol, upDates, upSplit, upDiv, upPF, upVF)
 	if err != nil {
-		return 0, translate(err)
+		return 0, marketdatadb.Translate(err)
 	}
 	return tag.RowsAffected(), nil
 }

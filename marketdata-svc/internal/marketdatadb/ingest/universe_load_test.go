@@ -1,4 +1,4 @@
-package marketdatadb_test
+package ingest_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/ingest"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/testenv"
 )
 
@@ -18,8 +18,8 @@ type universeBars struct {
 
 func (u *universeBars) Next() bool { u.i++; return u.i <= u.n }
 func (u *universeBars) Err() error { return nil }
-func (u *universeBars) Bar() marketdatadb.BarRow {
-	return marketdatadb.BarRow{Symbol: fmt.Sprintf("U%05d", u.i), Date: u.day, Open: 10, High: 11, Low: 9, Close: 10.5, Volume: 100}
+func (u *universeBars) Bar() ingest.BarRow {
+	return ingest.BarRow{Symbol: fmt.Sprintf("U%05d", u.i), Date: u.day, Open: 10, High: 11, Low: 9, Close: 10.5, Volume: 100}
 }
 
 // TestLoadOfAWholeUniverse: a load of one day of 30,000 symbols (an
@@ -33,8 +33,8 @@ func TestLoadOfAWholeUniverse(t *testing.T) {
 	const n = 30_000
 	for _, day := range []string{"2024-03-07", "2024-03-08"} {
 		d, _ := time.Parse(time.DateOnly, day)
-		res, err := s.Apply(context.Background(), marketdatadb.Load{
-			Bars: func() (marketdatadb.BarSource, error) { return &universeBars{n: n, day: d}, nil },
+		res, err := s.Ingest.Apply(context.Background(), ingest.Load{
+			Bars: func() (ingest.BarSource, error) { return &universeBars{n: n, day: d}, nil },
 		})
 		if err != nil {
 			t.Fatalf("load of %s: %v", day, err)

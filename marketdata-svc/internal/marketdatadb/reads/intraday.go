@@ -1,4 +1,4 @@
-package marketdatadb
+package reads
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
 )
 
 // intradaySymbolsSQL resolves the requested symbols in request order with
@@ -104,7 +105,7 @@ ORDER BY CASE WHEN $17 THEN pg.start END ASC, CASE WHEN NOT $17 THEN pg.start EN
 func (s *Store) Intraday(ctx context.Context, q marketdata.IntradayQuery) (marketdata.IntradayPage, error) {
 	rows, err := s.db.QueryContext(ctx, intradaySymbolsSQL, q.Symbols)
 	if err != nil {
-		return marketdata.IntradayPage{}, fmt.Errorf("intraday: %w", translate(err))
+		return marketdata.IntradayPage{}, fmt.Errorf("intraday: %w", marketdatadb.Translate(err))
 	}
 	var syms, zones []string
 	var opens, closes []int32
@@ -117,7 +118,7 @@ func (s *Store) Intraday(ctx context.Context, q marketdata.IntradayQuery) (marke
 		var sym, mic, tz string
 		if err := rows.Scan(&sym, &mic, &tz); err != nil {
 			rows.Close()
-			return marketdata.IntradayPage{}, fmt.Errorf("intraday: %w", translate(err))
+			return marketdata.IntradayPage{}, fmt.Errorf("intraday: %w", marketdatadb.Translate(err))
 		}
 		known++
 		if q.Exchange != "" && mic != q.Exchange {
@@ -133,7 +134,7 @@ func (s *Store) Intraday(ctx context.Context, q marketdata.IntradayQuery) (marke
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return marketdata.IntradayPage{}, fmt.Errorf("intraday: %w", translate(err))
+		return marketdata.IntradayPage{}, fmt.Errorf("intraday: %w", marketdatadb.Translate(err))
 	}
 	if known == 0 {
 		return marketdata.IntradayPage{}, fmt.Errorf("intraday: %w", marketdata.ErrNoValidSymbols)
@@ -162,7 +163,7 @@ func (s *Store) Intraday(ctx context.Context, q marketdata.IntradayQuery) (marke
 func (s *Store) intradayPage(ctx context.Context, args []any, mics map[string]string, page *marketdata.IntradayPage) error {
 	rows, err := s.db.QueryContext(ctx, IntradaySQL, args...)
 	if err != nil {
-		return fmt.Errorf("intraday: %w", translate(err))
+		return fmt.Errorf("intraday: %w", marketdatadb.Translate(err))
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -172,7 +173,7 @@ func (s *Store) intradayPage(ctx context.Context, args []any, mics map[string]st
 		var date sql.NullTime
 		var open, high, low, close, volume sql.NullFloat64
 		if err := rows.Scan(&sym, &date, &open, &high, &low, &close, &volume, &page.Total); err != nil {
-			return fmt.Errorf("intraday: %w", translate(err))
+			return fmt.Errorf("intraday: %w", marketdatadb.Translate(err))
 		}
 		if !sym.Valid {
 			continue
@@ -183,7 +184,7 @@ func (s *Store) intradayPage(ctx context.Context, args []any, mics map[string]st
 		page.Bars = append(page.Bars, b)
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("intraday: %w", translate(err))
+		return fmt.Errorf("intraday: %w", marketdatadb.Translate(err))
 	}
 	return nil
 }

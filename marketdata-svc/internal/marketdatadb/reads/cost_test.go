@@ -1,4 +1,4 @@
-package marketdatadb_test
+package reads_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/ingest"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/testenv"
 )
 
@@ -22,14 +22,14 @@ const costBound = time.Second
 // 1000 weekdays from 2022-01-03 (780,000 minutes, as `generate --intraday
 // --days 1000` of two tickers), and 100 XNAS symbols (C000..C099) with 30
 // years of weekday EOD bars each (about 780,000 bars).
-func loadCostData(t *testing.T, s *marketdatadb.Store) {
+func loadCostData(t *testing.T, s *testenv.Stores) {
 	t.Helper()
 	ctx := context.Background()
-	var tickers []marketdatadb.TickerRow
+	var tickers []ingest.TickerRow
 	for i := range 100 {
-		tickers = append(tickers, marketdatadb.TickerRow{Symbol: fmt.Sprintf("C%03d", i), Name: "Cost", ExchangeMIC: "XNAS"})
+		tickers = append(tickers, ingest.TickerRow{Symbol: fmt.Sprintf("C%03d", i), Name: "Cost", ExchangeMIC: "XNAS"})
 	}
-	if _, err := s.Apply(ctx, marketdatadb.Load{Exchanges: []marketdata.Exchange{xnas}, Tickers: tickers}); err != nil {
+	if _, err := s.Ingest.Apply(ctx, ingest.Load{Exchanges: []marketdata.Exchange{testenv.XNAS()}, Tickers: tickers}); err != nil {
 		t.Fatal(err)
 	}
 	for _, stmt := range []string{
@@ -71,9 +71,9 @@ func TestEveryRouteCostIsBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs PostgreSQL")
 	}
-	cfg := testConfig(testenv.Postgres(t))
+	cfg := testenv.Config(testenv.Postgres(t))
 	cfg.StatementTimeout = time.Minute // let today's cost show, not the timeout
-	s := openStoreWith(t, cfg)
+	s := testenv.StoreWith(t, cfg)
 	loadCostData(t, s)
 	two := []string{"C000", "C001"}
 	var hundred []string
@@ -86,7 +86,7 @@ func TestEveryRouteCostIsBounded(t *testing.T) {
 		"intraday 1min offset past the end":    {Symbols: two, Interval: 1, Sort: marketdata.SortDesc, Limit: 1, Offset: 100_000_000},
 		"intraday 1min ascending, deep offset": {Symbols: two, Interval: 1, Sort: marketdata.SortAsc, Limit: 1000, Offset: 700_000},
 		"intraday 24hour, after hours, the longest range": {Symbols: two, Interval: marketdata.DayMinutes, AfterHours: true,
-			FromDay: day("2022-01-01"), ToDay: day("2025-12-31"), Sort: marketdata.SortDesc, Limit: 1000},
+			FromDay: testenv.Day("2022-01-01"), ToDay: testenv.Day("2025-12-31"), Sort: marketdata.SortDesc, Limit: 1000},
 		"intraday 1hour, date_from only": {Symbols: two, Interval: 60, From: time.Date(2022, 1, 1, 0, 0, 0, 0, time.UTC),
 			Sort: marketdata.SortAsc, Limit: 1000},
 		"intraday latest, open range": {Symbols: two, Interval: 1, Latest: true, Sort: marketdata.SortDesc, Limit: 1000},
@@ -94,7 +94,7 @@ func TestEveryRouteCostIsBounded(t *testing.T) {
 	for name, q := range intraday {
 		t.Run(name, func(t *testing.T) {
 			start := time.Now()
-			page, err := s.Intraday(ctx, q)
+			page, err := s.Reads.Intraday(ctx, q)
 			if took := time.Since(start); err != nil || took > costBound {
 				t.Errorf("took %v (%v), want under %v", took, err, costBound)
 			} else {
@@ -105,20 +105,20 @@ func TestEveryRouteCostIsBounded(t *testing.T) {
 	eod := map[string]marketdata.EODQuery{
 		"eod 100 symbols on one exchange, deep offset": {Symbols: hundred, Exchange: "XNAS", Sort: marketdata.SortAsc, Limit: 1000, Offset: 700_000},
 		"eod 100 symbols, offset past the end":         {Symbols: hundred, Sort: marketdata.SortDesc, Limit: 1000, Offset: 100_000_000},
-		"eod 100 symbols, 30 years, one page":          {Symbols: hundred, DateFrom: day("1996-01-01"), DateTo: day("2025-12-31"), Sort: marketdata.SortDesc, Limit: 1000},
+		"eod 100 symbols, 30 years, one page":          {Symbols: hundred, DateFrom: testenv.Day("1996-01-01"), DateTo: testenv.Day("2025-12-31"), Sort: marketdata.SortDesc, Limit: 1000},
 		"eod latest, 100 symbols":                      {Symbols: hundred, Exchange: "XNAS", Latest: true, Sort: marketdata.SortDesc, Limit: 1000},
 	}
 	// Deep pages start at a date found by counting: they hold the bars
 	// the plain walk would, every weekday having one bar of each symbol.
 	var weekdays []time.Time
-	for d := day("1996-01-01"); !d.After(day("2025-12-31")); d = d.AddDate(0, 0, 1) {
+	for d := testenv.Day("1996-01-01"); !d.After(testenv.Day("2025-12-31")); d = d.AddDate(0, 0, 1) {
 		if wd := d.Weekday(); wd != time.Saturday && wd != time.Sunday {
 			weekdays = append(weekdays, d)
 		}
 	}
 	for _, sort := range []marketdata.SortOrder{marketdata.SortAsc, marketdata.SortDesc} {
 		for _, offset := range []int{1000, 1050, 700_050, len(weekdays)*100 - 10} {
-			page, err := s.EOD(ctx, marketdata.EODQuery{Symbols: hundred, Sort: sort, Limit: 300, Offset: offset})
+			page, err := s.Reads.EOD(ctx, marketdata.EODQuery{Symbols: hundred, Sort: sort, Limit: 300, Offset: offset})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,7 +141,7 @@ func TestEveryRouteCostIsBounded(t *testing.T) {
 	for name, q := range eod {
 		t.Run(name, func(t *testing.T) {
 			start := time.Now()
-			page, err := s.EOD(ctx, q)
+			page, err := s.Reads.EOD(ctx, q)
 			if took := time.Since(start); err != nil || took > costBound {
 				t.Errorf("took %v (%v), want under %v", took, err, costBound)
 			} else {

@@ -1,4 +1,4 @@
-package marketdatadb
+package reads
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
 )
 
 const tickerColumns = `t.symbol, t.name, t.asset_type, t.price_currency, t.has_intraday, t.has_eod, coalesce(t.country, ''),
@@ -83,7 +84,7 @@ JOIN tickers t ON t.symbol = s.symbol
 LEFT JOIN exchanges e ON e.mic = t.exchange_mic
 ORDER BY s.ord`, q.Symbols, q.Exchange)
 	if err != nil {
-		return marketdata.TickerPage{}, fmt.Errorf("list tickers: %w", translate(err))
+		return marketdata.TickerPage{}, fmt.Errorf("list tickers: %w", marketdatadb.Translate(err))
 	}
 	defer rows.Close()
 	var all []marketdata.Ticker
@@ -92,7 +93,7 @@ ORDER BY s.ord`, q.Symbols, q.Exchange)
 		var onExchange bool
 		t, err := scanTicker(rows, &onExchange)
 		if err != nil {
-			return marketdata.TickerPage{}, fmt.Errorf("list tickers: %w", translate(err))
+			return marketdata.TickerPage{}, fmt.Errorf("list tickers: %w", marketdatadb.Translate(err))
 		}
 		known++
 		if onExchange {
@@ -100,7 +101,7 @@ ORDER BY s.ord`, q.Symbols, q.Exchange)
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return marketdata.TickerPage{}, fmt.Errorf("list tickers: %w", translate(err))
+		return marketdata.TickerPage{}, fmt.Errorf("list tickers: %w", marketdatadb.Translate(err))
 	}
 	if known == 0 {
 		return marketdata.TickerPage{}, fmt.Errorf("list tickers: %w", marketdata.ErrNoValidSymbols)
@@ -127,7 +128,7 @@ FROM tickers t LEFT JOIN exchanges e ON e.mic = t.exchange_mic WHERE t.symbol = 
 		return marketdata.Ticker{}, fmt.Errorf("get ticker: %w", marketdata.ErrNotFound)
 	}
 	if err != nil {
-		return marketdata.Ticker{}, fmt.Errorf("get ticker: %w", translate(err))
+		return marketdata.Ticker{}, fmt.Errorf("get ticker: %w", marketdatadb.Translate(err))
 	}
 	return t, nil
 }
@@ -152,7 +153,7 @@ func (s *Store) Exchange(ctx context.Context, mic string) (marketdata.Exchange, 
 		return marketdata.Exchange{}, fmt.Errorf("get exchange: %w", marketdata.ErrNotFound)
 	}
 	if err != nil {
-		return marketdata.Exchange{}, fmt.Errorf("get exchange: %w", translate(err))
+		return marketdata.Exchange{}, fmt.Errorf("get exchange: %w", marketdatadb.Translate(err))
 	}
 	return e, nil
 }
@@ -225,7 +226,7 @@ func actions[T any](ctx context.Context, s *Store, table, value string, q market
 func (s *Store) anyKnown(ctx context.Context, symbols []string) error {
 	var known bool
 	if err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM tickers WHERE symbol = ANY($1::text[]))`, symbols).Scan(&known); err != nil {
-		return translate(err)
+		return marketdatadb.Translate(err)
 	}
 	if !known {
 		return marketdata.ErrNoValidSymbols
@@ -239,35 +240,26 @@ func (s *Store) anyKnown(ctx context.Context, symbols []string) error {
 func countedPage[T any](ctx context.Context, db *sql.DB, countSQL, pageSQL string, args []any, limit, offset int, scan func(scanner) (T, error)) ([]T, int64, error) {
 	var total int64
 	if err := db.QueryRowContext(ctx, countSQL, args...).Scan(&total); err != nil {
-		return nil, 0, translate(err)
+		return nil, 0, marketdatadb.Translate(err)
 	}
 	if total == 0 || int64(offset) >= total {
 		return nil, total, nil
 	}
 	rows, err := db.QueryContext(ctx, pageSQL, append(args, limitArg(limit), offset)...)
 	if err != nil {
-		return nil, 0, translate(err)
+		return nil, 0, marketdatadb.Translate(err)
 	}
 	defer rows.Close()
 	var out []T
 	for rows.Next() {
 		v, err := scan(rows)
 		if err != nil {
-			return nil, 0, translate(err)
+			return nil, 0, marketdatadb.Translate(err)
 		}
 		out = append(out, v)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, 0, translate(err)
+		return nil, 0, marketdatadb.Translate(err)
 	}
 	return out, total, nil
-}
-
-// DataVersion returns the current data version.
-func (s *Store) DataVersion(ctx context.Context) (int64, error) {
-	var v int64
-	if err := s.db.QueryRowContext(ctx, `SELECT version FROM data_version`).Scan(&v); err != nil {
-		return 0, fmt.Errorf("data version: %w", translate(err))
-	}
-	return v, nil
 }

@@ -1,4 +1,4 @@
-package marketdatadb
+package ingest
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
 )
 
 // BarRow is one raw daily bar to load. SplitFactor (0 or 1: none) and
@@ -126,7 +127,7 @@ func (s *Store) Apply(ctx context.Context, l Load) (LoadResult, error) {
 func (s *Store) inLoadTx(ctx context.Context, label string, apply func(context.Context, pgx.Tx) (LoadResult, error)) (LoadResult, error) {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
-		return LoadResult{}, fmt.Errorf("%s: %w", label, translate(err))
+		return LoadResult{}, fmt.Errorf("%s: %w", label, marketdatadb.Translate(err))
 	}
 	defer conn.Close()
 	var res LoadResult
@@ -134,13 +135,13 @@ func (s *Store) inLoadTx(ctx context.Context, label string, apply func(context.C
 		pc := driverConn.(*stdlib.Conn).Conn()
 		tx, err := pc.Begin(ctx)
 		if err != nil {
-			return translate(err)
+			return marketdatadb.Translate(err)
 		}
 		defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // no-op after commit
 		if res, err = apply(ctx, tx); err != nil {
 			return err
 		}
-		return translate(tx.Commit(ctx))
+		return marketdatadb.Translate(tx.Commit(ctx))
 	})
 	var srcErr *sourceError
 	if errors.As(err, &srcErr) {
@@ -156,7 +157,7 @@ func apply(ctx context.Context, tx pgx.Tx, l Load) (LoadResult, error) {
 	var res LoadResult
 	// A large load outlives the request-sized statement timeout.
 	if _, err := tx.Exec(ctx, "SET LOCAL statement_timeout = 0"); err != nil {
-		return res, translate(err)
+		return res, marketdatadb.Translate(err)
 	}
 	var err error
 	if res.ExchangesChanged, err = upsertExchanges(ctx, tx, l.Exchanges); err != nil {
@@ -173,7 +174,7 @@ func apply(ctx context.Context, tx pgx.Tx, l Load) (LoadResult, error) {
 		for _, table := range []string{"eod_bars", "splits", "dividends"} {
 			tag, err := tx.Exec(ctx, "DELETE FROM "+table+" WHERE symbol = ANY($1)", l.ReplaceSymbols)
 			if err != nil {
-				return res, translate(err)
+				return res, marketdatadb.Translate(err)
 			}
 			if tag.RowsAffected() > 0 {
 				res.BarsChanged += tag.RowsAffected()
@@ -243,7 +244,7 @@ func apply(ctx context.Context, tx pgx.Tx, l Load) (LoadResult, error) {
 		return res, nil
 	}
 	if err := tx.QueryRow(ctx, "UPDATE data_version SET version = version + 1 RETURNING version").Scan(&res.Version); err != nil {
-		return res, translate(err)
+		return res, marketdatadb.Translate(err)
 	}
 	return res, nil
 }
@@ -268,7 +269,7 @@ const lockBuckets = 1024
 func lockSymbols(ctx context.Context, tx pgx.Tx, symbols []string) error {
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, b) FROM (SELECT DISTINCT hashtext(s) & ($3 - 1) AS b FROM unnest($2::text[]) AS s) AS u ORDER BY b`,
 		symbolLockSpace, symbols, lockBuckets); err != nil {
-		return fmt.Errorf("lock symbols: %w", translate(err))
+		return fmt.Errorf("lock symbols: %w", marketdatadb.Translate(err))
 	}
 	return nil
 }
@@ -296,7 +297,7 @@ WHERE (x.name, x.acronym, x.country_code, x.country, x.city, x.website, x.timezo
   EXCLUDED.city, EXCLUDED.website, EXCLUDED.timezone, EXCLUDED.currency)`,
 			e.MIC, e.Name, e.Acronym, e.CountryCode, e.Country, e.City, e.Website, e.Timezone, e.Currency)
 		if err != nil {
-			return 0, fmt.Errorf("exchange %s: %w", e.MIC, translate(err))
+			return 0, fmt.Errorf("exchange %s: %w", e.MIC, marketdatadb.Translate(err))
 		}
 		n += tag.RowsAffected()
 	}
@@ -328,7 +329,7 @@ WHERE (t.name, t.asset_type, t.price_currency, t.exchange_mic, t.has_intraday, t
 			if errors.As(err, &pgErr) && pgErr.Code == "23503" {
 				return 0, fmt.Errorf("ticker %s: unknown exchange %q (import exchanges first)", t.Symbol, t.ExchangeMIC)
 			}
-			return 0, fmt.Errorf("ticker %s: %w", t.Symbol, translate(err))
+			return 0, fmt.Errorf("ticker %s: %w", t.Symbol, marketdatadb.Translate(err))
 		}
 		n += tag.RowsAffected()
 	}
@@ -350,7 +351,7 @@ ON CONFLICT (symbol) DO UPDATE SET has_eod = true WHERE NOT t.has_eod`, symbols,
 		if errors.As(err, &pgErr) && pgErr.Code == "23503" {
 			return 0, fmt.Errorf("unknown exchange %q (import exchanges first)", mic)
 		}
-		return 0, translate(err)
+		return 0, marketdatadb.Translate(err)
 	}
 	return tag.RowsAffected(), nil
 }
@@ -376,11 +377,11 @@ func upsertActions(ctx context.Context, tx pgx.Tx, splits []marketdata.Split, di
 		}
 		rows, err := tx.Query(ctx, sql, syms, dates, vals)
 		if err != nil {
-			return fmt.Errorf("%s: %w", what, translate(err))
+			return fmt.Errorf("%s: %w", what, marketdatadb.Translate(err))
 		}
 		got, err := pgx.CollectRows(rows, pgx.RowTo[string])
 		if err != nil {
-			return fmt.Errorf("%s: %w", what, translate(err))
+			return fmt.Errorf("%s: %w", what, marketdatadb.Translate(err))
 		}
 		for _, s := range got {
 			changed[s] = true
@@ -428,11 +429,11 @@ ON CONFLICT (symbol, date) DO UPDATE SET amount = EXCLUDED.amount, ratio = EXCLU
   WHERE (d.amount, d.ratio) IS DISTINCT FROM (EXCLUDED.amount, EXCLUDED.ratio)
 RETURNING d.symbol`, syms, dates, amounts, ratios)
 		if err != nil {
-			return nil, fmt.Errorf("dividends: %w", translate(err))
+			return nil, fmt.Errorf("dividends: %w", marketdatadb.Translate(err))
 		}
 		got, err := pgx.CollectRows(rows, pgx.RowTo[string])
 		if err != nil {
-			return nil, fmt.Errorf("dividends: %w", translate(err))
+			return nil, fmt.Errorf("dividends: %w", marketdatadb.Translate(err))
 		}
 		for _, s := range got {
 			changed[s] = true
@@ -452,7 +453,7 @@ func ensureTickersNoEOD(ctx context.Context, tx pgx.Tx, symbols []string) (int64
 INSERT INTO tickers (symbol, name) SELECT s, s FROM unnest($1::text[]) AS s
 ON CONFLICT (symbol) DO NOTHING`, symbols)
 	if err != nil {
-		return 0, translate(err)
+		return 0, marketdatadb.Translate(err)
 	}
 	return tag.RowsAffected(), nil
 }

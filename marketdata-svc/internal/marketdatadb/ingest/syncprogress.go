@@ -1,9 +1,11 @@
-package marketdatadb
+package ingest
 
 import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
 )
 
 // SyncWindow is the contiguous span of days [From, Through] whose bars a
@@ -21,7 +23,7 @@ func (s *Store) LastBarDates(ctx context.Context, symbols []string) (map[string]
 SELECT u.s, l.date FROM unnest($1::text[]) AS u(s)
 CROSS JOIN LATERAL (SELECT date FROM eod_bars WHERE symbol = u.s ORDER BY date DESC LIMIT 1) AS l`, symbols)
 	if err != nil {
-		return nil, fmt.Errorf("last bar dates: %w", translate(err))
+		return nil, fmt.Errorf("last bar dates: %w", marketdatadb.Translate(err))
 	}
 	defer rows.Close()
 	out := make(map[string]time.Time, len(symbols))
@@ -29,12 +31,12 @@ CROSS JOIN LATERAL (SELECT date FROM eod_bars WHERE symbol = u.s ORDER BY date D
 		var sym string
 		var d time.Time
 		if err := rows.Scan(&sym, &d); err != nil {
-			return nil, fmt.Errorf("last bar dates: %w", translate(err))
+			return nil, fmt.Errorf("last bar dates: %w", marketdatadb.Translate(err))
 		}
 		out[sym] = d
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("last bar dates: %w", translate(err))
+		return nil, fmt.Errorf("last bar dates: %w", marketdatadb.Translate(err))
 	}
 	return out, nil
 }
@@ -45,19 +47,19 @@ func (s *Store) SyncProgress(ctx context.Context, provider string, symbols []str
 	rows, err := s.db.QueryContext(ctx, `
 SELECT symbol, from_date, through FROM sync_progress WHERE provider = $1 AND symbol = ANY($2::text[])`, provider, symbols)
 	if err != nil {
-		return nil, fmt.Errorf("sync progress: %w", translate(err))
+		return nil, fmt.Errorf("sync progress: %w", marketdatadb.Translate(err))
 	}
 	defer rows.Close()
 	out := make(map[string]SyncWindow, len(symbols))
 	for rows.Next() {
 		var w SyncWindow
 		if err := rows.Scan(&w.Symbol, &w.From, &w.Through); err != nil {
-			return nil, fmt.Errorf("sync progress: %w", translate(err))
+			return nil, fmt.Errorf("sync progress: %w", marketdatadb.Translate(err))
 		}
 		out[w.Symbol] = w
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sync progress: %w", translate(err))
+		return nil, fmt.Errorf("sync progress: %w", marketdatadb.Translate(err))
 	}
 	return out, nil
 }
@@ -86,7 +88,7 @@ ON CONFLICT (provider, symbol) DO UPDATE SET
     THEN greatest(p.through, EXCLUDED.through) ELSE EXCLUDED.through END,
   updated_at = now()`, provider, syms, froms, thrus)
 	if err != nil {
-		return fmt.Errorf("save sync progress: %w", translate(err))
+		return fmt.Errorf("save sync progress: %w", marketdatadb.Translate(err))
 	}
 	return nil
 }
@@ -97,19 +99,19 @@ func (s *Store) SyncSymbols(ctx context.Context, exchange string) ([]string, err
 	rows, err := s.db.QueryContext(ctx, `
 SELECT symbol FROM tickers WHERE has_eod AND ($1 = '' OR exchange_mic = $1) ORDER BY symbol`, exchange)
 	if err != nil {
-		return nil, fmt.Errorf("sync symbols: %w", translate(err))
+		return nil, fmt.Errorf("sync symbols: %w", marketdatadb.Translate(err))
 	}
 	defer rows.Close()
 	var out []string
 	for rows.Next() {
 		var sym string
 		if err := rows.Scan(&sym); err != nil {
-			return nil, fmt.Errorf("sync symbols: %w", translate(err))
+			return nil, fmt.Errorf("sync symbols: %w", marketdatadb.Translate(err))
 		}
 		out = append(out, sym)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sync symbols: %w", translate(err))
+		return nil, fmt.Errorf("sync symbols: %w", marketdatadb.Translate(err))
 	}
 	return out, nil
 }
@@ -120,7 +122,7 @@ func (s *Store) ExchangeTimezone(ctx context.Context, mic string) (string, error
 	var tz string
 	err := s.db.QueryRowContext(ctx, `SELECT coalesce((SELECT timezone FROM exchanges WHERE mic = $1), '')`, mic).Scan(&tz)
 	if err != nil {
-		return "", fmt.Errorf("exchange timezone: %w", translate(err))
+		return "", fmt.Errorf("exchange timezone: %w", marketdatadb.Translate(err))
 	}
 	return tz, nil
 }
@@ -132,7 +134,7 @@ INSERT INTO sync_runs (provider, last_started_at) VALUES ($1, now())
 ON CONFLICT (provider) DO UPDATE SET last_started_at = now(), last_ended_at = NULL,
   last_status = 'running', last_rows = 0, last_failed = 0`, provider)
 	if err != nil {
-		return fmt.Errorf("start sync run: %w", translate(err))
+		return fmt.Errorf("start sync run: %w", marketdatadb.Translate(err))
 	}
 	return nil
 }
@@ -146,7 +148,7 @@ UPDATE sync_runs SET last_ended_at = now(), last_status = $2, last_rows = $3, la
   last_success_at = CASE WHEN $2 = 'ok' THEN now() ELSE last_success_at END
 WHERE provider = $1`, provider, status, rows, failed)
 	if err != nil {
-		return fmt.Errorf("end sync run: %w", translate(err))
+		return fmt.Errorf("end sync run: %w", marketdatadb.Translate(err))
 	}
 	return nil
 }
@@ -156,7 +158,7 @@ WHERE provider = $1`, provider, status, rows, failed)
 func (s *Store) SyncLastSuccess(ctx context.Context) (map[string]time.Time, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT provider, coalesce(last_success_at, 'epoch'::timestamptz) FROM sync_runs`)
 	if err != nil {
-		return nil, fmt.Errorf("sync last success: %w", translate(err))
+		return nil, fmt.Errorf("sync last success: %w", marketdatadb.Translate(err))
 	}
 	defer rows.Close()
 	out := map[string]time.Time{}
@@ -164,7 +166,7 @@ func (s *Store) SyncLastSuccess(ctx context.Context) (map[string]time.Time, erro
 		var p string
 		var t time.Time
 		if err := rows.Scan(&p, &t); err != nil {
-			return nil, fmt.Errorf("sync last success: %w", translate(err))
+			return nil, fmt.Errorf("sync last success: %w", marketdatadb.Translate(err))
 		}
 		if t.Unix() == 0 {
 			t = time.Time{}
@@ -172,7 +174,7 @@ func (s *Store) SyncLastSuccess(ctx context.Context) (map[string]time.Time, erro
 		out[p] = t
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sync last success: %w", translate(err))
+		return nil, fmt.Errorf("sync last success: %w", marketdatadb.Translate(err))
 	}
 	return out, nil
 }

@@ -1,31 +1,13 @@
-package marketdatadb
-
-import (
-	"context"
-	"database/sql"
-	"errors"
-	"fmt"
-	"log/slog"
-	"net"
-	"strconv"
-	"strings"
-	"sync"
-	"sync/atomic"
-	"time"
-
-	"github.com/jackc/pgx/v5"
-
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
-)
-
-// Replica routing (MARKETDATA_DATABASE_REPLICA_URLS).
+// Package replicas routes the API's reads to PostgreSQL streaming replicas
+// of the primary (MARKETDATA_DATABASE_REPLICA_URLS), as a decorator: a
+// Router takes the reads of each database (reads.Store on its pool) and is
+// itself the reads the service puts under its cache, the same interface in
+// and out.
 //
-// Replicas sends the API's reads (EOD, intraday, tickers, exchanges,
-// splits, dividends) to PostgreSQL streaming replicas in turn, and to the
-// primary when none is usable. Everything else (imports, keys, the data
-// version, migrations, readiness) stays on the primary *Store: Replicas is
-// a read-only decorator the service puts under its cache.
+// Router sends the API's reads (EOD, intraday, tickers, exchanges,
+// splits, dividends, indices) to the replicas in turn, and to the primary
+// when none is usable. Everything else (imports, keys, the data version,
+// migrations, readiness) stays on the primary's marketdatadb.Store.
 //
 // A replica is usable when its last health check succeeded and it has
 // replayed the highest data version the process has seen: the version in
@@ -44,10 +26,10 @@ import (
 // that answered it (replica or primary) is read too, one cheap query on
 // the same server; read after the rows, it is at least the version they
 // were read at. The highest such version joins the requirement at once
-// (and ReplicaOptions.Observe passes it on to the caches' version), so
-// while an import waits for its replicas before it publishes, a replica
-// that has replayed it makes every other one still behind it unusable:
-// readers never alternate between the new rows and the old.
+// (and Options.Observe passes it on to the caches' version), so while an
+// import waits for its replicas before it publishes, a replica that has
+// replayed it makes every other one still behind it unusable: readers
+// never alternate between the new rows and the old.
 //
 // A sick replica costs little, once. A read on a replica has its own
 // deadline, ReadTimeout (1 s by default, far below the request's), and is
@@ -69,8 +51,45 @@ import (
 // Imports wait for the replicas before they publish a version
 // (WaitReplayed), so that after a publish the replicas usually serve at
 // once; one still behind after the bound is skipped by the rule above.
+package replicas
 
-// Defaults of ReplicaOptions.
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/reads"
+)
+
+// Reads is what the router routes and what it is: the API's reads, as the
+// cache and the handlers consume them.
+type Reads interface {
+	marketdata.Store
+	marketdata.IntradayStore
+}
+
+// Node is one database the router reads from.
+type Node struct {
+	// Database is the database itself: its pool runs the health checks
+	// and reads the data version and the WAL position.
+	Database *marketdatadb.Store
+	// Reads answers the API's reads on Database (reads.New of its pool).
+	Reads Reads
+}
+
+// Defaults of Options.
 const (
 	DefaultCheckInterval = time.Second
 	DefaultLagInterval   = 50 * time.Millisecond
@@ -83,8 +102,8 @@ const (
 	checkTimeout = time.Second
 )
 
-// ReplicaOptions configure Replicas.
-type ReplicaOptions struct {
+// Options configure a Router.
+type Options struct {
 	// Version returns the data version in force (the caches' version,
 	// dataversion.Source.Current); ok is false while it is unknown, and
 	// then the highest version seen so far is required. Nil requires no
@@ -106,13 +125,13 @@ type ReplicaOptions struct {
 	Logger  *slog.Logger
 }
 
-// Replicas routes reads to replicas of the primary. It implements
-// marketdata.Store and marketdata.IntradayStore and is safe for concurrent
-// use. Keep Run running.
-type Replicas struct {
-	primary  *Store
+// Router routes reads to replicas of the primary. It implements Reads
+// (marketdata.Store and marketdata.IntradayStore) and is safe for
+// concurrent use. Keep Run running.
+type Router struct {
+	primary  Node
 	replicas []*replica
-	o        ReplicaOptions
+	o        Options
 	// floor is the highest data version seen (in force, or answered
 	// at): a replica must have replayed it to be read.
 	floor atomic.Int64
@@ -123,9 +142,9 @@ type Replicas struct {
 }
 
 type replica struct {
-	store *Store
-	name  string // host:port, for logs
-	up    atomic.Bool
+	node Node
+	name string // host:port, for logs
+	up   atomic.Bool
 	// version is the data version the replica had replayed at its last
 	// check, -1 before the first.
 	version atomic.Int64
@@ -142,28 +161,29 @@ type replica struct {
 	state string
 }
 
-// OpenReplicas opens a pool on each of cfg.DatabaseReplicaURLs, with the
-// primary's pool limits and timeouts, and returns Replicas over them and
-// primary. It does not connect: a replica down at start is skipped until it
-// answers. Close closes the replicas' pools, not the primary's.
-func OpenReplicas(cfg config.Config, primary *Store, tracer pgx.QueryTracer, o ReplicaOptions) (*Replicas, error) {
-	stores := make([]*Store, 0, len(cfg.DatabaseReplicaURLs))
+// Open opens a pool on each of cfg.DatabaseReplicaURLs, with the
+// primary's pool limits and timeouts, and returns a Router over their
+// reads and primary's. It does not connect: a replica down at start is
+// skipped until it answers. Close closes the replicas' pools, not the
+// primary's.
+func Open(cfg config.Config, primary Node, tracer pgx.QueryTracer, o Options) (*Router, error) {
+	nodes := make([]Node, 0, len(cfg.DatabaseReplicaURLs))
 	for i, u := range cfg.DatabaseReplicaURLs {
-		s, err := openPool(cfg, u, tracer)
+		db, err := marketdatadb.OpenReplica(cfg, u, tracer)
 		if err != nil {
-			for _, s := range stores {
-				s.Close()
+			for _, n := range nodes {
+				n.Database.Close() // #nosec G104 -- best-effort close on a path that already returns the error
 			}
 			return nil, fmt.Errorf("open replica %d: %w", i+1, err)
 		}
-		stores = append(stores, s)
+		nodes = append(nodes, Node{Database: db, Reads: reads.New(db.DB())})
 	}
-	return NewReplicas(primary, stores, o), nil
+	return New(primary, nodes, o), nil
 }
 
-// NewReplicas returns Replicas routing reads to replicas, falling back to
+// New returns a Router routing reads to replicas, falling back to
 // primary. Every replica starts unchecked, hence unused: call Check or Run.
-func NewReplicas(primary *Store, replicas []*Store, o ReplicaOptions) *Replicas {
+func New(primary Node, replicas []Node, o Options) *Router {
 	if o.CheckInterval <= 0 {
 		o.CheckInterval = DefaultCheckInterval
 	}
@@ -173,10 +193,10 @@ func NewReplicas(primary *Store, replicas []*Store, o ReplicaOptions) *Replicas 
 	if o.ReadTimeout <= 0 {
 		o.ReadTimeout = DefaultReadTimeout
 	}
-	r := &Replicas{primary: primary, o: o, kick: make(chan struct{}, 1)}
+	r := &Router{primary: primary, o: o, kick: make(chan struct{}, 1)}
 	r.floor.Store(-1)
-	for _, s := range replicas {
-		rep := &replica{store: s, name: net.JoinHostPort(s.connCfg.Host, strconv.Itoa(int(s.connCfg.Port)))}
+	for _, n := range replicas {
+		rep := &replica{node: n, name: n.Database.Addr()}
 		rep.version.Store(-1)
 		r.replicas = append(r.replicas, rep)
 	}
@@ -184,26 +204,26 @@ func NewReplicas(primary *Store, replicas []*Store, o ReplicaOptions) *Replicas 
 }
 
 // Close closes the replicas' pools.
-func (r *Replicas) Close() error {
+func (r *Router) Close() error {
 	var errs []error
 	for _, rep := range r.replicas {
-		errs = append(errs, rep.store.Close())
+		errs = append(errs, rep.node.Database.Close())
 	}
 	return errors.Join(errs...)
 }
 
 // Pools returns the replicas' connection pools, for metrics collectors
 // (sql.DBStats).
-func (r *Replicas) Pools() []*sql.DB {
+func (r *Router) Pools() []*sql.DB {
 	pools := make([]*sql.DB, len(r.replicas))
 	for i, rep := range r.replicas {
-		pools[i] = rep.store.db
+		pools[i] = rep.node.Database.DB()
 	}
 	return pools
 }
 
-// ReplicaStats counts where reads went.
-type ReplicaStats struct {
+// Stats counts where reads went.
+type Stats struct {
 	// PrimaryReads were sent to the primary because no replica was usable.
 	PrimaryReads int64
 	// ReplicaReads were answered by a replica.
@@ -214,9 +234,9 @@ type ReplicaStats struct {
 	Usable int
 }
 
-// Stats reports where reads went since Replicas was made.
-func (r *Replicas) Stats() ReplicaStats {
-	st := ReplicaStats{PrimaryReads: r.primaryReads.Load(), ReplicaReads: r.replicaReads.Load(), Fallbacks: r.fallbacks.Load()}
+// Stats reports where reads went since the Router was made.
+func (r *Router) Stats() Stats {
+	st := Stats{PrimaryReads: r.primaryReads.Load(), ReplicaReads: r.replicaReads.Load(), Fallbacks: r.fallbacks.Load()}
 	need := r.required()
 	for _, rep := range r.replicas {
 		if rep.usable(need) {
@@ -233,7 +253,7 @@ func (rep *replica) usable(need int64) bool {
 // required is the data version a replica must have replayed to be read.
 // A rise of the version in force triggers a check at once, so a replica
 // that has caught up is used again without waiting for the period.
-func (r *Replicas) required() int64 {
+func (r *Router) required() int64 {
 	if r.o.Version != nil {
 		if v, ok := r.o.Version(); ok {
 			r.raise(v)
@@ -244,7 +264,7 @@ func (r *Replicas) required() int64 {
 
 // raise makes v the required version if it is higher, and then checks the
 // replicas at once.
-func (r *Replicas) raise(v int64) {
+func (r *Router) raise(v int64) {
 	for {
 		cur := r.floor.Load()
 		if v <= cur {
@@ -260,15 +280,15 @@ func (r *Replicas) raise(v int64) {
 	}
 }
 
-// answeredOn reads the data version of s (rep's store, or the primary's
-// when rep is nil) after a read it answered: the answer was at that
-// version or older, and no later read may be older. Without versions
-// (ReplicaOptions.Version nil: routing alone), it does nothing.
-func (r *Replicas) answeredOn(ctx context.Context, rep *replica, s *Store) {
+// answeredOn reads the data version of db (rep's database, or the
+// primary's when rep is nil) after a read it answered: the answer was at
+// that version or older, and no later read may be older. Without versions
+// (Options.Version nil: routing alone), it does nothing.
+func (r *Router) answeredOn(ctx context.Context, rep *replica, db *marketdatadb.Store) {
 	if r.o.Version == nil {
 		return
 	}
-	v, err := s.DataVersion(ctx)
+	v, err := db.DataVersion(ctx)
 	if err != nil {
 		return // the next health check tells
 	}
@@ -283,7 +303,7 @@ func (r *Replicas) answeredOn(ctx context.Context, rep *replica, s *Store) {
 }
 
 // pick returns the next usable replica in turn, or nil.
-func (r *Replicas) pick() *replica {
+func (r *Router) pick() *replica {
 	n := uint64(len(r.replicas))
 	if n == 0 {
 		return nil
@@ -298,24 +318,25 @@ func (r *Replicas) pick() *replica {
 	return nil
 }
 
-// routed runs read on a usable replica, with the replica's own deadline,
-// else on the primary; a read that fails on a replica is retried on the
-// primary. The version of the server that answered is read after the
-// rows, so that no later read is answered from an older one.
-func routed[T any](ctx context.Context, r *Replicas, read func(context.Context, *Store) (T, error)) (T, error) {
+// routed runs read of q (a method of Reads) on a usable replica, with the
+// replica's own deadline, else on the primary; a read that fails on a
+// replica is retried on the primary. The version of the server that
+// answered is read after the rows, so that no later read is answered from
+// an older one.
+func routed[Q, T any](ctx context.Context, r *Router, q Q, read func(Reads, context.Context, Q) (T, error)) (T, error) {
 	rep := r.pick()
 	if rep == nil {
 		r.primaryReads.Add(1)
-		return onPrimary(ctx, r, read)
+		return onPrimary(ctx, r, q, read)
 	}
 	rctx, cancel := context.WithTimeout(ctx, r.o.ReadTimeout)
 	defer cancel()
-	v, err := read(rctx, rep.store)
+	v, err := read(rep.node.Reads, rctx, q)
 	if err == nil || answered(err) {
 		rep.reads.Add(1)
 		r.replicaReads.Add(1)
 		rep.failures.Store(0)
-		r.answeredOn(rctx, rep, rep.store)
+		r.answeredOn(rctx, rep, rep.node.Database)
 		return v, err
 	}
 	if ctx.Err() != nil { // the request itself is over
@@ -325,15 +346,15 @@ func routed[T any](ctx context.Context, r *Replicas, read func(context.Context, 
 		r.trip(rep, err)
 	}
 	r.fallbacks.Add(1)
-	return onPrimary(ctx, r, read)
+	return onPrimary(ctx, r, q, read)
 }
 
-// onPrimary runs read on the primary and records the version it answered
-// at (see routed).
-func onPrimary[T any](ctx context.Context, r *Replicas, read func(context.Context, *Store) (T, error)) (T, error) {
-	v, err := read(ctx, r.primary)
+// onPrimary runs read of q on the primary and records the version it
+// answered at (see routed).
+func onPrimary[Q, T any](ctx context.Context, r *Router, q Q, read func(Reads, context.Context, Q) (T, error)) (T, error) {
+	v, err := read(r.primary.Reads, ctx, q)
 	if err == nil || answered(err) {
-		r.answeredOn(ctx, nil, r.primary)
+		r.answeredOn(ctx, nil, r.primary.Database)
 	}
 	return v, err
 }
@@ -342,7 +363,7 @@ func onPrimary[T any](ctx context.Context, r *Replicas, read func(context.Contex
 // doubles with each consecutive failure; the health check probes it back
 // in afterwards. The reads that were in flight together when it failed
 // count as one failure: the first takes it out.
-func (r *Replicas) trip(rep *replica, err error) {
+func (r *Router) trip(rep *replica, err error) {
 	if !rep.up.CompareAndSwap(true, false) {
 		return
 	}
@@ -361,56 +382,56 @@ func answered(err error) bool {
 	return errors.Is(err, marketdata.ErrNoValidSymbols) || errors.Is(err, marketdata.ErrNotFound)
 }
 
-// EOD reads q from a replica, else the primary (Store.EOD).
-func (r *Replicas) EOD(ctx context.Context, q marketdata.EODQuery) (marketdata.EODPage, error) {
-	return routed(ctx, r, func(ctx context.Context, s *Store) (marketdata.EODPage, error) { return s.EOD(ctx, q) })
+// The API's reads, each routed to a replica or the primary.
+
+// EOD reads q from a replica, else the primary.
+func (r *Router) EOD(ctx context.Context, q marketdata.EODQuery) (marketdata.EODPage, error) {
+	return routed(ctx, r, q, Reads.EOD)
 }
 
-// Intraday reads q from a replica, else the primary (Store.Intraday).
-func (r *Replicas) Intraday(ctx context.Context, q marketdata.IntradayQuery) (marketdata.IntradayPage, error) {
-	return routed(ctx, r, func(ctx context.Context, s *Store) (marketdata.IntradayPage, error) { return s.Intraday(ctx, q) })
+// Intraday reads q from a replica, else the primary.
+func (r *Router) Intraday(ctx context.Context, q marketdata.IntradayQuery) (marketdata.IntradayPage, error) {
+	return routed(ctx, r, q, Reads.Intraday)
 }
 
-// Tickers reads q from a replica, else the primary (Store.Tickers).
-func (r *Replicas) Tickers(ctx context.Context, q marketdata.TickerQuery) (marketdata.TickerPage, error) {
-	return routed(ctx, r, func(ctx context.Context, s *Store) (marketdata.TickerPage, error) { return s.Tickers(ctx, q) })
+// Ticker reads one ticker from a replica, else the primary.
+func (r *Router) Ticker(ctx context.Context, symbol string) (marketdata.Ticker, error) {
+	return routed(ctx, r, symbol, Reads.Ticker)
 }
 
-// Ticker reads one ticker from a replica, else the primary (Store.Ticker).
-func (r *Replicas) Ticker(ctx context.Context, symbol string) (marketdata.Ticker, error) {
-	return routed(ctx, r, func(ctx context.Context, s *Store) (marketdata.Ticker, error) { return s.Ticker(ctx, symbol) })
+// Tickers reads q from a replica, else the primary.
+func (r *Router) Tickers(ctx context.Context, q marketdata.TickerQuery) (marketdata.TickerPage, error) {
+	return routed(ctx, r, q, Reads.Tickers)
 }
 
-// Exchanges reads q from a replica, else the primary (Store.Exchanges).
-func (r *Replicas) Exchanges(ctx context.Context, q marketdata.ExchangeQuery) (marketdata.ExchangePage, error) {
-	return routed(ctx, r, func(ctx context.Context, s *Store) (marketdata.ExchangePage, error) { return s.Exchanges(ctx, q) })
+// Exchange reads one exchange from a replica, else the primary.
+func (r *Router) Exchange(ctx context.Context, mic string) (marketdata.Exchange, error) {
+	return routed(ctx, r, mic, Reads.Exchange)
 }
 
-// Exchange reads one exchange from a replica, else the primary
-// (Store.Exchange).
-func (r *Replicas) Exchange(ctx context.Context, mic string) (marketdata.Exchange, error) {
-	return routed(ctx, r, func(ctx context.Context, s *Store) (marketdata.Exchange, error) { return s.Exchange(ctx, mic) })
+// Exchanges reads q from a replica, else the primary.
+func (r *Router) Exchanges(ctx context.Context, q marketdata.ExchangeQuery) (marketdata.ExchangePage, error) {
+	return routed(ctx, r, q, Reads.Exchanges)
 }
 
-// Splits reads q from a replica, else the primary (Store.Splits).
-func (r *Replicas) Splits(ctx context.Context, q marketdata.ActionQuery) (marketdata.SplitPage, error) {
-	return routed(ctx, r, func(ctx context.Context, s *Store) (marketdata.SplitPage, error) { return s.Splits(ctx, q) })
+// Splits reads q from a replica, else the primary.
+func (r *Router) Splits(ctx context.Context, q marketdata.ActionQuery) (marketdata.SplitPage, error) {
+	return routed(ctx, r, q, Reads.Splits)
 }
 
-// Dividends reads q from a replica, else the primary (Store.Dividends).
-func (r *Replicas) Dividends(ctx context.Context, q marketdata.ActionQuery) (marketdata.DividendPage, error) {
-	return routed(ctx, r, func(ctx context.Context, s *Store) (marketdata.DividendPage, error) { return s.Dividends(ctx, q) })
+// Dividends reads q from a replica, else the primary.
+func (r *Router) Dividends(ctx context.Context, q marketdata.ActionQuery) (marketdata.DividendPage, error) {
+	return routed(ctx, r, q, Reads.Dividends)
 }
 
-// Indices reads q from a replica, else the primary (Store.Indices).
-func (r *Replicas) Indices(ctx context.Context, q marketdata.IndexQuery) (marketdata.IndexPage, error) {
-	return routed(ctx, r, func(ctx context.Context, s *Store) (marketdata.IndexPage, error) { return s.Indices(ctx, q) })
+// Indices reads q from a replica, else the primary.
+func (r *Router) Indices(ctx context.Context, q marketdata.IndexQuery) (marketdata.IndexPage, error) {
+	return routed(ctx, r, q, Reads.Indices)
 }
 
-var (
-	_ marketdata.Store         = (*Replicas)(nil)
-	_ marketdata.IntradayStore = (*Replicas)(nil)
-)
+// The router is the reads it wraps: a method of marketdata.Store that it
+// does not route fails the build here.
+var _ Reads = (*Router)(nil)
 
 // replicaCheckSQL is the health check: cheap, and it reads the data
 // version the replica has replayed.
@@ -419,7 +440,7 @@ const replicaCheckSQL = `SELECT coalesce(pg_last_wal_replay_lsn()::text, ''), (S
 // Check checks every replica now: it marks each up or down and records the
 // data version it has replayed. It reports whether one that is up lags
 // behind the version in force.
-func (r *Replicas) Check(ctx context.Context) (lagging bool) {
+func (r *Router) Check(ctx context.Context) (lagging bool) {
 	need := r.required()
 	var wg sync.WaitGroup
 	var lag atomic.Bool
@@ -432,11 +453,11 @@ func (r *Replicas) Check(ctx context.Context) (lagging bool) {
 			defer cancel()
 			var lsn string
 			var v int64
-			err := rep.store.db.QueryRowContext(cctx, replicaCheckSQL).Scan(&lsn, &v)
+			err := rep.node.Database.DB().QueryRowContext(cctx, replicaCheckSQL).Scan(&lsn, &v)
 			if err != nil {
 				rep.up.Store(false)
 				if ctx.Err() == nil {
-					r.logState(rep, "down", translate(err))
+					r.logState(rep, "down", marketdatadb.Translate(err))
 				}
 				return
 			}
@@ -462,7 +483,7 @@ func (r *Replicas) Check(ctx context.Context) (lagging bool) {
 // behind that version) or "unavailable" (down, or out of rotation after
 // failed reads). A replica never fails readiness: reads fall back to the
 // primary.
-func (r *Replicas) States() []string {
+func (r *Router) States() []string {
 	need := r.required()
 	out := make([]string, len(r.replicas))
 	for i, rep := range r.replicas {
@@ -480,7 +501,7 @@ func (r *Replicas) States() []string {
 
 // Run checks the replicas until ctx ends: every CheckInterval, at once
 // when the version in force rises, and every LagInterval while one lags.
-func (r *Replicas) Run(ctx context.Context) {
+func (r *Router) Run(ctx context.Context) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -499,7 +520,7 @@ func (r *Replicas) Run(ctx context.Context) {
 }
 
 // logState logs a replica's change of state (up, down, lagging) once.
-func (r *Replicas) logState(rep *replica, state string, err error) {
+func (r *Router) logState(rep *replica, state string, err error) {
 	rep.mu.Lock()
 	changed := rep.state != state
 	rep.state = state
@@ -540,11 +561,11 @@ const replayPoll = 10 * time.Millisecond
 // behind after the bound are reported in Lagging: the caller goes on, and
 // readers skip them until they have replayed the new data version. An
 // error means the primary's position could not be read.
-func (r *Replicas) WaitReplayed(ctx context.Context, bound time.Duration) (ReplayWait, error) {
+func (r *Router) WaitReplayed(ctx context.Context, bound time.Duration) (ReplayWait, error) {
 	start := time.Now()
 	var w ReplayWait
-	if err := r.primary.db.QueryRowContext(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&w.LSN); err != nil {
-		return w, fmt.Errorf("wait for replicas: %w", translate(err))
+	if err := r.primary.Database.DB().QueryRowContext(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&w.LSN); err != nil {
+		return w, fmt.Errorf("wait for replicas: %w", marketdatadb.Translate(err))
 	}
 	ctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
@@ -569,7 +590,7 @@ func (rep *replica) waitReplayed(ctx context.Context, lsn string) bool {
 	defer tick.Stop()
 	for {
 		var done bool
-		err := rep.store.db.QueryRowContext(ctx, "SELECT coalesce(pg_last_wal_replay_lsn() >= $1::pg_lsn, false)", lsn).Scan(&done)
+		err := rep.node.Database.DB().QueryRowContext(ctx, "SELECT coalesce(pg_last_wal_replay_lsn() >= $1::pg_lsn, false)", lsn).Scan(&done)
 		if err == nil && done {
 			return true
 		}
