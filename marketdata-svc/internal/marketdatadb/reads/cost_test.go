@@ -92,14 +92,9 @@ func TestEveryRouteCostIsBounded(t *testing.T) {
 		"intraday latest, open range": {Symbols: two, Interval: 1, Latest: true, Sort: marketdata.SortDesc, Limit: 1000},
 	}
 	for name, q := range intraday {
-		t.Run(name, func(t *testing.T) {
-			start := time.Now()
+		withinCostBound(t, name, func() (int, int64, error) {
 			page, err := s.Reads.Intraday(ctx, q)
-			if took := time.Since(start); err != nil || took > costBound {
-				t.Errorf("took %v (%v), want under %v", took, err, costBound)
-			} else {
-				t.Logf("%v, %d bars of %d", took, len(page.Bars), page.Total)
-			}
+			return len(page.Bars), page.Total, err
 		})
 	}
 	eod := map[string]marketdata.EODQuery{
@@ -139,14 +134,23 @@ func TestEveryRouteCostIsBounded(t *testing.T) {
 		}
 	}
 	for name, q := range eod {
-		t.Run(name, func(t *testing.T) {
-			start := time.Now()
+		withinCostBound(t, name, func() (int, int64, error) {
 			page, err := s.Reads.EOD(ctx, q)
-			if took := time.Since(start); err != nil || took > costBound {
-				t.Errorf("took %v (%v), want under %v", took, err, costBound)
-			} else {
-				t.Logf("%v, %d bars of %d", took, len(page.Bars), page.Total)
-			}
+			return len(page.Bars), page.Total, err
 		})
 	}
+}
+
+// withinCostBound runs read, one request of a route, as the subtest name
+// and fails it when the read fails or takes longer than costBound.
+func withinCostBound(t *testing.T, name string, read func() (bars int, total int64, err error)) {
+	t.Run(name, func(t *testing.T) {
+		start := time.Now()
+		bars, total, err := read()
+		if took := time.Since(start); err != nil || took > costBound {
+			t.Errorf("took %v (%v), want under %v", took, err, costBound)
+		} else {
+			t.Logf("%v, %d bars of %d", took, bars, total)
+		}
+	})
 }

@@ -221,16 +221,11 @@ func TestReplicasFailFastOnAFrozenReplica(t *testing.T) {
 	const bound = 2500 * time.Millisecond
 	var reads, failed, slow atomic.Int64
 	var worst atomic.Int64
-	stop := make(chan struct{})
+	var stopped atomic.Bool
 	var wg sync.WaitGroup
 	for range 24 {
 		wg.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
+			for !stopped.Load() {
 				ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 				start := time.Now()
 				p, err := s.router.EOD(ctx, marketdata.EODQuery{Symbols: []string{"GOOG"}, Latest: true})
@@ -258,7 +253,7 @@ func TestReplicasFailFastOnAFrozenReplica(t *testing.T) {
 		}
 	})
 	time.Sleep(2 * requestTimeout)
-	close(stop)
+	stopped.Store(true)
 	wg.Wait()
 	s.replica.Thaw(t)
 	thawed = true
