@@ -110,7 +110,7 @@ docker rm -f -v "$HA_PREFIX-pg1" >/dev/null
 log "5. restoring to T on a new host"
 start=$(now_ms)
 docker run -d --name "$restore" --hostname restore --network "$HA_PREFIX-net" --label org.tickerdesk.ha="$HA_PREFIX" \
-  -v "$HA_PREFIX-repo:/var/lib/pgbackrest" --shm-size 128m "$image" tools >/dev/null
+  -v "$HA_PREFIX-repo:/var/lib/pgbackrest" -v "$root/deploy/ha:/etc/tickerdesk-ha:ro" --shm-size 128m "$image" tools >/dev/null
 docker exec -u postgres "$restore" pgbackrest --stanza=tickerdesk --type=time "--target=$T" \
   --target-action=promote restore
 # The node's own configuration came back with the backup (Patroni wrote

@@ -4,11 +4,15 @@
 # once a standby has it), one etcd as Patroni's store and HAProxy in front,
 # all from tickerdesk/test-patroni:15 (scripts/testimages.sh ha) on a
 # private Docker network, where each node has its own address and "the
-# node" can be killed (docker kill) or frozen (docker pause) whole.
+# node" can be killed (docker kill) or frozen (docker pause) whole. The
+# configuration is deploy/ha (Patroni, etcd, HAProxy, pgBackRest and the
+# services' databases), mounted into every container as the compose ha
+# profile mounts it, so that the drills test the configuration compose runs.
 #
 #   scripts/ha-cluster.sh up          start it; wait for a leader and a
 #                                     streaming sync standby; create the
-#                                     notes and marketdata databases; print
+#                                     notes and marketdata databases
+#                                     (deploy/ha/databases.sql); print
 #                                     the URL of the primary (HAProxy)
 #   scripts/ha-cluster.sh down        remove the containers, the network and
 #                                     the volumes (data and backups)
@@ -25,13 +29,15 @@
 # HAProxy's port on 127.0.0.1; HA_SYNC [true] is Patroni's synchronous_mode
 # (false only for the mutation check, which must lose writes); HA_ARCHIVE
 # [on] archives WAL with pgBackRest into the shared repository volume;
-# HA_NODES [pg1 pg2 pg3] names the nodes (one node for the backup drill).
+# HA_NODES [pg1 pg2 pg3] names the nodes (one node for the backup drill;
+# deploy/ha/haproxy.cfg knows pg1..pg3).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 prefix=${HA_PREFIX:-td-ha}
 port=${HA_PORT:-55700}
 image=${TICKERDESK_TEST_PATRONI_IMAGE:-tickerdesk/test-patroni:15}
+conf="$root/deploy/ha"
 net="$prefix-net"
 # shellcheck disable=SC2206 # a list of names
 nodes=(${HA_NODES:-pg1 pg2 pg3})
@@ -95,9 +101,9 @@ up() {
   "$root/scripts/testimages.sh" ha
   docker network inspect "$net" >/dev/null 2>&1 || docker network create "$net" >/dev/null
   docker volume create "$prefix-repo" >/dev/null
-  local common=(--network "$net" --label org.tickerdesk.ha="$prefix"
+  local common=(--network "$net" --label org.tickerdesk.ha="$prefix" -v "$conf:/etc/tickerdesk-ha:ro"
     -e HA_SCOPE=tickerdesk -e HA_ETCD=etcd:2379 -e HA_SYNC="${HA_SYNC:-true}"
-    -e HA_NODES="${nodes[*]}" -e HA_ARCHIVE="${HA_ARCHIVE:-on}" -e HA_ARCHIVE_TIMEOUT="${HA_ARCHIVE_TIMEOUT:-5}" -e HA_MAX_LAG="${HA_MAX_LAG:-1048576}")
+    -e HA_ARCHIVE="${HA_ARCHIVE:-on}" -e HA_ARCHIVE_TIMEOUT="${HA_ARCHIVE_TIMEOUT:-5}" -e HA_MAX_LAG="${HA_MAX_LAG:-1048576}")
   if ! docker inspect "$prefix-etcd" >/dev/null 2>&1; then
     docker run -d --name "$prefix-etcd" --hostname etcd --network-alias etcd "${common[@]}" "$image" etcd >/dev/null
   fi
@@ -123,12 +129,7 @@ up() {
   if [ "${HA_ARCHIVE:-on}" = on ]; then
     docker exec -u postgres "$prefix-$(leader)" pgbackrest --stanza=tickerdesk stanza-create >/dev/null
   fi
-  local db
-  for db in notes marketdata; do
-    if [ -z "$(psql_leader -tAc "select 1 from pg_database where datname = '$db'")" ]; then
-      psql_leader -qc "create database $db" >/dev/null
-    fi
-  done
+  psql_leader -q -d postgres -f /etc/tickerdesk-ha/databases.sql >/dev/null
   # HAProxy's first checks may still be under way.
   local s=$SECONDS
   until docker exec "$prefix-haproxy" bash -c "exec 3<>/dev/tcp/127.0.0.1/5000" 2>/dev/null; do
