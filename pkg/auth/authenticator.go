@@ -253,7 +253,10 @@ func (a *Authenticator) lookup(ctx context.Context, hash Hash, client string, no
 func (a *Authenticator) runLookup(ctx context.Context, c *lookupCall, hash Hash, client string, now time.Time) {
 	defer func() {
 		a.mu.Lock()
-		delete(a.inFlight, hash)
+		// Forget may have replaced c with a newer lookup of the same key.
+		if a.inFlight[hash] == c {
+			delete(a.inFlight, hash)
+		}
 		a.mu.Unlock()
 		close(c.done)
 	}()
@@ -267,6 +270,7 @@ func (a *Authenticator) runLookup(ctx context.Context, c *lookupCall, hash Hash,
 	}
 	ctx, cancel := context.WithTimeout(ctx, lookupTimeout)
 	defer cancel()
+	gen := a.cache.generation()
 	p, err := a.store.LookupKey(ctx, hash)
 	release(errors.Is(err, ErrKeyNotFound) || (err == nil && !p.usable(now)))
 	switch {
@@ -275,7 +279,7 @@ func (a *Authenticator) runLookup(ctx context.Context, c *lookupCall, hash Hash,
 	case err != nil:
 		c.err = fmt.Errorf("look up key: %w", err)
 	default:
-		a.cache.put(hash, p, now)
+		a.cache.putAt(hash, p, now, gen)
 		c.p = p
 	}
 }
@@ -427,6 +431,13 @@ func (a *Authenticator) clientAddr(client func() string) string {
 // Forget drops key id from the verified-key cache, so that its next use
 // is looked up: a revocation, or an expiry a roll set, bites at once on
 // this replica instead of when the cache entry ends.
+//
+// A lookup already in flight may have read the key before its
+// revocation: its answer is not cached (keyCache.putAt), and requests
+// arriving from now on do not join it but look the key up afresh.
 func (a *Authenticator) Forget(keyID string) {
+	a.mu.Lock()
+	clear(a.inFlight)
+	a.mu.Unlock()
 	a.cache.dropKey(keyID)
 }

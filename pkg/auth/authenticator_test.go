@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -156,13 +157,20 @@ func newCachingAuth(t *testing.T, ttl time.Duration) *cachingAuth {
 	return c
 }
 
+// wantLookups fails the test unless the store was asked n times in all;
+// why follows the count in the failure.
+func (c *cachingAuth) wantLookups(t *testing.T, n int, why string) {
+	t.Helper()
+	if c.store.calls != n {
+		t.Fatalf("store calls = %d, want %d%s", c.store.calls, n, why)
+	}
+}
+
 func TestCacheAvoidsLookupsUntilTTL(t *testing.T) {
 	c := newCachingAuth(t, 10*time.Second)
 	key := newKey(t, c.store, Principal{AccountID: "acc", KeyID: "k"})
 	verifyTimes(t, c.a, key, 5)
-	if c.store.calls != 1 {
-		t.Fatalf("store calls = %d, want 1", c.store.calls)
-	}
+	c.wantLookups(t, 1, "")
 	// Revocation is seen once the entry expires.
 	c.store.revokeAll()
 	c.now = c.now.Add(9 * time.Second)
@@ -173,9 +181,7 @@ func TestCacheAvoidsLookupsUntilTTL(t *testing.T) {
 	if _, err := c.a.Verify(context.Background(), key); !errors.Is(err, ErrInvalidKey) {
 		t.Fatalf("after TTL: %v, want ErrInvalidKey", err)
 	}
-	if c.store.calls != 2 {
-		t.Fatalf("store calls = %d, want 2", c.store.calls)
-	}
+	c.wantLookups(t, 2, "")
 }
 
 func TestCacheTTLIsCapped(t *testing.T) {
@@ -399,9 +405,7 @@ func TestCacheHitPastExpiryIsRefused(t *testing.T) {
 	if _, err := c.a.Verify(context.Background(), key); !errors.Is(err, ErrInvalidKey) {
 		t.Fatalf("cached key past its expiry: %v, want ErrInvalidKey", err)
 	}
-	if c.store.calls != 1 {
-		t.Errorf("store calls = %d, want 1: the refusal comes from the cached entry", c.store.calls)
-	}
+	c.wantLookups(t, 1, ": the refusal comes from the cached entry")
 }
 
 // Forget makes a revocation bite at once on this replica: the next use of
@@ -420,9 +424,7 @@ func TestForgetDropsTheKeyFromTheCache(t *testing.T) {
 	if _, err := c.a.Verify(context.Background(), other); err != nil {
 		t.Errorf("another key stays cached: %v", err)
 	}
-	if c.store.calls != 3 {
-		t.Errorf("store calls = %d, want 3", c.store.calls)
-	}
+	c.wantLookups(t, 3, "")
 }
 
 func TestStoreStuckServesARecentlyVerifiedKeyWithoutWaiting(t *testing.T) {
@@ -441,5 +443,61 @@ func TestStoreStuckServesARecentlyVerifiedKeyWithoutWaiting(t *testing.T) {
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Fatalf("served after %s; want about StaleLookupWait (%s), well inside the request's 3 s", d, StaleLookupWait)
+	}
+}
+
+// heldStore answers its first lookup with what it read, but only once
+// released: a lookup that read the key just before a revocation.
+type heldStore struct {
+	p       Principal
+	revoked atomic.Bool
+	calls   atomic.Int32
+	read    chan struct{}
+	release chan struct{}
+}
+
+func (s *heldStore) LookupKey(context.Context, Hash) (Principal, error) {
+	p := s.p
+	p.Revoked = s.revoked.Load()
+	if s.calls.Add(1) == 1 {
+		close(s.read)
+		<-s.release
+	}
+	return p, nil
+}
+
+func TestForgetBeatsALookupInFlight(t *testing.T) {
+	key, _, err := Generate(NotesPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &heldStore{p: Principal{AccountID: "acc", KeyID: "k"}, read: make(chan struct{}), release: make(chan struct{})}
+	a := NewAuthenticator(Options{Prefix: NotesPrefix, Store: store, CacheTTL: 30 * time.Second})
+	ctx := context.Background()
+	first := make(chan error, 1)
+	go func() {
+		_, err := a.Verify(ctx, key)
+		first <- err
+	}()
+	<-store.read // the lookup has read the key, still valid
+	store.revoked.Store(true)
+	a.Forget("k")
+	// A request after the revocation does not join the lookup that read
+	// the key before it (which would hold it until the deadline).
+	late, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := a.Verify(late, key); !errors.Is(err, ErrInvalidKey) {
+		t.Fatalf("request after the revocation, while an older lookup is in flight: %v, want ErrInvalidKey", err)
+	}
+	close(store.release)
+	if err := <-first; err != nil {
+		t.Fatalf("request sent before the revocation: %v, want it served", err)
+	}
+	// Nor does that lookup's answer enter the cache.
+	if _, err := a.Verify(ctx, key); !errors.Is(err, ErrInvalidKey) {
+		t.Fatalf("request after the older lookup ended: %v, want ErrInvalidKey (its answer was cached)", err)
+	}
+	if n := store.calls.Load(); n != 2 {
+		t.Errorf("store lookups = %d, want 2 (the first, and the one after the revocation, whose answer is cached)", n)
 	}
 }

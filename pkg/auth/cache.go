@@ -15,6 +15,10 @@ type keyCache struct {
 	ttl     time.Duration
 	max     int
 	entries map[Hash]cacheEntry
+	// gen counts the keys forgotten: a lookup that read the store before a
+	// revocation must not cache its answer after the revocation dropped
+	// the key (putAt).
+	gen uint64
 }
 
 type cacheEntry struct {
@@ -57,11 +61,36 @@ func (c *keyCache) getStale(h Hash, now time.Time, grace time.Duration) (Princip
 }
 
 func (c *keyCache) put(h Hash, p Principal, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.putLocked(h, p, now)
+}
+
+// generation is the count of forgets so far, for putAt.
+func (c *keyCache) generation() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen
+}
+
+// putAt is put for an answer read at generation gen: it is dropped when a
+// key has been forgotten since, since the answer may predate a
+// revocation. Any forget drops it, not only its own key's: the cache
+// does not know which key a hash is until the store answers, and the
+// cost is one more lookup.
+func (c *keyCache) putAt(h Hash, p Principal, now time.Time, gen uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen != gen {
+		return
+	}
+	c.putLocked(h, p, now)
+}
+
+func (c *keyCache) putLocked(h Hash, p Principal, now time.Time) {
 	if c.max <= 0 || c.ttl <= 0 {
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if len(c.entries) >= c.max {
 		for k, e := range c.entries {
 			if !now.Before(e.expires) {
@@ -90,6 +119,7 @@ func (c *keyCache) len() int {
 func (c *keyCache) dropKey(id string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.gen++
 	n := 0
 	for h, e := range c.entries {
 		if e.principal.KeyID == id {
