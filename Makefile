@@ -19,7 +19,7 @@ FUZZTIME ?= 50000x
 export GOWORK := off
 export CGO_ENABLED ?= 0
 
-.PHONY: help run up down test fuzz lint build tidy clean stack-up stack-down test-images images compose-smoke k8s-validate k8s-apply faults security bench bench-go clients clients-check tc-test docs-browser monitoring-check monitoring-generate gateway-routes routes duplicates backup-drill sync-demo
+.PHONY: help run up down test fuzz lint build tidy clean stack-up stack-down test-images images compose-smoke compose-ha compose-ha-down k8s-validate k8s-apply faults security bench bench-go clients clients-check tc-test docs-browser monitoring-check monitoring-generate gateway-routes routes duplicates backup-drill sync-demo
 
 ## help: list every target with its one-line description
 help:
@@ -75,9 +75,28 @@ test-images:
 images:
 	@VERSION=$(VERSION) scripts/images.sh
 
-## compose-smoke: the compose stack from local images, both APIs called through the TLS gateway with the Go clients (routing, request ids, client address, quota across replicas, SIGTERM under load), always torn down (deploy/compose/smoke)
+## compose-smoke: the compose stack from local images, both APIs called through the TLS gateway with the Go clients (routing, request ids, client address, quota across replicas, SIGTERM under load), then the ha profile's failover (leader killed, note read and written again), always torn down (deploy/compose/smoke)
 compose-smoke: test-images images
+	@scripts/testimages.sh ha
 	@cd deploy/compose/smoke && go test -count=1 -v -timeout 20m ./...
+
+# The compose stack with the ha profile, from the local images (the
+# stand-ins where no registry serves postgres:15 and redis:7).
+COMPOSE_HA = TICKERDESK_POSTGRES_IMAGE=$${TICKERDESK_POSTGRES_IMAGE:-tickerdesk/test-postgres:15} \
+	TICKERDESK_REDIS_IMAGE=$${TICKERDESK_REDIS_IMAGE:-tickerdesk/test-redis:7} \
+	$$(docker compose version >/dev/null 2>&1 && echo docker compose || echo docker-compose) \
+	-f deploy/compose/compose.yaml -f deploy/compose/ha.compose.yaml --profile ha
+
+## compose-ha: the compose stack with the ha profile (PostgreSQL as three Patroni nodes, etcd and HAProxy; deploy/ha), detached; prints the cluster
+compose-ha: test-images images
+	@scripts/testimages.sh ha
+	@$(COMPOSE_HA) up -d
+	@$(COMPOSE_HA) exec -T pg1 patronictl -c /etc/patroni.yml list
+	@echo "Gateway: https://localhost:$${GATEWAY_PORT:-8443}. Stop and remove everything, data included: make compose-ha-down"
+
+## compose-ha-down: remove what make compose-ha started, volumes included
+compose-ha-down:
+	@$(COMPOSE_HA) down -v --remove-orphans
 
 ## tc-test: the testcontainers module (tdnotes, tdmarketdata) against the local images, with Ryuk off and on
 tc-test: images test-images

@@ -26,11 +26,20 @@
 //     stack, lifts the per-key rate limit that would refuse most of one
 //     key's load.
 //
-// The test needs Docker with compose (`docker compose` or
+// TestComposeHA then brings the stack up with the ha profile
+// (../ha.compose.yaml laid over it: PostgreSQL as three Patroni nodes
+// behind HAProxy, configured by deploy/ha) and shows a failover: a leader
+// and a synchronous standby; every session of both services on the
+// primary comes from HAProxy; a note written, the leader's container
+// killed, a new leader, the note read back and a new write accepted
+// through the gateway; the old leader, started again, back as a standby.
+//
+// The tests need Docker with compose (`docker compose` or
 // `docker-compose`) and the images tickerdesk/notes-svc and
 // tickerdesk/marketdata-svc (make images), tickerdesk/test-postgres:15,
 // tickerdesk/test-redis:7 and tickerdesk/gateway:nginx (make
-// test-images); it skips under -short. The environment tunes it:
+// test-images), and tickerdesk/test-patroni:15 (scripts/testimages.sh
+// ha); they skip under -short. The environment tunes them:
 //
 //	TICKERDESK_IMAGE_TAG       service image tag (default latest)
 //	TICKERDESK_POSTGRES_IMAGE, TICKERDESK_REDIS_IMAGE, TICKERDESK_GATEWAY_IMAGE
@@ -41,4 +50,8 @@
 //	SMOKE_LOAD_SECONDS         length of the SIGTERM load (default 8)
 //	SMOKE_TIMEOUT              seconds to wait for readiness (default 180)
 //	SMOKE_REPORT               write the measured figures to this file (key=value)
+//	TICKERDESK_TEST_PATRONI_IMAGE
+//	                           the ha profile's image (default tickerdesk/test-patroni:15)
+//	SMOKE_HA_TIMEOUT           seconds each wait of TestComposeHA may take (default 90)
+//	SMOKE_HA_REPORT            write TestComposeHA's figures to this file (key=value)
 package smoke

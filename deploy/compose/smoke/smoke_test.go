@@ -72,7 +72,7 @@ func TestComposeSmoke(t *testing.T) {
 		t.Skip("the compose stack needs Docker and the images; make compose-smoke runs it")
 	}
 	start := time.Now()
-	s := up(t)
+	s := up(t, false)
 	ctx := context.Background()
 	run := fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano()%1_000_000)
 

@@ -100,8 +100,10 @@ func freePrefix(t *testing.T) string {
 }
 
 // up starts the stack and registers its removal, then waits until the
-// gateway routes /v1/notes to a replica.
-func up(t *testing.T) *stack {
+// gateway routes /v1/notes to a replica. With ha, the stack runs with the
+// ha profile and ha.compose.yaml laid over it: PostgreSQL is the Patroni
+// cluster behind HAProxy.
+func up(t *testing.T, ha bool) *stack {
 	t.Helper()
 	file, err := filepath.Abs(filepath.Join("..", "compose.yaml"))
 	if err != nil {
@@ -111,23 +113,43 @@ func up(t *testing.T) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
+	files := []string{"-f", file, "-f", load}
+	if ha {
+		overlay, err := filepath.Abs(filepath.Join("..", "ha.compose.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The profile on every command, so that ps, logs, exec and down
+		// see the cluster's containers too.
+		files = append(files, "-f", overlay, "--profile", "ha")
+	}
 	tag := envOr("TICKERDESK_IMAGE_TAG", "latest")
 	// The stand-ins from `make test-images` unless official images are named.
 	pg := envOr("TICKERDESK_POSTGRES_IMAGE", envOr("TICKERDESK_TEST_POSTGRES_IMAGE", "tickerdesk/test-postgres:15"))
 	redis := envOr("TICKERDESK_REDIS_IMAGE", envOr("TICKERDESK_TEST_REDIS_IMAGE", "tickerdesk/test-redis:7"))
 	gw := envOr("TICKERDESK_GATEWAY_IMAGE", "tickerdesk/gateway:nginx")
-	for _, image := range []string{"tickerdesk/notes-svc:" + tag, "tickerdesk/marketdata-svc:" + tag, pg, redis, gw} {
+	patroni := envOr("TICKERDESK_TEST_PATRONI_IMAGE", "tickerdesk/test-patroni:15")
+	images := []string{"tickerdesk/notes-svc:" + tag, "tickerdesk/marketdata-svc:" + tag, pg, redis, gw}
+	if ha {
+		images = append(images, patroni)
+	}
+	for _, image := range images {
 		if err := exec.Command("docker", "image", "inspect", image).Run(); err != nil {
-			t.Fatalf("image %s missing: run make images and make test-images", image)
+			t.Fatalf("image %s missing: run make images, make test-images and scripts/testimages.sh ha", image)
 		}
 	}
-	s := &stack{t: t, compose: append(composeCommand(t), "-f", file, "-f", load), prefix: os.Getenv("TICKERDESK_NET_PREFIX"), gatewayImage: gw}
+	s := &stack{t: t, compose: append(composeCommand(t), files...), prefix: os.Getenv("TICKERDESK_NET_PREFIX"), gatewayImage: gw}
 	if s.prefix == "" {
 		s.prefix = freePrefix(t)
 	}
-	project := envOr("COMPOSE_PROJECT_NAME", fmt.Sprintf("tickerdesk-smoke-%d", os.Getpid()))
+	name := "tickerdesk-smoke"
+	if ha {
+		name = "tickerdesk-smoke-ha"
+	}
+	project := envOr("COMPOSE_PROJECT_NAME", fmt.Sprintf("%s-%d", name, os.Getpid()))
 	s.env = append(os.Environ(), "COMPOSE_PROJECT_NAME="+project, "TICKERDESK_IMAGE_TAG="+tag,
 		"TICKERDESK_POSTGRES_IMAGE="+pg, "TICKERDESK_REDIS_IMAGE="+redis, "TICKERDESK_GATEWAY_IMAGE="+gw,
+		"TICKERDESK_TEST_PATRONI_IMAGE="+patroni,
 		"GATEWAY_PORT="+envOr("GATEWAY_PORT", "0"), "TICKERDESK_NET_PREFIX="+s.prefix,
 		// The admin ports on any free loopback port, and a token file of
 		// this run's own, made by the stack at up.
