@@ -64,7 +64,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, access *acc
 	// before anything reads), which every version a read was answered at
 	// raises.
 	primary := primaryNode(store)
-	var dbReads marketdata.Store = primary.Reads
+	var dbReads reads.Reader = primary.Reads
 	var versions *dataversion.Source
 	var router *replicas.Router
 	if len(cfg.DatabaseReplicaURLs) > 0 {
@@ -80,7 +80,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, access *acc
 		registerReplicaMetrics(reg, router)
 		dbReads = router
 	}
-	deps, err := newServeDeps(ctx, cfg, log, reg, store, dbReads, tr)
+	// A read that a failover cut off runs once more (reads.Retry), above
+	// the router, whose replica reads fall back to the primary already.
+	deps, err := newServeDeps(ctx, cfg, log, reg, store, reads.NewRetry(dbReads), tr)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
