@@ -96,7 +96,7 @@ func (s *Store) EOD(ctx context.Context, q marketdata.EODQuery) (marketdata.EODP
 		var m barMeta
 		var n int64
 		if err := rows.Scan(&sym, &m.name, &m.assetType, &m.currency, &m.mic, &m.acronym, &n); err != nil {
-			rows.Close()
+			rows.Close() // #nosec G104 -- best-effort close on a path that already returns the error
 			return marketdata.EODPage{}, fmt.Errorf("eod: %w", marketdatadb.Translate(err))
 		}
 		known++

@@ -117,7 +117,7 @@ func (s *Store) Intraday(ctx context.Context, q marketdata.IntradayQuery) (marke
 	for rows.Next() {
 		var sym, mic, tz string
 		if err := rows.Scan(&sym, &mic, &tz); err != nil {
-			rows.Close()
+			rows.Close() // #nosec G104 -- best-effort close on a path that already returns the error
 			return marketdata.IntradayPage{}, fmt.Errorf("intraday: %w", marketdatadb.Translate(err))
 		}
 		known++
@@ -126,13 +126,13 @@ func (s *Store) Intraday(ctx context.Context, q marketdata.IntradayQuery) (marke
 		}
 		sess := marketdata.SessionOf(mic)
 		syms, zones = append(syms, sym), append(zones, tz)
-		opens, closes = append(opens, int32(sess.Open)), append(closes, int32(sess.Close))
+		opens, closes = append(opens, int32(sess.Open)), append(closes, int32(sess.Close)) // #nosec G115 -- session open/close minutes of a day (0..1440) from the constant session table
 		for d, c := range sess.EarlyCloses {
-			eSyms, eDays, eCloses = append(eSyms, sym), append(eDays, d), append(eCloses, int32(c))
+			eSyms, eDays, eCloses = append(eSyms, sym), append(eDays, d), append(eCloses, int32(c)) // #nosec G115 -- an early close in minutes of a day (0..1440) from the constant session table
 		}
 		mics[sym] = mic
 	}
-	rows.Close()
+	rows.Close() // #nosec G104 -- the rows are read to the end; rows.Err below reports what failed
 	if err := rows.Err(); err != nil {
 		return marketdata.IntradayPage{}, fmt.Errorf("intraday: %w", marketdatadb.Translate(err))
 	}
