@@ -85,11 +85,9 @@ func (s *Server) tickerInfo(c *gin.Context) {
 // looks up raw, its ticker parameter, as a path's symbol is looked up
 // (404 for an unknown one); it reports false when it answered.
 func (s *Server) queryTicker(c *gin.Context, p *queryParams, raw string) (marketdata.Ticker, bool) {
-	if err := p.err(); err != nil {
-		s.writeError(c, err)
-		return marketdata.Ticker{}, false
-	}
-	return lookupPath(s, c, raw, marketdata.NormaliseSymbol, s.store.Ticker)
+	return afterQuery(s, c, p, func(c *gin.Context) (marketdata.Ticker, bool) {
+		return lookupPath(s, c, raw, marketdata.NormaliseSymbol, s.store.Ticker)
+	})
 }
 
 // Price sources of /v2/stockprice.

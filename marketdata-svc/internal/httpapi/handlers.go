@@ -94,6 +94,19 @@ func (s *Server) pathTicker(c *gin.Context) (marketdata.Ticker, bool) {
 	return lookupPath(s, c, c.Param("symbol"), marketdata.NormaliseSymbol, s.store.Ticker)
 }
 
+// afterQuery answers the problems of the query p, if any, and otherwise
+// looks up the path's resource with lookup (pathTicker, pathExchange): a
+// bad parameter is a 400 even on a path that names nothing. It reports
+// false when it answered.
+func afterQuery[T any](s *Server, c *gin.Context, p *queryParams, lookup func(*gin.Context) (T, bool)) (T, bool) {
+	if err := p.err(); err != nil {
+		s.writeError(c, err)
+		var zero T
+		return zero, false
+	}
+	return lookup(c)
+}
+
 // lookupPath parses raw, a path parameter, and looks it up with get. It
 // answers a failure itself and reports false; a value that cannot exist
 // is simply not found.
@@ -119,12 +132,9 @@ func (s *Server) tickerEOD(v apiVersion) gin.HandlerFunc {
 		p := parseQuery(c.Request.URL.RawQuery)
 		q := marketdata.EODQuery{Sort: p.sort()}
 		q.DateFrom, q.DateTo = p.dateRange()
-		page, ok := s.validPage(c, p)
-		if !ok {
-			return
-		}
+		page := p.page()
 		q.Limit, q.Offset = page.Limit, page.Offset
-		t, ok := s.pathTicker(c)
+		t, ok := afterQuery(s, c, p, s.pathTicker)
 		if !ok {
 			return
 		}
@@ -171,12 +181,9 @@ func (s *Server) exchangeEOD(v apiVersion, latest, onDate bool) gin.HandlerFunc 
 		} else {
 			q.DateFrom, q.DateTo = p.dateRange()
 		}
-		page, ok := s.validPage(c, p)
-		if !ok {
-			return
-		}
+		page := p.page()
 		q.Limit, q.Offset = page.Limit, page.Offset
-		x, ok := s.pathExchange(c)
+		x, ok := afterQuery(s, c, p, s.pathExchange)
 		if !ok {
 			return
 		}
@@ -204,11 +211,7 @@ func (s *Server) tickerEODLatest(c *gin.Context) {
 func (s *Server) tickerEODOnDate(c *gin.Context) {
 	p := newQueryParams(nil)
 	day := pathDate(p, c.Param("date"))
-	if err := p.err(); err != nil {
-		s.writeError(c, err)
-		return
-	}
-	t, ok := s.pathTicker(c)
+	t, ok := afterQuery(s, c, p, s.pathTicker)
 	if !ok {
 		return
 	}

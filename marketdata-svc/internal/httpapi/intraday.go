@@ -196,11 +196,7 @@ func (s *Server) tickerIntradayLatest(v apiVersion) gin.HandlerFunc {
 func (s *Server) tickerIntradayQuery(c *gin.Context, route intradayRoute) (marketdata.IntradayQuery, marketdata.Ticker, bool) {
 	p := parseQuery(c.Request.URL.RawQuery)
 	q, _ := intradayParams(p, route, c.Param("date"))
-	if err := p.err(); err != nil {
-		s.writeError(c, err)
-		return q, marketdata.Ticker{}, false
-	}
-	t, ok := s.pathTicker(c)
+	t, ok := afterQuery(s, c, p, s.pathTicker)
 	if !ok {
 		return q, t, false
 	}
@@ -216,11 +212,7 @@ func (s *Server) exchangeIntraday(v apiVersion, route intradayRoute) gin.Handler
 		p := parseQuery(c.Request.URL.RawQuery)
 		q, _ := intradayParams(p, route, c.Param("date"))
 		q.Symbols = p.symbols("symbols", true)
-		if err := p.err(); err != nil {
-			s.writeError(c, err)
-			return
-		}
-		x, ok := s.pathExchange(c)
+		x, ok := afterQuery(s, c, p, s.pathExchange)
 		if !ok {
 			return
 		}
