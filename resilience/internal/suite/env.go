@@ -98,18 +98,15 @@ func Setup(ctx context.Context, stack *harness.Stack, rep *report.Report, cfg Co
 	if _, err := e.Market.CLI(ctx, "demo"); err != nil {
 		return nil, err
 	}
-	if e.NotesKeyA, err = e.Notes.CreateKey(ctx, "--account", "faults-a"); err != nil {
+	if e.NotesKeyA, err = e.newKey(ctx, e.Notes, "notes key A", "--account", "faults-a"); err != nil {
 		return nil, err
 	}
-	if e.NotesKeyB, err = e.Notes.CreateKey(ctx, "--account", "faults-b"); err != nil {
+	if e.NotesKeyB, err = e.newKey(ctx, e.Notes, "notes key B", "--account", "faults-b"); err != nil {
 		return nil, err
 	}
-	if e.MarketKey, err = e.Market.CreateKey(ctx, "--account", "faults-load", "--rate-per-second", "100000"); err != nil {
+	if e.MarketKey, err = e.newKey(ctx, e.Market, "marketdata load key", "--account", "faults-load", "--rate-per-second", "100000"); err != nil {
 		return nil, err
 	}
-	e.Secret(e.NotesKeyA, "notes key A")
-	e.Secret(e.NotesKeyB, "notes key B")
-	e.Secret(e.MarketKey, "marketdata load key")
 	if err := e.StartAll(ctx); err != nil {
 		return nil, err
 	}
@@ -142,6 +139,18 @@ func (e *Env) Secret(value, what string) {
 	e.mu.Lock()
 	e.secrets[value] = what
 	e.mu.Unlock()
+}
+
+// newKey creates a key of svc with the arguments of its keys create
+// command and remembers it as the secret what, so that no report quotes
+// it.
+func (e *Env) newKey(ctx context.Context, svc *harness.Service, what string, args ...string) (string, error) {
+	key, err := svc.CreateKey(ctx, args...)
+	if err != nil {
+		return "", err
+	}
+	e.Secret(key, what)
+	return key, nil
 }
 
 // Secrets returns every remembered secret with what it is.

@@ -328,14 +328,12 @@ func startHARun(ctx context.Context, e *Env, cluster *harness.HACluster, tag str
 			return r, err
 		}
 	}
-	if r.key, err = r.notes.CreateKey(ctx, "--account", "failover"); err != nil {
+	if r.key, err = e.newKey(ctx, r.notes, "failover notes key", "--account", "failover"); err != nil {
 		return r, err
 	}
-	if r.mkey, err = r.market.CreateKey(ctx, "--account", "failover", "--rate-per-second", "100000"); err != nil {
+	if r.mkey, err = e.newKey(ctx, r.market, "failover marketdata key", "--account", "failover", "--rate-per-second", "100000"); err != nil {
 		return r, err
 	}
-	e.Secret(r.key, "failover notes key")
-	e.Secret(r.mkey, "failover marketdata key")
 	for _, svc := range []*harness.Service{r.notes, r.market} {
 		if err := svc.Start(ctx, nil); err != nil {
 			return r, err
