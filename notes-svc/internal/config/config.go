@@ -119,4 +119,3 @@ func (c Config) RequireDatabase() error {
 	}
 	return nil
 }
-
