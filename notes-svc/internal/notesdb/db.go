@@ -16,28 +16,26 @@
 //
 // The two hot statements, a note read by id (noteOf) and a note inserted,
 // are built by GORM from the model once, at New (hot.go), and replayed
-// through Raw and Exec with each call's arguments; the read's row goes
-// straight into the model's fields (the serialized tags through their
-// serializer), and the tags' text form is read without pgx's generic
-// parser (parseTextArray). GORM would otherwise build the statement on
-// every call (two Statement clones, the scope's condition, the select
-// list, the clauses) and scan through reflection and value pools. On a
-// real PostgreSQL, benchstat of 5 runs each (the times are the round trip
-// on a busy shared VM, and within noise):
+// with each call's arguments. The insert goes through Exec. The read runs
+// on a connection of the GORM session (Connection) and is read through
+// pgx itself (database/sql's Conn.Raw), straight into the model's fields:
+// a profile of make bench's notes_get showed GORM's Raw and Rows,
+// database/sql's Rows (a cancellation goroutine a query) and pgx's stdlib
+// adapter (value converters built for every result, each column converted
+// twice) as the largest cost the minimal pgx server does not pay. On a
+// real PostgreSQL (BenchmarkGetNote; times are the round trip on a busy
+// shared VM, within noise):
 //
-//	                 GORM per call   built once, direct scan
-//	GetNote          137 allocs/op   80 allocs/op (-42%)
-//	                 9.3 KiB/op      5.0 KiB/op (-46%)
-//	CreateNote       71 allocs/op    61 allocs/op (-14%)
-//	                 8.2 KiB/op      5.9 KiB/op (-29%)
+//	                 GORM per call   built once,      built once,
+//	                                 Raw + Rows       read through pgx
+//	GetNote          137 allocs/op   80 allocs/op     35 allocs/op
+//	                 9.3 KiB/op      5.0 KiB/op       3.3 KiB/op
+//	CreateNote       71 allocs/op    61 allocs/op (Exec)
 //
-// and make bench's notes_get went from 0.56 of the minimal pgx server
-// (median of 9 rounds, 0.48-0.78) to 0.68 and 0.65 in two runs (rounds
-// 0.51-0.76 and 0.50-0.92), still short of its 0.85. Most of what is left
-// is database/sql's, under GORM: a Rows per query, with its cancellation
-// goroutine, and pgx's stdlib adapter building its value converters for
-// every result (23 of the 80 allocations); the old store reached pgx
-// itself through Conn.Raw.
+// and make bench's notes_get (BENCH_WORKLOADS=notes_get, 5 rounds each,
+// run back to back on the same loaded machine, load average about 20):
+// 0.65 of the minimal pgx server with Raw + Rows (rounds 0.62-0.77), 0.79
+// read through pgx (rounds 0.63-0.91).
 //
 // Every single-note query is scoped by noteOf (account_id = ? AND id =
 // ?), every listing and count by the account in noteFilter, so that one
@@ -140,7 +138,7 @@ type Store struct {
 	// columns, which a write returns.
 	notes       *schema.Schema
 	noteColumns []clause.Column
-	// readFields are the model's columns in the order noteDest reads
+	// readFields are the model's columns in the order readNote reads
 	// them, and getNoteSQL the read of one note by noteOf, built once.
 	readFields []*schema.Field
 	getNoteSQL string
@@ -174,7 +172,7 @@ func New(db *sql.DB) (*Store, error) {
 	if s.readFields, err = noteFields(stmt.Schema); err != nil {
 		return nil, err
 	}
-	s.getNoteSQL, err = s.dryRun(func(db *gorm.DB) *gorm.DB {
+	s.getNoteSQL, err = s.statement(func(db *gorm.DB) *gorm.DB {
 		return db.Select(stmt.Schema.DBNames).Scopes(noteOf("", "")).Find(&notes.Note{})
 	})
 	if err != nil {

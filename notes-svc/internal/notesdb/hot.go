@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 	"gorm.io/gorm/schema"
@@ -16,20 +17,26 @@ import (
 
 // The hot statements (a note read by id, a note inserted) are built by
 // GORM from the model once, at New, and replayed with each call's
-// arguments; their rows are read straight into the model's fields. GORM
+// arguments; the read's row goes straight into the model's fields. GORM
 // would build the statement again on every call (the scope, the select
 // list, the clauses) and scan through its reflection and value pools;
 // see the package comment for what that cost.
 
-// dryRun returns the SQL f builds on the notes session, with GORM's own
-// placeholder (?) in place of each bind variable, for Raw or Exec to
-// bind a call's arguments to.
-func (s *Store) dryRun(f func(*gorm.DB) *gorm.DB) (string, error) {
+// statement returns the SQL f builds on the notes session, with
+// PostgreSQL's bind variables ($1, $2, ...).
+func (s *Store) statement(f func(*gorm.DB) *gorm.DB) (string, error) {
 	db := f(s.db.Session(&gorm.Session{DryRun: true, NewDB: true}))
 	if db.Error != nil {
 		return "", db.Error
 	}
-	return placeholders(db.Statement.SQL.String()), nil
+	return db.Statement.SQL.String(), nil
+}
+
+// dryRun is statement with GORM's own placeholder (?) in place of each
+// bind variable, for Raw or Exec to bind a call's arguments to.
+func (s *Store) dryRun(f func(*gorm.DB) *gorm.DB) (string, error) {
+	q, err := s.statement(f)
+	return placeholders(q), err
 }
 
 // placeholders turns PostgreSQL's bind variables ($1, $2, ...) back into
@@ -52,6 +59,8 @@ func placeholders(q string) string {
 
 // noteFields are the model's readable columns, in the order of its
 // DBNames, which a statement built with Select(noteColumnNames) returns.
+// readNote hands pgx each field itself, so a serialized field must be one
+// pgx decodes natively: the tags' []string.
 func noteFields(sch *schema.Schema) ([]*schema.Field, error) {
 	var fields []*schema.Field
 	for _, name := range sch.DBNames {
@@ -59,53 +68,45 @@ func noteFields(sch *schema.Schema) ([]*schema.Field, error) {
 		if f == nil || !f.Readable {
 			return nil, fmt.Errorf("note column %q: no readable field", name)
 		}
+		if f.Serializer != nil && f.FieldType != reflect.TypeFor[[]string]() {
+			return nil, fmt.Errorf("note column %q: serialized %s, which the note read cannot hand pgx", name, f.FieldType)
+		}
 		fields = append(fields, f)
 	}
 	return fields, nil
 }
 
-// noteDest appends to dest the Scan destinations of a row of the model's
-// columns into n: each field itself, or through its serializer.
-func (s *Store) noteDest(ctx context.Context, n *notes.Note, dest []any) []any {
-	rv := reflect.ValueOf(n).Elem()
-	for _, f := range s.readFields {
-		if f.Serializer != nil {
-			dest = append(dest, &serialized{ctx: ctx, field: f, dst: rv})
-			continue
+// readNote reads the note of accountID and id into n with the read
+// GORM built at New (getNoteSQL), on a connection of the GORM session,
+// through pgx itself: pgx decodes the row straight into the model's
+// fields (a note's tags, the text[] the textarray serializer writes,
+// into its []string), where database/sql would convert every column
+// through its own values first; see the package comment for the figures.
+// No row is pgx.ErrNoRows, which translate makes notes.ErrNotFound.
+func (s *Store) readNote(ctx context.Context, accountID, id string, n *notes.Note) error {
+	return s.db.WithContext(ctx).Connection(func(tx *gorm.DB) error {
+		conn, ok := tx.Statement.ConnPool.(*sql.Conn)
+		if !ok {
+			return fmt.Errorf("read note: connection is %T", tx.Statement.ConnPool)
 		}
-		dest = append(dest, f.ReflectValueOf(ctx, rv).Addr().Interface())
-	}
-	return dest
-}
-
-// serialized scans a column through its field's GORM serializer.
-type serialized struct {
-	ctx   context.Context
-	field *schema.Field
-	dst   reflect.Value
-}
-
-// Scan implements sql.Scanner.
-func (s *serialized) Scan(src any) error {
-	return s.field.Serializer.Scan(s.ctx, s.field, s.dst, src)
-}
-
-// takeNote reads the one row of rows into n, or reports
-// gorm.ErrRecordNotFound, and closes rows.
-func (s *Store) takeNote(ctx context.Context, rows *sql.Rows, n *notes.Note) error {
-	defer rows.Close()
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		return gorm.ErrRecordNotFound
-	}
-	var buf [12]any
-	if err := rows.Scan(s.noteDest(ctx, n, buf[:0])...); err != nil {
-		return err
-	}
-	tidyNote(n)
-	return rows.Close()
+		return conn.Raw(func(dc any) error {
+			pc, ok := dc.(interface{ Conn() *pgx.Conn })
+			if !ok {
+				return fmt.Errorf("read note: driver connection is %T", dc)
+			}
+			var buf [12]any
+			dest := buf[:0]
+			rv := reflect.ValueOf(n).Elem()
+			for _, f := range s.readFields {
+				dest = append(dest, f.ReflectValueOf(ctx, rv).Addr().Interface())
+			}
+			if err := pc.Conn().QueryRow(ctx, s.getNoteSQL, accountID, id).Scan(dest...); err != nil {
+				return err
+			}
+			tidyNote(n)
+			return nil
+		})
+	})
 }
 
 // insertShape is the insert of a note as GORM builds it from the model:

@@ -153,12 +153,8 @@ func (s *Store) CreateNote(ctx context.Context, n notes.Note, idem *notes.Idempo
 // GetNote implements notes.Store.
 func (s *Store) GetNote(ctx context.Context, accountID, id string) (notes.Note, error) {
 	var n notes.Note
-	// Raw: the read GORM built from noteOf at New, not again per call
-	// (137 against 80 allocations a read, BenchmarkGetNote).
-	rows, err := s.db.WithContext(ctx).Raw(s.getNoteSQL, accountID, id).Rows()
-	if err == nil {
-		err = s.takeNote(ctx, rows, &n)
-	}
+	// The read GORM built from noteOf at New, read through pgx (readNote).
+	err := s.readNote(ctx, accountID, id, &n)
 	if err != nil {
 		return notes.Note{}, translate(err)
 	}
