@@ -20,8 +20,9 @@ import (
 // while another tenant's uncached EOD p90 went from 3 ms to 1.3 s (6.5 s
 // at most). The most expensive request of each intraday route must stay
 // under a second, and the 5 req/s key must leave the other tenant's EOD
-// alone. (The Go test marketdatadb.TestEveryRouteCostIsBounded holds the
-// same bound on the store, EOD routes included.)
+// alone. (The Go test reads.TestEveryRouteCostIsBounded bounds the same
+// requests on the store, EOD routes included, by the rows and buffers
+// their statements read rather than by time.)
 func AuditUnboundedQueries(ctx context.Context, e *Env) {
 	s := e.Report.Scenario("Audit: intraday requests whose cost limit does not bound, over 780,000 minutes of two symbols (marketdata-svc)")
 	// 390 regular-session minutes on each of 1000 weekdays, two symbols,
