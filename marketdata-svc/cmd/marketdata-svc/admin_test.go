@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -196,29 +195,16 @@ func revokeUnderLoad(t *testing.T, rs []*replica, revoke func() (sent, answered 
 	}
 	const clients = 2
 	calls := make([][]call, len(rs)*clients)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range calls {
-		r := rs[i/clients]
-		wg.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				c := call{start: time.Now()}
-				c.ok = ok(r)
-				c.end = time.Now()
-				calls[i] = append(calls[i], c)
-			}
-		})
-	}
+	stop := poll(len(calls), func(i int) {
+		c := call{start: time.Now()}
+		c.ok = ok(rs[i/clients])
+		c.end = time.Now()
+		calls[i] = append(calls[i], c)
+	})
 	time.Sleep(200 * time.Millisecond)
 	sent, answered := revoke()
 	time.Sleep(time.Until(answered.Add(2 * time.Second)))
-	close(stop)
-	wg.Wait()
+	stop()
 
 	var m revocation
 	m.lastSuccess = -time.Hour

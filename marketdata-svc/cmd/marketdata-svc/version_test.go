@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -35,36 +34,27 @@ func TestDataVersionNeverGoesBack(t *testing.T) {
 	// is a step back in time.
 	type seen struct{ news, back, old, failed atomic.Int64 }
 	counts := make([]*seen, len(rs))
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for i, r := range rs {
+	newSeen := make([]atomic.Bool, len(rs))
+	for i := range rs {
 		counts[i] = &seen{}
-		var newSeen atomic.Bool
-		for range 2 {
-			wg.Go(func() {
-				for {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					after := newSeen.Load()
-					status, body, _, _ := get(r, eodPath, key)
-					switch {
-					case status != http.StatusOK:
-						counts[i].failed.Add(1)
-					case strings.Contains(body, `"close":12.25`):
-						counts[i].news.Add(1)
-						newSeen.Store(true)
-					case after:
-						counts[i].back.Add(1)
-					default:
-						counts[i].old.Add(1)
-					}
-				}
-			})
-		}
 	}
+	// Two pollers an instance.
+	stop := poll(2*len(rs), func(w int) {
+		i := w / 2
+		after := newSeen[i].Load()
+		status, body, _, _ := get(rs[i], eodPath, key)
+		switch {
+		case status != http.StatusOK:
+			counts[i].failed.Add(1)
+		case strings.Contains(body, `"close":12.25`):
+			counts[i].news.Add(1)
+			newSeen[i].Store(true)
+		case after:
+			counts[i].back.Add(1)
+		default:
+			counts[i].old.Add(1)
+		}
+	})
 	for _, s := range counts {
 		for s.old.Load() < 10 {
 			time.Sleep(5 * time.Millisecond)
@@ -89,8 +79,7 @@ func TestDataVersionNeverGoesBack(t *testing.T) {
 	// Longer than the database check's period (20 reads of Redis at the
 	// poll interval, 5 s), so that a step back would have happened.
 	time.Sleep(7 * time.Second)
-	close(stop)
-	wg.Wait()
+	stop()
 	for i, s := range counts {
 		t.Logf("instance %d: %d old, %d new, %d old after new, %d failed", i, s.old.Load(), s.news.Load(), s.back.Load(), s.failed.Load())
 		if s.back.Load() > 0 {
