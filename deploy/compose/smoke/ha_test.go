@@ -142,9 +142,6 @@ func createWithKey(ctx context.Context, c *notesclient.Client, key, title string
 // elected; the note read back and a new write accepted through the
 // gateway; the old leader, started again, rejoins as a standby.
 func TestComposeHA(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the compose stack needs Docker and the images; make compose-smoke runs it")
-	}
 	start := time.Now()
 	s := up(t, true)
 	ctx := context.Background()

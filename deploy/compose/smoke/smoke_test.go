@@ -68,9 +68,6 @@ func clientIP(t *testing.T, line string) string {
 }
 
 func TestComposeSmoke(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the compose stack needs Docker and the images; make compose-smoke runs it")
-	}
 	start := time.Now()
 	s := up(t, false)
 	ctx := context.Background()
