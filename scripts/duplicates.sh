@@ -70,8 +70,8 @@ mark_imports "$copy"
 # Generated Go files (the go.dev/s/generatedcode header) are nobody's to
 # edit: the three generated clients repeat each other's operations by
 # construction. Go's linters pass over them; so does this budget.
-generated=$(cd "$copy" && grep -rlZ --include='*.go' -m1 '^// Code generated .* DO NOT EDIT\.$' . | tr '\0' '\n' | grep -c . || true)
-(cd "$copy" && grep -rlZ --include='*.go' -m1 '^// Code generated .* DO NOT EDIT\.$' . | xargs -0 -r rm -f)
+generated=$(cd "$copy" && grep -rlZ --include='*.go' -m1 '^// Code generated .* DO NOT EDIT\.$' . |
+  xargs -0 -r sh -c 'rm -f "$@"; echo $#' sh | awk '{n += $1} END {print n + 0}')
 
 out=$(cd "$copy" && duplicates --most 200 --seconds 120)
 printf '%s\n' "$out"
