@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/tickerdesk/tickerdesk/bench/internal/loadgen"
@@ -41,6 +42,18 @@ type Results struct {
 	TenantScale *TenantScale     `json:"tenant_scale,omitempty"`
 	Staleness   *Staleness       `json:"staleness,omitempty"`
 	Commands    []string         `json:"commands"`
+	// Reruns are the BENCH_WORKLOADS runs merged into the full run's
+	// results since it was taken, oldest first: each names what it
+	// measured again, so no figure is read as the full run's.
+	Reruns []Rerun `json:"reruns,omitempty"`
+}
+
+// Rerun is a run of a subset of the workloads, merged into results.json.
+type Rerun struct {
+	GeneratedAt string   `json:"generated_at"`
+	GitRevision string   `json:"git_revision"`
+	Workloads   []string `json:"workloads"`
+	Machine     Machine  `json:"machine"`
 }
 
 // Machine describes where the figures come from.
@@ -132,6 +145,9 @@ type WorkloadResult struct {
 	// for a workload with a target; Service and Ceiling are the sides of
 	// the round with the median ratio.
 	Rounds []Round `json:"rounds,omitempty"`
+	// Rerun is the revision of the subset run that measured this workload
+	// after the full run; empty when the full run did.
+	Rerun string `json:"rerun,omitempty"`
 }
 
 // Round is one back-to-back measurement of a service and its ceiling.
@@ -204,7 +220,17 @@ type ImportCeiling struct {
 }
 
 func (b *bench) writeReports() error {
-	data, err := json.MarshalIndent(b.res, "", "  ")
+	res := b.res
+	if b.cfg.Only != nil {
+		// A subset run replaces only what it measured: the other figures
+		// stay those of the full run, and the report says which is which.
+		prev, err := readResults(b.cfg.Root)
+		if err != nil {
+			return fmt.Errorf("merge into the last results: %w", err)
+		}
+		res = mergeRerun(prev, b.res)
+	}
+	data, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -212,7 +238,7 @@ func (b *bench) writeReports() error {
 	if err := os.WriteFile(filepath.Join(b.cfg.Root, "bench", "results.json"), append(data, '\n'), 0o644); err != nil {
 		return err
 	}
-	md := renderMarkdown(b.res, b.cfg.Root)
+	md := renderMarkdown(res, b.cfg.Root)
 	md = b.r.redactText(md)
 	if err := os.WriteFile(filepath.Join(b.cfg.Root, "BENCHMARKS.md"), []byte(md), 0o644); err != nil {
 		return err
@@ -221,15 +247,72 @@ func (b *bench) writeReports() error {
 	return nil
 }
 
-// rerender writes BENCHMARKS.md again from bench/results.json.
-func rerender(root string, stdout io.Writer) error {
+func readResults(root string) (Results, error) {
 	data, err := os.ReadFile(filepath.Join(root, "bench", "results.json"))
 	if err != nil {
-		return err
+		return Results{}, err
 	}
 	var r Results
 	if err := json.Unmarshal(data, &r); err != nil {
-		return fmt.Errorf("read results.json: %w", err)
+		return Results{}, fmt.Errorf("read results.json: %w", err)
+	}
+	return r, nil
+}
+
+// mergeRerun puts what the subset run sub measured into the full run's
+// results full: its workloads replace those of the same id (or are added),
+// and each section it measured replaces the full run's.
+func mergeRerun(full, sub Results) Results {
+	out := full
+	out.Workloads = slices.Clone(full.Workloads)
+	var ids []string
+	for _, w := range sub.Workloads {
+		w.Rerun = sub.GitRevision
+		ids = append(ids, w.ID)
+		if i := slices.IndexFunc(out.Workloads, func(x WorkloadResult) bool { return x.ID == w.ID }); i >= 0 {
+			out.Workloads[i] = w
+		} else {
+			out.Workloads = append(out.Workloads, w)
+		}
+	}
+	section := func(name string, measured bool) {
+		if measured {
+			ids = append(ids, name)
+		}
+	}
+	if sub.Import != nil {
+		out.Import = sub.Import
+	}
+	section("import", sub.Import != nil)
+	if sub.IntradayImport != nil {
+		out.IntradayImport = sub.IntradayImport
+	}
+	section("intraday_import", sub.IntradayImport != nil)
+	if sub.SyncUniverseDay != nil {
+		out.SyncUniverseDay = sub.SyncUniverseDay
+	}
+	section("sync_universe_day", sub.SyncUniverseDay != nil)
+	if sub.SyncBackfill != nil {
+		out.SyncBackfill = sub.SyncBackfill
+	}
+	section("sync_backfill", sub.SyncBackfill != nil)
+	if sub.TenantScale != nil {
+		out.TenantScale = sub.TenantScale
+	}
+	section("tenant_scale", sub.TenantScale != nil)
+	if sub.Staleness != nil {
+		out.Staleness = sub.Staleness
+	}
+	section("staleness", sub.Staleness != nil)
+	out.Reruns = append(slices.Clone(full.Reruns), Rerun{GeneratedAt: sub.GeneratedAt, GitRevision: sub.GitRevision, Workloads: ids, Machine: sub.Machine})
+	return out
+}
+
+// rerender writes BENCHMARKS.md again from bench/results.json.
+func rerender(root string, stdout io.Writer) error {
+	r, err := readResults(root)
+	if err != nil {
+		return err
 	}
 	if err := os.WriteFile(filepath.Join(root, "BENCHMARKS.md"), []byte(renderMarkdown(r, root)), 0o644); err != nil {
 		return err
@@ -258,7 +341,14 @@ func renderMarkdown(r Results, root string) string {
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	w("# Benchmarks\n\n")
 	w("Generated by `make bench` (scripts/bench.sh → bench/cmd/benchrun) on %s at revision `%s`; the whole run took %.0f s (of which %.0f s checking for a quiet machine). ", r.GeneratedAt, r.GitRevision, r.TotalSeconds, r.QuietWaitSeconds)
-	w("Every figure below comes from this one run: each workload is measured right after its ceiling's warm-up, side by side, on the same machine. Machine-readable results: [bench/results.json](bench/results.json).\n\n")
+	w("Every figure below comes from this one run, except those a later subset run measured again (listed right below): each workload is measured right after its ceiling's warm-up, side by side, on the same machine. Machine-readable results: [bench/results.json](bench/results.json).\n\n")
+	for _, x := range r.Reruns {
+		w("- **Measured again** by `BENCH_WORKLOADS=%s make bench` on %s at revision `%s` (load average at start %s): %s. Their rows say so.\n",
+			strings.Join(x.Workloads, ","), x.GeneratedAt, x.GitRevision, x.Machine.LoadAvgAtStart, strings.Join(x.Workloads, ", "))
+	}
+	if len(r.Reruns) > 0 {
+		w("\n")
+	}
 	m := r.Machine
 	w("**Machine:** %d cores (%s), %d MB RAM, %s, load average at start %s; with the benchmark idle, other work kept %.2f of the %d cores busy right before the workloads. %s; %s; %s; services built with %s.\n\n",
 		m.Cores, m.CPUModel, m.MemTotalMB, m.Kernel, m.LoadAvgAtStart, m.BackgroundBusyCores, m.Cores, "PostgreSQL "+m.PostgreSQL, m.Pgbench, m.Wrk, m.GoVersion)
@@ -285,7 +375,11 @@ func renderMarkdown(r Results, root string) string {
 		c := x.Ceiling
 		target := "report"
 		if x.Target > 0 {
-			target = fmt.Sprintf("≥ %.1f×", x.Target)
+			target = "≥ " + strconv.FormatFloat(x.Target, 'f', -1, 64) + "×"
+		}
+		title := x.Title
+		if x.Rerun != "" {
+			title += " (measured again at `" + x.Rerun + "`)"
 		}
 		ceilName := "bare Gin"
 		switch {
@@ -298,7 +392,7 @@ func renderMarkdown(r Results, root string) string {
 		if x.Database != nil {
 			dbRPS, dbRatio = f0(x.Database.RPS), f2(x.DatabaseRatio)+"×"
 		}
-		w("| %s | %s | %s | %s | %d | %s | %s | %s / %s | %s× | %s | %s | %s | %s |\n", x.Title, f0(x.Service.RPS), f2(x.Service.P50Ms), f2(x.Service.P99Ms),
+		w("| %s | %s | %s | %s | %d | %s | %s | %s / %s | %s× | %s | %s | %s | %s |\n", title, f0(x.Service.RPS), f2(x.Service.P50Ms), f2(x.Service.P99Ms),
 			x.Service.Errors, ceilName, f0(c.RPS), f2(c.P50Ms), f2(c.P99Ms), f2(x.Ratio), target, statusText(x.Status), dbRPS, dbRatio)
 	}
 	if im := r.Import; im != nil {
@@ -453,7 +547,7 @@ func renderMarkdown(r Results, root string) string {
 	w("## Reproduce\n\n")
 	w("`make bench` (or `scripts/bench.sh`) on a clone: it installs wrk and the PostgreSQL client tools from Debian when missing, builds the services and the bench tools, starts the local stack if it is not running, and runs everything below. ")
 	w("The datasets live in the databases `bench_marketdata`, `bench_notes`, `bench_intraday` and `bench_tenants_N` of the local cluster and is regenerated only when missing (`BENCH_FRESH=1` forces it). ")
-	w("Settings: `BENCH_DURATION`, `BENCH_WARMUP`, `BENCH_CONNECTIONS`, `BENCH_THREADS`, `BENCH_SYMBOLS`, `BENCH_YEARS`, `BENCH_NOTES`, `BENCH_ACCOUNTS`, `BENCH_IMPORT_ROWS`, `BENCH_MD_RATE`, `BENCH_MD_QUOTA`, `BENCH_PORT_OFFSET` (moves the bench's listeners, 18080 and up), `BENCH_QUIET_WAIT` (on a shared machine, wait up to this long for a quiet moment before measuring), `BENCH_ROUNDS` (rounds of each workload held to a target against an HTTP ceiling, 9), `BENCH_WORKLOADS` (a subset: workload ids, `import`, `intraday_import`, `tenant_scale`), `BENCH_INTRADAY_SYMBOLS`, `BENCH_INTRADAY_DAYS`, `BENCH_INTRADAY_IMPORT_SYMBOLS`, `BENCH_INTRADAY_LOAD_JOBS` (intraday_query's dataset is SYMBOLS × DAYS × 390 minutes, kept in `bench_intraday`; intraday_import's file IMPORT_SYMBOLS × DAYS × 390), `BENCH_TENANT_NOTES`, `BENCH_TENANT_SMALL`, `BENCH_TENANT_LARGE` (tenant_scale's notes per account and tenant counts); service settings (`NOTES_*`, `MARKETDATA_*`) pass through.")
+	w("Settings: `BENCH_DURATION`, `BENCH_WARMUP`, `BENCH_CONNECTIONS`, `BENCH_THREADS`, `BENCH_SYMBOLS`, `BENCH_YEARS`, `BENCH_NOTES`, `BENCH_ACCOUNTS`, `BENCH_IMPORT_ROWS`, `BENCH_MD_RATE`, `BENCH_MD_QUOTA`, `BENCH_PORT_OFFSET` (moves the bench's listeners, 18080 and up), `BENCH_QUIET_WAIT` (on a shared machine, wait up to this long for a quiet moment before measuring), `BENCH_ROUNDS` (rounds of each workload held to a target against an HTTP ceiling, 9), `BENCH_WORKLOADS` (a subset: workload ids, `import`, `intraday_import`, `tenant_scale`; its figures replace only those of the same workloads in the last full run's results, each marked with the revision that measured it again), `BENCH_INTRADAY_SYMBOLS`, `BENCH_INTRADAY_DAYS`, `BENCH_INTRADAY_IMPORT_SYMBOLS`, `BENCH_INTRADAY_LOAD_JOBS` (intraday_query's dataset is SYMBOLS × DAYS × 390 minutes, kept in `bench_intraday`; intraday_import's file IMPORT_SYMBOLS × DAYS × 390), `BENCH_TENANT_NOTES`, `BENCH_TENANT_SMALL`, `BENCH_TENANT_LARGE` (tenant_scale's notes per account and tenant counts); service settings (`NOTES_*`, `MARKETDATA_*`) pass through.")
 	if len(s.ServiceEnv) > 0 {
 		w(" Service settings in effect for this run: `%s`.", strings.Join(s.ServiceEnv, "`, `"))
 	}

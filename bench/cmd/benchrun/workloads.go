@@ -356,7 +356,7 @@ func (b *bench) runWorkloads(ctx context.Context, caps map[string]captured) erro
 		{id: "tickers", title: "marketdata `/v1/tickers?symbols=` (10 symbols)", service: "marketdata-svc",
 			http:        httpWorkload{url: b.mdURL(b.tickersQuery()), script: lua("static.lua"), args: static()},
 			ceilingHTTP: &httpWorkload{url: b.ceilingURL(b.tickersQuery()), script: lua("static.lua"), args: static()}},
-		{id: "notes_get", title: "notes `GET /v1/notes/{id}`", service: "notes-svc", target: 0.9,
+		{id: "notes_get", title: "notes `GET /v1/notes/{id}`", service: "notes-svc", target: 0.85,
 			http:    httpWorkload{url: b.notesURL(""), script: lua("notes.lua"), args: notesArgs("get", "")},
 			minimal: true, db: notesDB, vars: notesVars(true)},
 		{id: "notes_list_tag", title: "notes list `?" + listTagQuery + "`", service: "notes-svc",

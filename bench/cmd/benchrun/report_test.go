@@ -1,0 +1,53 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// A subset run replaces only what it measured, and the report names it:
+// a figure from the full run is never shown as the rerun's, nor the reverse.
+func TestMergeRerunReplacesOnlyWhatItMeasured(t *testing.T) {
+	full := Results{GitRevision: "full1", GeneratedAt: "2026-01-01T00:00:00Z",
+		Workloads: []WorkloadResult{
+			{ID: "eod_hit", Title: "eod", Ratio: 0.8, Ceiling: &Side{}},
+			{ID: "notes_get", Title: "get", Ratio: 0.7, Target: 0.85, Ceiling: &Side{}},
+		},
+		TenantScale: &TenantScale{TagP50Ratio: 1.1},
+		Import:      &ImportResult{Ratio: 0.9},
+	}
+	sub := Results{GitRevision: "sub2", GeneratedAt: "2026-01-02T00:00:00Z",
+		Workloads:   []WorkloadResult{{ID: "notes_get", Title: "get", Ratio: 0.88, Target: 0.85, Ceiling: &Side{}}},
+		TenantScale: &TenantScale{TagP50Ratio: 1.05},
+	}
+	got := mergeRerun(full, sub)
+
+	if got.GitRevision != "full1" {
+		t.Errorf("top-level revision = %q, want the full run's", got.GitRevision)
+	}
+	if len(got.Workloads) != 2 || got.Workloads[0].Ratio != 0.8 || got.Workloads[0].Rerun != "" {
+		t.Errorf("eod_hit changed: %+v", got.Workloads[0])
+	}
+	if w := got.Workloads[1]; w.Ratio != 0.88 || w.Rerun != "sub2" {
+		t.Errorf("notes_get = %+v, want the rerun's figure marked sub2", w)
+	}
+	if got.TenantScale.TagP50Ratio != 1.05 || got.Import.Ratio != 0.9 {
+		t.Errorf("sections: tenant %v import %v, want tenant replaced, import kept", got.TenantScale.TagP50Ratio, got.Import.Ratio)
+	}
+	if full.Workloads[1].Ratio != 0.7 {
+		t.Error("the full run's results were modified in place")
+	}
+	if len(got.Reruns) != 1 || strings.Join(got.Reruns[0].Workloads, ",") != "notes_get,tenant_scale" {
+		t.Errorf("reruns = %+v", got.Reruns)
+	}
+
+	md := renderMarkdown(got, "")
+	for _, want := range []string{"get (measured again at `sub2`)", "BENCH_WORKLOADS=notes_get,tenant_scale", "≥ 0.85×"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("BENCHMARKS.md lacks %q", want)
+		}
+	}
+	if strings.Contains(md, "eod (measured again") {
+		t.Error("a full-run row is marked as measured again")
+	}
+}
