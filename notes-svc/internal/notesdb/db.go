@@ -47,6 +47,8 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"encoding/json"
+	"time"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -146,6 +148,11 @@ type Store struct {
 	// values of insertFields.
 	insertNoteSQL string
 	insertFields  []*schema.Field
+	// object writes a note into its events, onEvent is the hook each
+	// event goes through (nil: none), and now dates the events.
+	object  func(notes.Note) json.RawMessage
+	onEvent EventHook
+	now     func() time.Time
 }
 
 // New returns a Store on db, which the caller keeps and closes.
@@ -165,7 +172,7 @@ func New(db *sql.DB) (*Store, error) {
 	if err := stmt.Parse(&notes.Note{}); err != nil {
 		return nil, fmt.Errorf("parse note model: %w", err)
 	}
-	s := &Store{Store: keystore.New(g, KeyConfig()), db: notesDB, sql: db, batch: DefaultListBatch, notes: stmt.Schema}
+	s := &Store{Store: keystore.New(g, KeyConfig()), db: notesDB, sql: db, batch: DefaultListBatch, notes: stmt.Schema, now: time.Now}
 	for _, name := range stmt.Schema.DBNames {
 		s.noteColumns = append(s.noteColumns, clause.Column{Name: name})
 	}
