@@ -48,10 +48,10 @@ import (
 	"database/sql"
 	"embed"
 	"encoding/json"
-	"time"
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
