@@ -384,7 +384,8 @@ func (s *Server) listNotesByCursor(c *gin.Context, lq notes.ListQuery, page pagi
 		links = append(links, "<"+(&url.URL{Path: u.Path, RawQuery: u.RawQuery}).String()+`>; rel="next"`)
 	}
 	if len(links) > 0 {
-		c.Header("Link", strings.Join(links, ", "))
+		// Added: the deprecated alias has put its successor-version link.
+		c.Writer.Header().Add("Link", strings.Join(links, ", "))
 	}
 	c.Header("Content-Type", "application/json")
 	c.Status(http.StatusOK)
