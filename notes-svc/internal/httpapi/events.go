@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -81,33 +82,27 @@ func eventQuery(raw string) (notes.EventQuery, error) {
 	out := notes.EventQuery{Limit: page.Limit, Types: types}
 	switch after := q["after"]; {
 	case len(after) > 1:
-		return notes.EventQuery{}, &notes.ParamError{Param: "after", Detail: "must be given at most once"}
+		return notes.EventQuery{}, &notes.ParamError{Field: fielderr.Field{Name: "after", Message: "must be given at most once"}}
 	case len(after) == 1:
 		seq, err := notes.DecodeEventCursor(strings.TrimSpace(after[0]))
 		if err != nil {
-			return notes.EventQuery{}, &notes.ParamError{Param: "after", Detail: err.Error()}
+			return notes.EventQuery{}, &notes.ParamError{Field: fielderr.Field{Name: "after", Message: err.Error()}}
 		}
 		out.After = seq
 	}
 	return out, nil
 }
 
-// trashNote and restoreNote move a note into and out of the trash; both
-// answer the note, as it is when it already was where it was sent.
-func (s *Server) trashNote(c *gin.Context) {
-	n, err := s.notes.Trash(c.Request.Context(), accountOf(c), c.Param("id"))
-	if err != nil {
-		s.fail(c, err)
-		return
+// moveNote is the handler of trash or restore (the Service's Trash or
+// Restore): it answers the note, as it is when it already was where it
+// was sent.
+func (s *Server) moveNote(move func(ctx context.Context, accountID, id string) (notes.Note, error)) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		n, err := move(c.Request.Context(), accountOf(c), c.Param("id"))
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		s.writeNote(c, http.StatusOK, n)
 	}
-	s.writeNote(c, http.StatusOK, n)
-}
-
-func (s *Server) restoreNote(c *gin.Context) {
-	n, err := s.notes.Restore(c.Request.Context(), accountOf(c), c.Param("id"))
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	s.writeNote(c, http.StatusOK, n)
 }

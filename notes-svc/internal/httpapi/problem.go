@@ -93,7 +93,7 @@ func problemFor(err error) problem {
 		return out
 	case errors.As(err, &parErr):
 		out := p(http.StatusBadRequest, "malformed-request", "Malformed request", parErr.Error())
-		out.Errors = []fieldError{{Field: parErr.Param, Detail: parErr.Detail}}
+		out.Errors = []fieldError{{Field: parErr.Field.Name, Detail: parErr.Field.Message}}
 		return out
 	case errors.Is(err, auth.ErrMissingKey):
 		return p(http.StatusUnauthorized, "unauthorized", "Unauthorized", "Send an API key as Authorization: Bearer <key>.")

@@ -58,6 +58,6 @@ func (s *Server) noteRoutes(g *gin.RouterGroup) {
 	g.PUT("/notes/:id", write, s.replaceNote)
 	g.PATCH("/notes/:id", write, s.patchNote)
 	g.DELETE("/notes/:id", write, s.deleteNote)
-	g.POST("/notes/:id/trash", write, s.trashNote)
-	g.POST("/notes/:id/restore", write, s.restoreNote)
+	g.POST("/notes/:id/trash", write, s.moveNote(s.notes.Trash))
+	g.POST("/notes/:id/restore", write, s.moveNote(s.notes.Restore))
 }

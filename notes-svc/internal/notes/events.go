@@ -3,23 +3,26 @@ package notes
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 )
 
-// Types of Event, one per kind of change to a note.
+// Types of Event, one per kind of change to a note (docs/API.md lists
+// what each one's data holds).
 const (
-	EventNoteCreated  = "note.created"
-	EventNoteUpdated  = "note.updated"
-	EventNoteTrashed  = "note.trashed"
-	EventNoteRestored = "note.restored"
-	EventNoteDeleted  = "note.deleted"
+	EventNoteCreated, EventNoteUpdated, EventNoteDeleted = "note.created", "note.updated", "note.deleted"
+	EventNoteTrashed, EventNoteRestored                  = "note.trashed", "note.restored"
 )
 
 // EventTypes lists every event type, for validation and documentation.
 var EventTypes = []string{EventNoteCreated, EventNoteUpdated, EventNoteTrashed, EventNoteRestored, EventNoteDeleted}
+
+// ErrCursorExpired reports an event cursor older than the events kept:
+// the client must resync in full (docs/API.md, Events and sync).
+var ErrCursorExpired = errors.New("event cursor expired")
 
 // Event is one change to a note of an account, written in the change's
 // own transaction. Seq orders the events totally; clients see it only

@@ -52,24 +52,23 @@ var (
 	ErrTimeout = errors.New("database timeout")
 	// ErrConflict reports a write that lost a race it could not retry.
 	ErrConflict = errors.New("conflicting concurrent write")
-	// ErrTrashed reports an edit of a note in the trash: as Notion refuses
-	// edits of an archived page, a trashed note must be restored first.
-	ErrTrashed = errors.New("note is in the trash")
-	// ErrCursorExpired reports an event cursor older than the events kept:
-	// the client must resync in full (docs/API.md, Events).
-	ErrCursorExpired = errors.New("event cursor expired")
 )
+
+// ErrTrashed reports an edit of a note in the trash: as Notion refuses
+// edits of an archived page, a trashed note must be restored first.
+var ErrTrashed = errors.New("note is in the trash")
 
 // ParamError reports a query parameter that is well formed but cannot be
 // used as sent: a cursor that does not decode, or one given with an order
 // it cannot follow. It is the client's mistake in using the API, not an
 // invalid value of a field, so it is answered apart from validation.
-type ParamError struct {
-	Param  string
-	Detail string
-}
+type ParamError struct{ Field fielderr.Field }
 
-func (e *ParamError) Error() string { return e.Param + " " + e.Detail }
+func (e *ParamError) Error() string { return e.Field.Name + " " + e.Field.Message }
+
+func paramError(name, message string) error {
+	return &ParamError{Field: fielderr.Field{Name: name, Message: message}}
+}
 
 // Note is one note of an account. Its gorm tags are the one mapping of a
 // note to the notes table, which notesdb reads and writes through GORM;
@@ -402,12 +401,12 @@ func (q ListQuery) Validate() (ListQuery, error) {
 	}
 	switch {
 	case q.Sort == SortRelevance && q.Search == "":
-		return ListQuery{}, &ParamError{Param: "sort", Detail: "relevance needs a search: send q as well"}
+		return ListQuery{}, paramError("sort", "relevance needs a search: send q as well")
 	case (q.After != nil || q.StartingAfter != "") && !q.Sort.Stable():
-		return ListQuery{}, &ParamError{Param: "starting_after",
-			Detail: "works only with sort=created_at or sort=-created_at, whose keys never change; page other orders with offset"}
+		return ListQuery{}, paramError("starting_after",
+			"works only with sort=created_at or sort=-created_at, whose keys never change; page other orders with offset")
 	case (q.After != nil || q.StartingAfter != "") && q.Offset > 0:
-		return ListQuery{}, &ParamError{Param: "starting_after", Detail: "cannot be combined with offset"}
+		return ListQuery{}, paramError("starting_after", "cannot be combined with offset")
 	}
 	return q, nil
 }

@@ -275,7 +275,7 @@ func (s *Service) listQuery(ctx context.Context, accountID string, q ListQuery) 
 	if ValidID(q.StartingAfter) {
 		n, err := s.store.GetNote(ctx, accountID, q.StartingAfter)
 		if errors.Is(err, ErrNotFound) {
-			return ListQuery{}, &ParamError{Param: "starting_after", Detail: "names no note of your account; send the cursor of the Link header instead"}
+			return ListQuery{}, paramError("starting_after", "names no note of your account; send the cursor of the Link header instead")
 		}
 		if err != nil {
 			return ListQuery{}, fmt.Errorf("list notes: %w", err)
@@ -286,7 +286,7 @@ func (s *Service) listQuery(ctx context.Context, accountID string, q ListQuery) 
 	}
 	c, err := DecodeNoteCursor(q.StartingAfter)
 	if err != nil {
-		return ListQuery{}, &ParamError{Param: "starting_after", Detail: err.Error()}
+		return ListQuery{}, paramError("starting_after", err.Error())
 	}
 	q.After = &c
 	return q, nil
@@ -296,25 +296,25 @@ func (s *Service) listQuery(ctx context.Context, accountID string, q ListQuery) 
 // is. A trashed note is left out of listings, refuses edits and is purged
 // after the trash retention, unless restored.
 func (s *Service) Trash(ctx context.Context, accountID, id string) (Note, error) {
-	if !ValidID(id) {
-		return Note{}, ErrNotFound
-	}
-	n, err := s.store.TrashNote(ctx, accountID, id, s.now().UTC())
-	if err != nil {
-		return Note{}, fmt.Errorf("trash note: %w", err)
-	}
-	return n, nil
+	return s.move(ctx, accountID, id, "trash note", s.store.TrashNote)
 }
 
 // Restore takes a note out of the trash; a note not there comes back as
 // it is.
 func (s *Service) Restore(ctx context.Context, accountID, id string) (Note, error) {
+	return s.move(ctx, accountID, id, "restore note", s.store.RestoreNote)
+}
+
+// move is Trash or Restore, by the store's method of it; label names it
+// in errors.
+func (s *Service) move(ctx context.Context, accountID, id, label string,
+	to func(ctx context.Context, accountID, id string, at time.Time) (Note, error)) (Note, error) {
 	if !ValidID(id) {
 		return Note{}, ErrNotFound
 	}
-	n, err := s.store.RestoreNote(ctx, accountID, id, s.now().UTC())
+	n, err := to(ctx, accountID, id, s.now().UTC())
 	if err != nil {
-		return Note{}, fmt.Errorf("restore note: %w", err)
+		return Note{}, fmt.Errorf("%s: %w", label, err)
 	}
 	return n, nil
 }

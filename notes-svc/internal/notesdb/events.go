@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -33,14 +35,34 @@ func (s *Store) SetEventObject(f func(notes.Note) json.RawMessage) { s.object = 
 // events with no object.
 var errNoEventObject = errors.New("notesdb: no event object encoder (SetEventObject)")
 
-// eventData is the data of an event.
-type eventData struct {
-	Object json.RawMessage `json:"object"`
-}
-
 // appendEvent inserts the event of typ about n (for a deletion only its
 // id is kept) on tx, the transaction of the change, and runs the hook.
 func (s *Store) appendEvent(tx *gorm.DB, typ string, n notes.Note) error {
+	ev, err := s.newEvent(typ, n)
+	if err != nil {
+		return err
+	}
+	// The insert GORM built from the model at New (eventInsert), not
+	// again per call; its seq is read only for a hook.
+	if s.onEvent == nil {
+		return tx.Exec(s.insertEventSQL, eventValues(&ev)...).Error
+	}
+	if err := tx.Raw(s.insertEventSQL, eventValues(&ev)...).Scan(&ev.Seq).Error; err != nil {
+		return err
+	}
+	return s.hook(tx, &ev)
+}
+
+// hook runs the event hook, if any, on the event just inserted.
+func (s *Store) hook(tx *gorm.DB, ev *notes.Event) error {
+	if s.onEvent == nil {
+		return nil
+	}
+	return s.onEvent(tx, ev)
+}
+
+// newEvent is the event typ about n, not inserted yet.
+func (s *Store) newEvent(typ string, n notes.Note) (notes.Event, error) {
 	var obj json.RawMessage
 	if typ == notes.EventNoteDeleted {
 		obj, _ = json.Marshal(struct {
@@ -48,26 +70,49 @@ func (s *Store) appendEvent(tx *gorm.DB, typ string, n notes.Note) error {
 		}{n.ID})
 	} else {
 		if s.object == nil {
-			return errNoEventObject
+			return notes.Event{}, errNoEventObject
 		}
 		obj = s.object(n)
 	}
-	data, err := json.Marshal(eventData{Object: obj})
-	if err != nil {
-		return fmt.Errorf("encode event: %w", err)
-	}
+	// {"object": obj} by hand: json.Marshal would check and compact the
+	// note's JSON again, which its encoder has just written.
+	data := make(json.RawMessage, 0, len(obj)+12)
+	data = append(append(append(data, `{"object":`...), obj...), '}')
 	id, err := notes.NewPrefixedID(notes.EventIDPrefix)
 	if err != nil {
-		return err
+		return notes.Event{}, err
 	}
-	ev := notes.Event{ID: id, AccountID: n.AccountID, Type: typ, CreatedAt: s.now().UTC(), Data: data}
-	if err := tx.Create(&ev).Error; err != nil {
-		return err
+	return notes.Event{ID: id, AccountID: n.AccountID, Type: typ, CreatedAt: s.now().UTC(), Data: data}, nil
+}
+
+// eventInsert is the insert of an event as GORM builds it from the model,
+// returning its seq; eventValues are the values it binds, in its order
+// (checked at New).
+func (s *Store) eventInsert() (string, error) {
+	var cols []clause.Column
+	q, err := s.dryRun(func(db *gorm.DB) *gorm.DB {
+		// A nil RawMessage would be written as a NULL literal, not bound.
+		db = db.Create(&notes.Event{Data: json.RawMessage("{}")})
+		if v, ok := db.Statement.Clauses["VALUES"].Expression.(clause.Values); ok {
+			cols = v.Columns
+		}
+		return db
+	})
+	if err != nil {
+		return "", err
 	}
-	if s.onEvent != nil {
-		return s.onEvent(tx, &ev)
+	var names []string
+	for _, c := range cols {
+		names = append(names, c.Name)
 	}
-	return nil
+	if want := []string{"id", "account_id", "type", "created_at", "data"}; !slices.Equal(names, want) || strings.Count(q, "?") != len(want) || !strings.Contains(q, "RETURNING") {
+		return "", fmt.Errorf("event insert: columns %v, want %v returning seq: %s", names, want, q)
+	}
+	return q, nil
+}
+
+func eventValues(ev *notes.Event) []any {
+	return []any{ev.ID, ev.AccountID, ev.Type, ev.CreatedAt, ev.Data}
 }
 
 // ListEvents implements notes.EventStore. The page holds only events

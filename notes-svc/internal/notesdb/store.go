@@ -101,13 +101,15 @@ func replayNote(raw []byte, accountID string) (notes.Note, error) {
 // CreateNote implements notes.Store.
 func (s *Store) CreateNote(ctx context.Context, n notes.Note, idem *notes.IdempotencyRecord) (notes.Note, bool, error) {
 	if idem == nil {
-		// The note and its event commit together, or neither does.
-		err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-			if err := s.insertNote(tx, &n); err != nil {
-				return err
-			}
-			return s.appendEvent(tx, notes.EventNoteCreated, n)
-		})
+		// The note and its event are one statement, so they commit
+		// together; a hook's writes need a transaction around the three.
+		db := s.db.WithContext(ctx)
+		var err error
+		if s.onEvent == nil {
+			err = s.createNote(db, &n)
+		} else {
+			err = db.Transaction(func(tx *gorm.DB) error { return s.createNote(tx, &n) })
+		}
 		if err != nil {
 			return notes.Note{}, false, translate(err)
 		}
@@ -139,10 +141,7 @@ func (s *Store) CreateNote(ctx context.Context, n notes.Note, idem *notes.Idempo
 		case !errors.Is(err, gorm.ErrRecordNotFound):
 			return err
 		}
-		if err := s.insertNote(tx, &n); err != nil {
-			return err
-		}
-		if err := s.appendEvent(tx, notes.EventNoteCreated, n); err != nil {
+		if err := s.createNote(tx, &n); err != nil {
 			return err
 		}
 		snap, err := json.Marshal(n)

@@ -94,12 +94,9 @@ func (s *Store) GetNote(_ context.Context, accountID, id string) (notes.Note, er
 func (s *Store) UpdateNote(_ context.Context, accountID, id string, u notes.Update, versions []int64) (notes.Note, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n, err := s.find(accountID, id)
+	n, err := s.findWritable(accountID, id)
 	if err != nil {
 		return notes.Note{}, err
-	}
-	if n.TrashedAt != nil {
-		return notes.Note{}, notes.ErrTrashed
 	}
 	if versions != nil && !slices.Contains(versions, n.Version) {
 		return notes.Note{}, notes.ErrPreconditionFailed
@@ -112,12 +109,9 @@ func (s *Store) UpdateNote(_ context.Context, accountID, id string, u notes.Upda
 func (s *Store) ModifyNote(_ context.Context, accountID, id string, change func(notes.Note) (notes.Update, error)) (notes.Note, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n, err := s.find(accountID, id)
+	n, err := s.findWritable(accountID, id)
 	if err != nil {
 		return notes.Note{}, err
-	}
-	if n.TrashedAt != nil {
-		return notes.Note{}, notes.ErrTrashed
 	}
 	u, err := change(clone(n))
 	if err != nil {
@@ -137,6 +131,15 @@ func (s *Store) find(accountID, id string) (notes.Note, error) {
 		return notes.Note{}, notes.ErrNotFound
 	}
 	return n, nil
+}
+
+// findWritable is find of a note an edit may change: not in the trash.
+func (s *Store) findWritable(accountID, id string) (notes.Note, error) {
+	n, err := s.find(accountID, id)
+	if err == nil && n.TrashedAt != nil {
+		err = notes.ErrTrashed
+	}
+	return n, err
 }
 
 // apply writes u over n and bumps its version; s.mu is held.
