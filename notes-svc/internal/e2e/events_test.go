@@ -292,9 +292,27 @@ func TestCursorWalkUnderConcurrentWrites(t *testing.T) {
 				}
 			}
 			// The writer runs between the pages: it edits stable notes,
-			// deletes doomed ones and creates new ones.
+			// deletes doomed ones and creates new ones. It reports its
+			// failures to the test's goroutine, which alone may end the test.
 			var wg sync.WaitGroup
 			pages := make(chan int)
+			var failures []string
+			send := func(method, path, ct, body string, want int) {
+				hr, _ := http.NewRequest(method, e.srv.URL+path, strings.NewReader(body))
+				hr.Header.Set("Authorization", "Bearer "+e.alice)
+				if body != "" {
+					hr.Header.Set("Content-Type", ct)
+				}
+				resp, err := e.srv.Client().Do(hr)
+				if err != nil {
+					failures = append(failures, fmt.Sprintf("%s %s: %v", method, path, err))
+					return
+				}
+				_ = resp.Body.Close()
+				if resp.StatusCode != want {
+					failures = append(failures, fmt.Sprintf("%s %s: %d", method, path, resp.StatusCode))
+				}
+			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -303,14 +321,13 @@ func TestCursorWalkUnderConcurrentWrites(t *testing.T) {
 					for j := 0; j < 3; j++ {
 						id := all[(i*7+j*13)%len(all)].ID
 						if stable[id] {
-							e.doT(t, req{method: "PATCH", path: "/v1/notes/" + id, key: e.alice, contentType: "application/merge-patch+json",
-								body: fmt.Sprintf(`{"title":"edited %d"}`, i)})
+							send("PATCH", "/v1/notes/"+id, "application/merge-patch+json", fmt.Sprintf(`{"title":"edited %d"}`, i), 200)
 						}
 					}
 					if i < len(doomed) {
-						e.doT(t, req{method: "DELETE", path: "/v1/notes/" + doomed[i], key: e.alice})
+						send("DELETE", "/v1/notes/"+doomed[i], "", "", 200)
 					}
-					e.doT(t, req{method: "POST", path: "/v1/notes", key: e.alice, body: fmt.Sprintf(`{"title":"new %d","content":"c"}`, i)})
+					send("POST", "/v1/notes", "application/json", fmt.Sprintf(`{"title":"new %d","content":"c"}`, i), 201)
 					i++
 				}
 			}()
@@ -340,6 +357,9 @@ func TestCursorWalkUnderConcurrentWrites(t *testing.T) {
 			}
 			close(pages)
 			wg.Wait()
+			if len(failures) > 0 {
+				t.Fatalf("concurrent writes failed: %v", failures)
+			}
 			for id, times := range seen {
 				if times > 1 {
 					t.Errorf("note %s seen %d times", id, times)
