@@ -18,16 +18,34 @@ import (
 
 // Defines values for ListNotesParamsPinned.
 const (
-	False ListNotesParamsPinned = "false"
-	True  ListNotesParamsPinned = "true"
+	ListNotesParamsPinnedFalse ListNotesParamsPinned = "false"
+	ListNotesParamsPinnedTrue  ListNotesParamsPinned = "true"
 )
 
 // Valid indicates whether the value is a known member of the ListNotesParamsPinned enum.
 func (e ListNotesParamsPinned) Valid() bool {
 	switch e {
-	case False:
+	case ListNotesParamsPinnedFalse:
 		return true
-	case True:
+	case ListNotesParamsPinnedTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListNotesParamsTrashed.
+const (
+	ListNotesParamsTrashedFalse ListNotesParamsTrashed = "false"
+	ListNotesParamsTrashedTrue  ListNotesParamsTrashed = "true"
+)
+
+// Valid indicates whether the value is a known member of the ListNotesParamsTrashed enum.
+func (e ListNotesParamsTrashed) Valid() bool {
+	switch e {
+	case ListNotesParamsTrashedFalse:
+		return true
+	case ListNotesParamsTrashedTrue:
 		return true
 	default:
 		return false
@@ -47,10 +65,13 @@ type Note struct {
 	Id        string `json:"id"`
 
 	// Pinned A note its client keeps on top (a favorite).
-	Pinned    bool     `json:"pinned"`
-	Tags      []string `json:"tags"`
-	Title     string   `json:"title"`
-	UpdatedAt string   `json:"updated_at"`
+	Pinned bool     `json:"pinned"`
+	Tags   []string `json:"tags"`
+	Title  string   `json:"title"`
+
+	// TrashedAt When the note went to the trash (POST .../trash); null when it is not there.
+	TrashedAt *string `json:"trashed_at"`
+	UpdatedAt string  `json:"updated_at"`
 }
 
 // NotePatch defines model for NotePatch.
@@ -159,15 +180,24 @@ type ListNotesParams struct {
 	// Q Full-text search in title and content, web-search syntax ("phrase", -word, or).
 	Q *string `form:"q,omitempty" json:"q,omitempty"`
 
-	// Sort One key or a comma-separated list of up to 3 distinct keys of created_at (default), -created_at, updated_at, -updated_at, title, pinned, -pinned ("-" descending), such as -pinned,-updated_at; ties break by id in the last key's direction.
+	// Sort One key or a comma-separated list of up to 3 distinct keys of created_at (default), -created_at, updated_at, -updated_at, title, pinned, -pinned ("-" descending), such as -pinned,-updated_at; ties break by id in the last key's direction. Or relevance, alone and with q: the best matches of the search first (ts_rank, title words above content words), ties by id; without q it is a 400.
 	Sort *string `form:"sort,omitempty" json:"sort,omitempty"`
 
 	// Pinned Keep only the pinned notes (true) or the others (false).
 	Pinned *ListNotesParamsPinned `form:"pinned,omitempty" json:"pinned,omitempty"`
+
+	// Trashed true lists only the notes in the trash; otherwise they are left out of the listing and its count.
+	Trashed *ListNotesParamsTrashed `form:"trashed,omitempty" json:"trashed,omitempty"`
+
+	// StartingAfter Cursor paging: the page starts after this place in the created_at order, a cursor from the next Link of the previous page or a note id of the account. Only with sort=created_at (default) or sort=-created_at, whose keys never change, so that no note present for the whole walk is repeated or skipped; with another sort, with offset, an unknown id or a malformed cursor it is a 400 naming starting_after.
+	StartingAfter *string `form:"starting_after,omitempty" json:"starting_after,omitempty"`
 }
 
 // ListNotesParamsPinned defines parameters for ListNotes.
 type ListNotesParamsPinned string
+
+// ListNotesParamsTrashed defines parameters for ListNotes.
+type ListNotesParamsTrashed string
 
 // CreateNoteParams defines parameters for CreateNote.
 type CreateNoteParams struct {
@@ -282,9 +312,27 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// RestoreNoteUnversioned Deprecated alias of POST /v1/notes/{id}/restore
+	//
+	// A note not in the trash is returned as it is, with no event.
+	//
+	// Corresponds with POST /notes/{id}/restore (the `RestoreNoteUnversioned` operationId).
+	//
+	// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+	RestoreNoteUnversioned(ctx context.Context, id NoteID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// TrashNoteUnversioned Deprecated alias of POST /v1/notes/{id}/trash
+	//
+	// The note leaves listings (unless trashed=true), refuses PUT and PATCH with 409 note-trashed, and is purged after NOTES_TRASH_RETENTION unless restored; GET still returns it. A note already in the trash is returned as it is, with no event.
+	//
+	// Corresponds with POST /notes/{id}/trash (the `TrashNoteUnversioned` operationId).
+	//
+	// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+	TrashNoteUnversioned(ctx context.Context, id NoteID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListNotes List the account's notes
 	//
-	// Without limit and offset the array holds every note of the account, streamed as it is read. With limit (1..1000) or offset the array is one page, described by X-Total-Count and Link. Notes are read in keyset batches with no database connection held while they are written; an unpaged listing is therefore not one snapshot (docs/API.md says what it guarantees). Unpaged listings (no limit) in progress are bounded per account (429 too-many-listings at once) and per process (503 listings-busy after waiting up to NOTES_LIST_WAIT for a slot), both with Retry-After; paged listings are not bounded.
+	// Without limit and offset the array holds every note of the account, streamed as it is read. With limit (1..1000) or offset the array is one page, described by X-Total-Count and Link; in the created_at orders without offset, the next link continues by cursor (starting_after). Trashed notes are left out unless trashed=true. Notes are read in keyset batches with no database connection held while they are written; an unpaged listing is therefore not one snapshot (docs/API.md says what it guarantees). Unpaged listings (no limit) in progress are bounded per account (429 too-many-listings at once) and per process (503 listings-busy after waiting up to NOTES_LIST_WAIT for a slot), both with Retry-After; paged listings are not bounded.
 	//
 	// Corresponds with GET /v1/notes (the `ListNotes` operationId).
 	ListNotes(ctx context.Context, params *ListNotesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -344,11 +392,61 @@ type ClientInterface interface {
 	//
 	// Corresponds with PUT /v1/notes/{id} (the `ReplaceNote` operationId).
 	ReplaceNote(ctx context.Context, id NoteID, params *ReplaceNoteParams, body ReplaceNoteJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RestoreNote Take a note out of the trash
+	//
+	// A note not in the trash is returned as it is, with no event.
+	//
+	// Corresponds with POST /v1/notes/{id}/restore (the `RestoreNote` operationId).
+	RestoreNote(ctx context.Context, id NoteID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// TrashNote Put a note in the trash
+	//
+	// The note leaves listings (unless trashed=true), refuses PUT and PATCH with 409 note-trashed, and is purged after NOTES_TRASH_RETENTION unless restored; GET still returns it. A note already in the trash is returned as it is, with no event.
+	//
+	// Corresponds with POST /v1/notes/{id}/trash (the `TrashNote` operationId).
+	TrashNote(ctx context.Context, id NoteID, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// RestoreNoteUnversioned Deprecated alias of POST /v1/notes/{id}/restore
+//
+// A note not in the trash is returned as it is, with no event.
+//
+// Corresponds with POST /notes/{id}/restore (the `RestoreNoteUnversioned` operationId).
+// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+func (c *Client) RestoreNoteUnversioned(ctx context.Context, id NoteID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRestoreNoteUnversionedRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// TrashNoteUnversioned Deprecated alias of POST /v1/notes/{id}/trash
+//
+// The note leaves listings (unless trashed=true), refuses PUT and PATCH with 409 note-trashed, and is purged after NOTES_TRASH_RETENTION unless restored; GET still returns it. A note already in the trash is returned as it is, with no event.
+//
+// Corresponds with POST /notes/{id}/trash (the `TrashNoteUnversioned` operationId).
+// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+func (c *Client) TrashNoteUnversioned(ctx context.Context, id NoteID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTrashNoteUnversionedRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // ListNotes List the account's notes
 //
-// Without limit and offset the array holds every note of the account, streamed as it is read. With limit (1..1000) or offset the array is one page, described by X-Total-Count and Link. Notes are read in keyset batches with no database connection held while they are written; an unpaged listing is therefore not one snapshot (docs/API.md says what it guarantees). Unpaged listings (no limit) in progress are bounded per account (429 too-many-listings at once) and per process (503 listings-busy after waiting up to NOTES_LIST_WAIT for a slot), both with Retry-After; paged listings are not bounded.
+// Without limit and offset the array holds every note of the account, streamed as it is read. With limit (1..1000) or offset the array is one page, described by X-Total-Count and Link; in the created_at orders without offset, the next link continues by cursor (starting_after). Trashed notes are left out unless trashed=true. Notes are read in keyset batches with no database connection held while they are written; an unpaged listing is therefore not one snapshot (docs/API.md says what it guarantees). Unpaged listings (no limit) in progress are bounded per account (429 too-many-listings at once) and per process (503 listings-busy after waiting up to NOTES_LIST_WAIT for a slot), both with Retry-After; paged listings are not bounded.
 //
 // Corresponds with GET /v1/notes (the `ListNotes` operationId).
 func (c *Client) ListNotes(ctx context.Context, params *ListNotesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -499,6 +597,108 @@ func (c *Client) ReplaceNote(ctx context.Context, id NoteID, params *ReplaceNote
 	return c.Client.Do(req)
 }
 
+// RestoreNote Take a note out of the trash
+//
+// A note not in the trash is returned as it is, with no event.
+//
+// Corresponds with POST /v1/notes/{id}/restore (the `RestoreNote` operationId).
+func (c *Client) RestoreNote(ctx context.Context, id NoteID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRestoreNoteRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// TrashNote Put a note in the trash
+//
+// The note leaves listings (unless trashed=true), refuses PUT and PATCH with 409 note-trashed, and is purged after NOTES_TRASH_RETENTION unless restored; GET still returns it. A note already in the trash is returned as it is, with no event.
+//
+// Corresponds with POST /v1/notes/{id}/trash (the `TrashNote` operationId).
+func (c *Client) TrashNote(ctx context.Context, id NoteID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTrashNoteRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// NewRestoreNoteUnversionedRequest constructs an http.Request for the RestoreNoteUnversioned method
+func NewRestoreNoteUnversionedRequest(server string, id NoteID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/notes/%s/restore", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewTrashNoteUnversionedRequest constructs an http.Request for the TrashNoteUnversioned method
+func NewTrashNoteUnversionedRequest(server string, id NoteID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/notes/%s/trash", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListNotesRequest constructs an http.Request for the ListNotes method
 func NewListNotesRequest(server string, params *ListNotesParams) (*http.Request, error) {
 	var err error
@@ -590,6 +790,30 @@ func NewListNotesRequest(server string, params *ListNotesParams) (*http.Request,
 		if params.Pinned != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pinned", *params.Pinned, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Trashed != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "trashed", *params.Trashed, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -890,6 +1114,74 @@ func NewReplaceNoteRequestWithBody(server string, id NoteID, params *ReplaceNote
 	return req, nil
 }
 
+// NewRestoreNoteRequest constructs an http.Request for the RestoreNote method
+func NewRestoreNoteRequest(server string, id NoteID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/notes/%s/restore", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewTrashNoteRequest constructs an http.Request for the TrashNote method
+func NewTrashNoteRequest(server string, id NoteID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/notes/%s/trash", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -934,9 +1226,31 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// RestoreNoteUnversionedWithResponse Deprecated alias of POST /v1/notes/{id}/restore
+	//
+	// A note not in the trash is returned as it is, with no event.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /notes/{id}/restore (the `RestoreNoteUnversioned` operationId).
+	//
+	// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+	RestoreNoteUnversionedWithResponse(ctx context.Context, id NoteID, reqEditors ...RequestEditorFn) (*RestoreNoteUnversionedResponse, error)
+
+	// TrashNoteUnversionedWithResponse Deprecated alias of POST /v1/notes/{id}/trash
+	//
+	// The note leaves listings (unless trashed=true), refuses PUT and PATCH with 409 note-trashed, and is purged after NOTES_TRASH_RETENTION unless restored; GET still returns it. A note already in the trash is returned as it is, with no event.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /notes/{id}/trash (the `TrashNoteUnversioned` operationId).
+	//
+	// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+	TrashNoteUnversionedWithResponse(ctx context.Context, id NoteID, reqEditors ...RequestEditorFn) (*TrashNoteUnversionedResponse, error)
+
 	// ListNotesWithResponse List the account's notes
 	//
-	// Without limit and offset the array holds every note of the account, streamed as it is read. With limit (1..1000) or offset the array is one page, described by X-Total-Count and Link. Notes are read in keyset batches with no database connection held while they are written; an unpaged listing is therefore not one snapshot (docs/API.md says what it guarantees). Unpaged listings (no limit) in progress are bounded per account (429 too-many-listings at once) and per process (503 listings-busy after waiting up to NOTES_LIST_WAIT for a slot), both with Retry-After; paged listings are not bounded.
+	// Without limit and offset the array holds every note of the account, streamed as it is read. With limit (1..1000) or offset the array is one page, described by X-Total-Count and Link; in the created_at orders without offset, the next link continues by cursor (starting_after). Trashed notes are left out unless trashed=true. Notes are read in keyset batches with no database connection held while they are written; an unpaged listing is therefore not one snapshot (docs/API.md says what it guarantees). Unpaged listings (no limit) in progress are bounded per account (429 too-many-listings at once) and per process (503 listings-busy after waiting up to NOTES_LIST_WAIT for a slot), both with Retry-After; paged listings are not bounded.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -1002,6 +1316,282 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PUT /v1/notes/{id} (the `ReplaceNote` operationId).
 	ReplaceNoteWithResponse(ctx context.Context, id NoteID, params *ReplaceNoteParams, body ReplaceNoteJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplaceNoteResponse, error)
+
+	// RestoreNoteWithResponse Take a note out of the trash
+	//
+	// A note not in the trash is returned as it is, with no event.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/notes/{id}/restore (the `RestoreNote` operationId).
+	RestoreNoteWithResponse(ctx context.Context, id NoteID, reqEditors ...RequestEditorFn) (*RestoreNoteResponse, error)
+
+	// TrashNoteWithResponse Put a note in the trash
+	//
+	// The note leaves listings (unless trashed=true), refuses PUT and PATCH with 409 note-trashed, and is purged after NOTES_TRASH_RETENTION unless restored; GET still returns it. A note already in the trash is returned as it is, with no event.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/notes/{id}/trash (the `TrashNote` operationId).
+	TrashNoteWithResponse(ctx context.Context, id NoteID, reqEditors ...RequestEditorFn) (*TrashNoteResponse, error)
+}
+
+// RestoreNoteUnversionedResponse200Headers the declared response headers of an HTTP 200 response for RestoreNoteUnversioned
+type RestoreNoteUnversionedResponse200Headers struct {
+	ETag                *string
+	RateLimit           *string
+	RateLimitPolicy     *string
+	XRateLimitLimit     *string
+	XRateLimitRemaining *string
+	XRateLimitReset     *string
+	XRequestID          *string
+}
+
+// RestoreNoteUnversionedResponse401Headers the declared response headers of an HTTP 401 response for RestoreNoteUnversioned
+type RestoreNoteUnversionedResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// RestoreNoteUnversionedResponse403Headers the declared response headers of an HTTP 403 response for RestoreNoteUnversioned
+type RestoreNoteUnversionedResponse403Headers struct {
+	WWWAuthenticate *string
+}
+
+// RestoreNoteUnversionedResponse429Headers the declared response headers of an HTTP 429 response for RestoreNoteUnversioned
+type RestoreNoteUnversionedResponse429Headers struct {
+	RateLimit           *string
+	RateLimitPolicy     *string
+	RetryAfter          string
+	XRateLimitLimit     *string
+	XRateLimitRemaining *string
+	XRateLimitReset     *string
+}
+
+// RestoreNoteUnversionedResponse503Headers the declared response headers of an HTTP 503 response for RestoreNoteUnversioned
+type RestoreNoteUnversionedResponse503Headers struct {
+	RetryAfter *string
+}
+
+type RestoreNoteUnversionedResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Note
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalServerError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RestoreNoteUnversionedResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RestoreNoteUnversionedResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RestoreNoteUnversionedResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RestoreNoteUnversionedResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RestoreNoteUnversionedResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RestoreNoteUnversionedResponse) GetJSON200() *Note {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RestoreNoteUnversionedResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r RestoreNoteUnversionedResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RestoreNoteUnversionedResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r RestoreNoteUnversionedResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r RestoreNoteUnversionedResponse) GetApplicationproblemJSON500() *InternalServerError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r RestoreNoteUnversionedResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RestoreNoteUnversionedResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RestoreNoteUnversionedResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RestoreNoteUnversionedResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RestoreNoteUnversionedResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// TrashNoteUnversionedResponse200Headers the declared response headers of an HTTP 200 response for TrashNoteUnversioned
+type TrashNoteUnversionedResponse200Headers struct {
+	ETag                *string
+	RateLimit           *string
+	RateLimitPolicy     *string
+	XRateLimitLimit     *string
+	XRateLimitRemaining *string
+	XRateLimitReset     *string
+	XRequestID          *string
+}
+
+// TrashNoteUnversionedResponse401Headers the declared response headers of an HTTP 401 response for TrashNoteUnversioned
+type TrashNoteUnversionedResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// TrashNoteUnversionedResponse403Headers the declared response headers of an HTTP 403 response for TrashNoteUnversioned
+type TrashNoteUnversionedResponse403Headers struct {
+	WWWAuthenticate *string
+}
+
+// TrashNoteUnversionedResponse429Headers the declared response headers of an HTTP 429 response for TrashNoteUnversioned
+type TrashNoteUnversionedResponse429Headers struct {
+	RateLimit           *string
+	RateLimitPolicy     *string
+	RetryAfter          string
+	XRateLimitLimit     *string
+	XRateLimitRemaining *string
+	XRateLimitReset     *string
+}
+
+// TrashNoteUnversionedResponse503Headers the declared response headers of an HTTP 503 response for TrashNoteUnversioned
+type TrashNoteUnversionedResponse503Headers struct {
+	RetryAfter *string
+}
+
+type TrashNoteUnversionedResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Note
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalServerError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *TrashNoteUnversionedResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *TrashNoteUnversionedResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *TrashNoteUnversionedResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *TrashNoteUnversionedResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *TrashNoteUnversionedResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r TrashNoteUnversionedResponse) GetJSON200() *Note {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r TrashNoteUnversionedResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r TrashNoteUnversionedResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r TrashNoteUnversionedResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r TrashNoteUnversionedResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r TrashNoteUnversionedResponse) GetApplicationproblemJSON500() *InternalServerError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r TrashNoteUnversionedResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r TrashNoteUnversionedResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r TrashNoteUnversionedResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r TrashNoteUnversionedResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r TrashNoteUnversionedResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 // ListNotesResponse200Headers the declared response headers of an HTTP 200 response for ListNotes
@@ -1791,6 +2381,8 @@ type ReplaceNoteResponse struct {
 	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Conflict
 	// ApplicationproblemJSON412 the response for an HTTP 412 `application/problem+json` response
 	ApplicationproblemJSON412 *PreconditionFailed
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
@@ -1840,6 +2432,11 @@ func (r ReplaceNoteResponse) GetApplicationproblemJSON403() *Forbidden {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r ReplaceNoteResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ReplaceNoteResponse) GetApplicationproblemJSON409() *Conflict {
+	return r.ApplicationproblemJSON409
 }
 
 // GetApplicationproblemJSON412 returns the response for an HTTP 412 `application/problem+json` response
@@ -1906,9 +2503,301 @@ func (r ReplaceNoteResponse) ContentType() string {
 	return ""
 }
 
+// RestoreNoteResponse200Headers the declared response headers of an HTTP 200 response for RestoreNote
+type RestoreNoteResponse200Headers struct {
+	ETag                *string
+	RateLimit           *string
+	RateLimitPolicy     *string
+	XRateLimitLimit     *string
+	XRateLimitRemaining *string
+	XRateLimitReset     *string
+	XRequestID          *string
+}
+
+// RestoreNoteResponse401Headers the declared response headers of an HTTP 401 response for RestoreNote
+type RestoreNoteResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// RestoreNoteResponse403Headers the declared response headers of an HTTP 403 response for RestoreNote
+type RestoreNoteResponse403Headers struct {
+	WWWAuthenticate *string
+}
+
+// RestoreNoteResponse429Headers the declared response headers of an HTTP 429 response for RestoreNote
+type RestoreNoteResponse429Headers struct {
+	RateLimit           *string
+	RateLimitPolicy     *string
+	RetryAfter          string
+	XRateLimitLimit     *string
+	XRateLimitRemaining *string
+	XRateLimitReset     *string
+}
+
+// RestoreNoteResponse503Headers the declared response headers of an HTTP 503 response for RestoreNote
+type RestoreNoteResponse503Headers struct {
+	RetryAfter *string
+}
+
+type RestoreNoteResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Note
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalServerError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RestoreNoteResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RestoreNoteResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RestoreNoteResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RestoreNoteResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RestoreNoteResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RestoreNoteResponse) GetJSON200() *Note {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RestoreNoteResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r RestoreNoteResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RestoreNoteResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r RestoreNoteResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r RestoreNoteResponse) GetApplicationproblemJSON500() *InternalServerError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r RestoreNoteResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RestoreNoteResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RestoreNoteResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RestoreNoteResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RestoreNoteResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// TrashNoteResponse200Headers the declared response headers of an HTTP 200 response for TrashNote
+type TrashNoteResponse200Headers struct {
+	ETag                *string
+	RateLimit           *string
+	RateLimitPolicy     *string
+	XRateLimitLimit     *string
+	XRateLimitRemaining *string
+	XRateLimitReset     *string
+	XRequestID          *string
+}
+
+// TrashNoteResponse401Headers the declared response headers of an HTTP 401 response for TrashNote
+type TrashNoteResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// TrashNoteResponse403Headers the declared response headers of an HTTP 403 response for TrashNote
+type TrashNoteResponse403Headers struct {
+	WWWAuthenticate *string
+}
+
+// TrashNoteResponse429Headers the declared response headers of an HTTP 429 response for TrashNote
+type TrashNoteResponse429Headers struct {
+	RateLimit           *string
+	RateLimitPolicy     *string
+	RetryAfter          string
+	XRateLimitLimit     *string
+	XRateLimitRemaining *string
+	XRateLimitReset     *string
+}
+
+// TrashNoteResponse503Headers the declared response headers of an HTTP 503 response for TrashNote
+type TrashNoteResponse503Headers struct {
+	RetryAfter *string
+}
+
+type TrashNoteResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Note
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyRequests
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalServerError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *TrashNoteResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *TrashNoteResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *TrashNoteResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *TrashNoteResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *TrashNoteResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r TrashNoteResponse) GetJSON200() *Note {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r TrashNoteResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r TrashNoteResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r TrashNoteResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r TrashNoteResponse) GetApplicationproblemJSON429() *TooManyRequests {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r TrashNoteResponse) GetApplicationproblemJSON500() *InternalServerError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r TrashNoteResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r TrashNoteResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r TrashNoteResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r TrashNoteResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r TrashNoteResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RestoreNoteUnversionedWithResponse Deprecated alias of POST /v1/notes/{id}/restore
+//
+// A note not in the trash is returned as it is, with no event.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /notes/{id}/restore (the `RestoreNoteUnversioned` operationId).
+//
+// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+func (c *ClientWithResponses) RestoreNoteUnversionedWithResponse(ctx context.Context, id NoteID, reqEditors ...RequestEditorFn) (*RestoreNoteUnversionedResponse, error) {
+	rsp, err := c.RestoreNoteUnversioned(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRestoreNoteUnversionedResponse(rsp)
+}
+
+// TrashNoteUnversionedWithResponse Deprecated alias of POST /v1/notes/{id}/trash
+//
+// The note leaves listings (unless trashed=true), refuses PUT and PATCH with 409 note-trashed, and is purged after NOTES_TRASH_RETENTION unless restored; GET still returns it. A note already in the trash is returned as it is, with no event.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /notes/{id}/trash (the `TrashNoteUnversioned` operationId).
+//
+// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+func (c *ClientWithResponses) TrashNoteUnversionedWithResponse(ctx context.Context, id NoteID, reqEditors ...RequestEditorFn) (*TrashNoteUnversionedResponse, error) {
+	rsp, err := c.TrashNoteUnversioned(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTrashNoteUnversionedResponse(rsp)
+}
+
 // ListNotesWithResponse List the account's notes
 //
-// Without limit and offset the array holds every note of the account, streamed as it is read. With limit (1..1000) or offset the array is one page, described by X-Total-Count and Link. Notes are read in keyset batches with no database connection held while they are written; an unpaged listing is therefore not one snapshot (docs/API.md says what it guarantees). Unpaged listings (no limit) in progress are bounded per account (429 too-many-listings at once) and per process (503 listings-busy after waiting up to NOTES_LIST_WAIT for a slot), both with Retry-After; paged listings are not bounded.
+// Without limit and offset the array holds every note of the account, streamed as it is read. With limit (1..1000) or offset the array is one page, described by X-Total-Count and Link; in the created_at orders without offset, the next link continues by cursor (starting_after). Trashed notes are left out unless trashed=true. Notes are read in keyset batches with no database connection held while they are written; an unpaged listing is therefore not one snapshot (docs/API.md says what it guarantees). Unpaged listings (no limit) in progress are bounded per account (429 too-many-listings at once) and per process (503 listings-busy after waiting up to NOTES_LIST_WAIT for a slot), both with Retry-After; paged listings are not bounded.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -2027,6 +2916,432 @@ func (c *ClientWithResponses) ReplaceNoteWithResponse(ctx context.Context, id No
 		return nil, err
 	}
 	return ParseReplaceNoteResponse(rsp)
+}
+
+// RestoreNoteWithResponse Take a note out of the trash
+//
+// A note not in the trash is returned as it is, with no event.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/notes/{id}/restore (the `RestoreNote` operationId).
+func (c *ClientWithResponses) RestoreNoteWithResponse(ctx context.Context, id NoteID, reqEditors ...RequestEditorFn) (*RestoreNoteResponse, error) {
+	rsp, err := c.RestoreNote(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRestoreNoteResponse(rsp)
+}
+
+// TrashNoteWithResponse Put a note in the trash
+//
+// The note leaves listings (unless trashed=true), refuses PUT and PATCH with 409 note-trashed, and is purged after NOTES_TRASH_RETENTION unless restored; GET still returns it. A note already in the trash is returned as it is, with no event.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/notes/{id}/trash (the `TrashNote` operationId).
+func (c *ClientWithResponses) TrashNoteWithResponse(ctx context.Context, id NoteID, reqEditors ...RequestEditorFn) (*TrashNoteResponse, error) {
+	rsp, err := c.TrashNote(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTrashNoteResponse(rsp)
+}
+
+// ParseRestoreNoteUnversionedResponse parses an HTTP response from a RestoreNoteUnversionedWithResponse call
+func ParseRestoreNoteUnversionedResponse(rsp *http.Response) (*RestoreNoteUnversionedResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RestoreNoteUnversionedResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Note
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RestoreNoteUnversionedResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers RestoreNoteUnversionedResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RestoreNoteUnversionedResponse403Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers RestoreNoteUnversionedResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers RestoreNoteUnversionedResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseTrashNoteUnversionedResponse parses an HTTP response from a TrashNoteUnversionedWithResponse call
+func ParseTrashNoteUnversionedResponse(rsp *http.Response) (*TrashNoteUnversionedResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &TrashNoteUnversionedResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Note
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers TrashNoteUnversionedResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers TrashNoteUnversionedResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers TrashNoteUnversionedResponse403Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers TrashNoteUnversionedResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers TrashNoteUnversionedResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
 }
 
 // ParseListNotesResponse parses an HTTP response from a ListNotesWithResponse call
@@ -3179,6 +4494,13 @@ func ParseReplaceNoteResponse(rsp *http.Response) (*ReplaceNoteResponse, error) 
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
 		var dest PreconditionFailed
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3350,6 +4672,402 @@ func ParseReplaceNoteResponse(rsp *http.Response) (*ReplaceNoteResponse, error) 
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers ReplaceNoteResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRestoreNoteResponse parses an HTTP response from a RestoreNoteWithResponse call
+func ParseRestoreNoteResponse(rsp *http.Response) (*RestoreNoteResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RestoreNoteResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Note
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RestoreNoteResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers RestoreNoteResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RestoreNoteResponse403Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers RestoreNoteResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers RestoreNoteResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseTrashNoteResponse parses an HTTP response from a TrashNoteWithResponse call
+func ParseTrashNoteResponse(rsp *http.Response) (*TrashNoteResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &TrashNoteResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Note
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers TrashNoteResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers TrashNoteResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers TrashNoteResponse403Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers TrashNoteResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers TrashNoteResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

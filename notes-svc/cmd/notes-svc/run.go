@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/config"
+	"github.com/tickerdesk/tickerdesk/notes-svc/internal/httpapi"
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notesdb"
 	"github.com/tickerdesk/tickerdesk/pkg/cmdmain"
 	"github.com/tickerdesk/tickerdesk/pkg/healthcheck"
@@ -66,6 +67,8 @@ func openStore(cfg config.Config, tracer pgx.QueryTracer) (*notesdb.Store, *sql.
 		_ = db.Close()
 		return nil, nil, err
 	}
+	// Events carry the note in the form the API answers with.
+	store.SetEventObject(httpapi.NoteObject)
 	return store, db, nil
 }
 

@@ -93,7 +93,7 @@ func serve(ctx context.Context, cfg config.Config, stdout io.Writer) error {
 	}
 	gin.SetMode(gin.ReleaseMode)
 	api, err := httpapi.NewServer(httpapi.Options{
-		Notes: notes.NewService(store, nil).WithListLimiter(listings), Auth: authn, Ping: primaryCheck(db), DB: db, Log: log, AccessLog: accesslog.New(out, cfg.LogLevel),
+		Notes: notes.NewService(store, nil).WithListLimiter(listings).WithEventRetention(cfg.EventRetention), Auth: authn, Ping: primaryCheck(db), DB: db, Log: log, AccessLog: accesslog.New(out, cfg.LogLevel),
 		RequestTimeout: cfg.RequestTimeout, TrustedProxies: cfg.TrustedProxies, Version: version, Trace: tr.Middleware(), RateLimit: rateLimit,
 	})
 	if err != nil {

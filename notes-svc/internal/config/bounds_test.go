@@ -11,5 +11,8 @@ import (
 // with a message naming it. A new field without a bounded variable fails
 // here, with no list to keep.
 func TestEverySettingBounded(t *testing.T) {
-	envconfigtest.Check(t, Prefix, map[string]string{"NOTES_DATABASE_URL": "postgres://db/notes"}, Load)
+	// The retentions start away from their default (720h), which is the
+	// probe the check sets them to.
+	envconfigtest.Check(t, Prefix, map[string]string{"NOTES_DATABASE_URL": "postgres://db/notes",
+		"NOTES_EVENT_RETENTION": "240h", "NOTES_TRASH_RETENTION": "240h"}, Load)
 }

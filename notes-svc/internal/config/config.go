@@ -50,6 +50,12 @@ type Config struct {
 	// so N replicas admit up to N times the rate.
 	RateLimitPerSecond int
 
+	// EventRetention is how long the event log keeps an event (and the
+	// feed serves it); TrashRetention how long a trashed note stays before
+	// it is purged.
+	EventRetention time.Duration
+	TrashRetention time.Duration
+
 	// GCPercent is the garbage collector's target (runtime/debug
 	// SetGCPercent) while serving. It applies only when the standard GOGC
 	// variable is not set, which always wins.
@@ -76,6 +82,10 @@ func Load(getenv func(string) string) (Config, error) {
 		LastUsedFlushInterval: r.DurationIn("LAST_USED_FLUSH_INTERVAL", 30*time.Second, time.Second, time.Hour),
 		GCPercent:             r.IntIn("GC_PERCENT", 400, 25, 100_000),
 		RateLimitPerSecond:    r.IntIn("RATE_LIMIT_PER_SECOND", 50, 0, 100_000),
+		// At least a week, so that a client away over a long weekend can
+		// still catch up; at most a year of events kept.
+		EventRetention: r.DurationIn("EVENT_RETENTION", 30*24*time.Hour, 7*24*time.Hour, 365*24*time.Hour),
+		TrashRetention: r.DurationIn("TRASH_RETENTION", 30*24*time.Hour, 7*24*time.Hour, 365*24*time.Hour),
 	}
 	// Idle connections below the open limit make a busy pool close and
 	// reopen PostgreSQL sessions under steady load, so by default every

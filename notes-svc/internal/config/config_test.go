@@ -20,8 +20,24 @@ func TestDefaults(t *testing.T) {
 	if c.DBMaxIdleConns != c.DBMaxOpenConns || c.GCPercent != 400 {
 		t.Errorf("idle conns %d of %d open, gc percent %d", c.DBMaxIdleConns, c.DBMaxOpenConns, c.GCPercent)
 	}
+	if c.EventRetention != 30*24*time.Hour || c.TrashRetention != 30*24*time.Hour {
+		t.Errorf("retentions: events %s, trash %s; want 30 days each", c.EventRetention, c.TrashRetention)
+	}
 	if c.RequireDatabase() == nil {
 		t.Error("RequireDatabase accepted an empty URL")
+	}
+}
+
+// TestRetentionBounds: a week at least, so that a client away for a long
+// weekend can still follow the feed, and a year at most.
+func TestRetentionBounds(t *testing.T) {
+	for _, name := range []string{"NOTES_EVENT_RETENTION", "NOTES_TRASH_RETENTION"} {
+		for v, ok := range map[string]bool{"167h": false, "168h": true, "8760h": true, "8761h": false, "0": false} {
+			_, err := Load(env(map[string]string{name: v}))
+			if (err == nil) != ok || err != nil && !strings.Contains(err.Error(), name) {
+				t.Errorf("%s=%s: %v", name, v, err)
+			}
+		}
 	}
 }
 

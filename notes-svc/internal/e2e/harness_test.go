@@ -103,6 +103,9 @@ type envOptions struct {
 	listPerAccount, listTotal int
 	// listWait is how long a listing waits for a process slot.
 	listWait time.Duration
+	// eventRetention is how far back the feed reaches; zero means the
+	// default.
+	eventRetention time.Duration
 	// tracing, when set, traces the server and its pool (tracing_test.go).
 	tracing *tracing.Tracing
 }
@@ -137,6 +140,7 @@ func newEnv(t *testing.T, opts ...envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.store.SetEventObject(httpapi.NoteObject)
 	ctx := context.Background()
 	mk := func(account string, scopes ...string) string {
 		_, plain, err := e.store.CreateKey(ctx, account, keystore.KeyOptions{Scopes: scopes})
@@ -154,7 +158,7 @@ func newEnv(t *testing.T, opts ...envOptions) *env {
 	// No key cache, so that revocation shows at once.
 	authn := auth.NewAuthenticator(auth.Options{Prefix: auth.NotesPrefix, Store: e.store, CacheTTL: -1, OnVerified: e.tracker.Record})
 	e.api, err = httpapi.NewServer(httpapi.Options{
-		Notes: notes.NewService(e.store, nil).WithListLimiter(e.listings), Auth: authn, Ping: e.store.Ping, DB: db,
+		Notes: notes.NewService(e.store, nil).WithListLimiter(e.listings).WithEventRetention(o.eventRetention), Auth: authn, Ping: e.store.Ping, DB: db,
 		Log: slog.New(slog.NewJSONHandler(e.logs, nil)), AccessLog: accesslog.New(e.logs, nil), RequestTimeout: o.requestTimeout, Version: "test",
 		Trace: o.tracing.Middleware(),
 		// On, as in production, so that its headers are checked against

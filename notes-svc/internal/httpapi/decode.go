@@ -294,7 +294,17 @@ func listQuery(c *gin.Context) (notes.ListQuery, pagination.Page, error) {
 		return vals[0]
 	}
 	lq := notes.ListQuery{Tags: q["tag"], Search: strings.TrimSpace(single("q")), Sort: notes.Sort(strings.TrimSpace(single("sort"))),
-		Limit: page.Limit, Offset: page.Offset}
+		Limit: page.Limit, Offset: page.Offset, StartingAfter: single("starting_after")}
+	if q.Has("starting_after") && lq.StartingAfter == "" && len(q["starting_after"]) == 1 {
+		fields.Add("starting_after", "must not be empty")
+	}
+	switch t := single("trashed"); t {
+	case "", "false":
+	case "true":
+		lq.Trashed = true
+	default:
+		fields.Add("trashed", "must be true or false")
+	}
 	switch p := single("pinned"); p {
 	case "":
 	case "true", "false":
@@ -308,8 +318,11 @@ func listQuery(c *gin.Context) (notes.ListQuery, pagination.Page, error) {
 	if errors.As(err, &verr) {
 		fields.Fields = append(fields.Fields, verr.Fields...)
 	}
-	if err := fields.Err(); err != nil {
-		return notes.ListQuery{}, pagination.Page{}, err
+	if ferr := fields.Err(); ferr != nil {
+		return notes.ListQuery{}, pagination.Page{}, ferr
+	}
+	if err != nil {
+		return notes.ListQuery{}, pagination.Page{}, err // a cursor used where it cannot be
 	}
 	return lq, page, nil
 }

@@ -20,6 +20,8 @@ type noteJSON struct {
 	CreatedAt string   `json:"created_at"`
 	UpdatedAt string   `json:"updated_at"`
 	Pinned    bool     `json:"pinned"`
+	// TrashedAt is null unless the note is in the trash.
+	TrashedAt *string `json:"trashed_at"`
 }
 
 // render is n as the API shows it.
@@ -28,8 +30,21 @@ func render(n notes.Note) noteJSON {
 	if tags == nil {
 		tags = []string{}
 	}
+	var trashed *string
+	if n.TrashedAt != nil {
+		t := n.TrashedAt.UTC().Format(timeFormat)
+		trashed = &t
+	}
 	return noteJSON{ID: n.ID, Title: n.Title, Content: n.Content, Tags: tags,
-		CreatedAt: n.CreatedAt.UTC().Format(timeFormat), UpdatedAt: n.UpdatedAt.UTC().Format(timeFormat), Pinned: n.Pinned}
+		CreatedAt: n.CreatedAt.UTC().Format(timeFormat), UpdatedAt: n.UpdatedAt.UTC().Format(timeFormat), Pinned: n.Pinned,
+		TrashedAt: trashed}
+}
+
+// NoteObject is n as the API shows it, for the event log's data.object
+// (notesdb.Store.SetEventObject): events carry the note in the form every
+// response has.
+func NoteObject(n notes.Note) json.RawMessage {
+	return bytes.TrimSuffix(appendNoteJSON(nil, n), []byte("\n"))
 }
 
 // appendNoteJSON appends the note as the API shows it to b, followed by a

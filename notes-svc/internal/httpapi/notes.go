@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -275,13 +276,19 @@ func (s *Server) listNotes(c *gin.Context) {
 	}
 	q := c.Request.URL.Query()
 	var total, links string
+	var count int64
 	if q.Has("limit") || q.Has("offset") {
 		n, err := s.notes.Count(ctx, account, lq)
 		if err != nil {
 			s.fail(c, err)
 			return
 		}
+		count = n
 		total, links = strconv.FormatInt(n, 10), pagination.Links(c.Request.URL, page, n)
+	}
+	if page.Bounded() && page.Offset == 0 && lq.Sort != notes.SortRelevance && lq.Sort.Stable() {
+		s.listNotesByCursor(c, lq, page, total, count)
+		return
 	}
 	out := bufio.NewWriterSize(c.Writer, 32<<10)
 	// One encoder for every note the API writes (appendNoteJSON), and one
@@ -330,4 +337,73 @@ func (s *Server) listNotes(c *gin.Context) {
 	}
 	_ = out.WriteByte(']')
 	_ = out.Flush()
+}
+
+// listNotesByCursor answers a page in a created_at order: its next link
+// continues after the page's last note (starting_after), which no insert,
+// edit or deletion can shift, so a walk that follows it never repeats or
+// skips a note that exists throughout. The page (at most MaxListLimit
+// notes) is read before it is sent, since the link names its last note;
+// one note more is read to tell whether a next page exists.
+func (s *Server) listNotesByCursor(c *gin.Context, lq notes.ListQuery, page pagination.Page, total string, count int64) {
+	lq.Limit = page.Limit + 1
+	var body []byte
+	var last *notes.Note
+	n := 0
+	err := s.notes.List(c.Request.Context(), accountOf(c), lq, func(nt notes.Note) error {
+		if n++; n > page.Limit {
+			return nil
+		}
+		if n > 1 {
+			body = append(body, ',')
+		}
+		body = appendNoteJSON(body, nt)
+		last = &nt
+		return nil
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	links := []string{}
+	if total != "" {
+		c.Header("X-Total-Count", total)
+		first := pagination.Links(c.Request.URL, pagination.Page{Limit: page.Limit}, count)
+		for _, l := range strings.Split(first, ", ") {
+			if strings.HasSuffix(l, `rel="first"`) || strings.HasSuffix(l, `rel="last"`) {
+				links = append(links, withoutParam(l, "starting_after"))
+			}
+		}
+	}
+	if n > page.Limit && last != nil {
+		u := *c.Request.URL
+		qs := u.Query()
+		qs.Del("offset")
+		qs.Set("starting_after", notes.CursorOf(*last).Encode())
+		u.RawQuery = qs.Encode()
+		links = append(links, "<"+(&url.URL{Path: u.Path, RawQuery: u.RawQuery}).String()+`>; rel="next"`)
+	}
+	if len(links) > 0 {
+		// Added: the deprecated alias has put its successor-version link.
+		c.Writer.Header().Add("Link", strings.Join(links, ", "))
+	}
+	c.Header("Content-Type", "application/json")
+	c.Status(http.StatusOK)
+	_, _ = c.Writer.Write([]byte{'['})
+	_, _ = c.Writer.Write(body)
+	_, _ = c.Writer.Write([]byte{']'})
+}
+
+// withoutParam is the link l (<url>; rel=...) without the query
+// parameter name.
+func withoutParam(l, name string) string {
+	end := strings.Index(l, ">")
+	u, err := url.Parse(l[1:end])
+	if err != nil {
+		return l
+	}
+	q := u.Query()
+	q.Del(name)
+	u.RawQuery = q.Encode()
+	return "<" + u.String() + l[end:]
 }

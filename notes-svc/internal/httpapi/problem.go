@@ -67,6 +67,7 @@ func problemFor(err error) problem {
 		verr   *fielderr.List
 		reqErr *requestError
 		scErr  *scopeError
+		parErr *notes.ParamError
 	)
 	p := func(status int, typ, title, detail string) problem {
 		return problem{Type: problemTypeBase + typ, Title: title, Status: status, Detail: detail}
@@ -89,6 +90,10 @@ func problemFor(err error) problem {
 			out = p(http.StatusBadRequest, "malformed-request", "Malformed request", reqErr.detail)
 		}
 		out.Errors = []fieldError{{Field: reqErr.field, Detail: reqErr.detail}}
+		return out
+	case errors.As(err, &parErr):
+		out := p(http.StatusBadRequest, "malformed-request", "Malformed request", parErr.Error())
+		out.Errors = []fieldError{{Field: parErr.Field.Name, Detail: parErr.Field.Message}}
 		return out
 	case errors.Is(err, auth.ErrMissingKey):
 		return p(http.StatusUnauthorized, "unauthorized", "Unauthorized", "Send an API key as Authorization: Bearer <key>.")
@@ -118,6 +123,10 @@ func problemFor(err error) problem {
 		return p(http.StatusTooManyRequests, "too-many-listings", "Too many listings", "Your account already has as many unpaged listings in progress as it may; retry when one has finished, after the time in Retry-After, or page with limit.")
 	case errors.Is(err, notes.ErrListingsBusy):
 		return p(http.StatusServiceUnavailable, "listings-busy", "Service busy", "The server has as many unpaged listings in progress as it may; retry after the time in Retry-After, or page with limit.")
+	case errors.Is(err, notes.ErrTrashed):
+		return p(http.StatusConflict, "note-trashed", "Note in the trash", "The note is in the trash and cannot be edited; restore it first (POST /v1/notes/{id}/restore).")
+	case errors.Is(err, notes.ErrCursorExpired):
+		return p(http.StatusGone, "cursor-expired", "Cursor expired", "The cursor points before the oldest event kept; resync in full (list your notes, then follow the feed from its next_cursor).")
 	case errors.Is(err, notes.ErrConflict):
 		return p(http.StatusConflict, "conflict", "Conflict", "A concurrent write got in the way; retry the request.")
 	case errors.Is(err, notes.ErrTimeout), errors.Is(err, context.DeadlineExceeded):

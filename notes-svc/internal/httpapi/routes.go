@@ -41,6 +41,8 @@ func (s *Server) routes(e *gin.Engine) {
 	}
 	v1 := e.Group("/v1", authn...)
 	s.noteRoutes(v1)
+	// The feed is new in /v1 and has no unversioned alias.
+	v1.GET("/events", s.requireScope(scopeRead), s.listEvents)
 
 	// The spec's listing example uses /notes: served as a deprecated alias
 	// of /v1 (docs/API.md, "Unversioned alias").
@@ -56,4 +58,6 @@ func (s *Server) noteRoutes(g *gin.RouterGroup) {
 	g.PUT("/notes/:id", write, s.replaceNote)
 	g.PATCH("/notes/:id", write, s.patchNote)
 	g.DELETE("/notes/:id", write, s.deleteNote)
+	g.POST("/notes/:id/trash", write, s.moveNote(s.notes.Trash))
+	g.POST("/notes/:id/restore", write, s.moveNote(s.notes.Restore))
 }

@@ -54,6 +54,22 @@ var (
 	ErrConflict = errors.New("conflicting concurrent write")
 )
 
+// ErrTrashed reports an edit of a note in the trash: as Notion refuses
+// edits of an archived page, a trashed note must be restored first.
+var ErrTrashed = errors.New("note is in the trash")
+
+// ParamError reports a query parameter that is well formed but cannot be
+// used as sent: a cursor that does not decode, or one given with an order
+// it cannot follow. It is the client's mistake in using the API, not an
+// invalid value of a field, so it is answered apart from validation.
+type ParamError struct{ Field fielderr.Field }
+
+func (e *ParamError) Error() string { return e.Field.Name + " " + e.Field.Message }
+
+func paramError(name, message string) error {
+	return &ParamError{Field: fielderr.Field{Name: name, Message: message}}
+}
+
 // Note is one note of an account. Its gorm tags are the one mapping of a
 // note to the notes table, which notesdb reads and writes through GORM;
 // they are only tags, the domain imports no SQL. A field a client may set
@@ -77,6 +93,10 @@ type Note struct {
 	Version int64 `gorm:"column:version"`
 	// Pinned marks a note the client keeps on top (a favorite).
 	Pinned bool `gorm:"column:pinned"`
+	// TrashedAt is when the note went to the trash, nil when it is not
+	// there. Only trash and restore set it, never a client's write, so it
+	// is no field of Draft or Patch.
+	TrashedAt *time.Time `gorm:"column:trashed_at"`
 }
 
 // Draft is the caller-supplied part of a note for create and full update:
@@ -270,6 +290,10 @@ const (
 	SortTitle       Sort = "title"
 	SortPinnedAsc   Sort = "pinned"
 	SortPinnedDesc  Sort = "-pinned"
+	// SortRelevance orders the matches of a search (q) by their rank, the
+	// best first, title words weighing more than content words; it is a
+	// sort of its own, never a key among others.
+	SortRelevance Sort = "relevance"
 )
 
 // Sorts lists every accepted single key, for validation and
@@ -318,6 +342,21 @@ func (s Sort) valid() bool {
 	return true
 }
 
+// Stable reports whether s orders by keys no write changes, the
+// only orders a cursor can walk without repeating or skipping a note
+// that exists throughout: created_at (and the id that breaks its ties).
+func (s Sort) Stable() bool {
+	if s == SortRelevance {
+		return false
+	}
+	for _, k := range s.Keys() {
+		if k.Field != string(SortCreatedAsc) {
+			return false
+		}
+	}
+	return true
+}
+
 // ListQuery selects and orders the notes of a listing.
 type ListQuery struct {
 	// Tags, when set, keeps the notes that carry every one of them.
@@ -326,7 +365,16 @@ type ListQuery struct {
 	Search string
 	// Pinned, when set, keeps the notes pinned or not as it says.
 	Pinned *bool
-	Sort   Sort
+	// Trashed lists the notes in the trash, and only those; a listing
+	// otherwise leaves them out.
+	Trashed bool
+	Sort    Sort
+	// StartingAfter is the cursor paging parameter as sent: a cursor of
+	// NoteCursor.Encode or a note id. Service.List resolves it into After.
+	StartingAfter string
+	// After, when set, starts the listing after the note it names in the
+	// created_at order (cursor paging); only the created_at sorts take it.
+	After *NoteCursor
 	// Limit is zero for "every note"; Offset skips that many notes.
 	Limit  int
 	Offset int
@@ -345,11 +393,20 @@ func (q ListQuery) Validate() (ListQuery, error) {
 	}
 	if q.Sort == "" {
 		q.Sort = SortCreatedAsc
-	} else if !q.Sort.valid() {
+	} else if q.Sort != SortRelevance && !q.Sort.valid() {
 		verr.Add("sort", fmt.Sprintf("must be one key or a comma-separated list of up to %d distinct keys of %s", MaxSortKeys, sortNames()))
 	}
 	if err := verr.Err(); err != nil {
 		return ListQuery{}, err
+	}
+	switch {
+	case q.Sort == SortRelevance && q.Search == "":
+		return ListQuery{}, paramError("sort", "relevance needs a search: send q as well")
+	case (q.After != nil || q.StartingAfter != "") && !q.Sort.Stable():
+		return ListQuery{}, paramError("starting_after",
+			"works only with sort=created_at or sort=-created_at, whose keys never change; page other orders with offset")
+	case (q.After != nil || q.StartingAfter != "") && q.Offset > 0:
+		return ListQuery{}, paramError("starting_after", "cannot be combined with offset")
 	}
 	return q, nil
 }
@@ -360,7 +417,7 @@ func sortNames() string {
 	for i, s := range Sorts {
 		names[i] = string(s)
 	}
-	return strings.Join(names, ", ")
+	return strings.Join(names, ", ") + " (or relevance alone, with q)"
 }
 
 // Condition is the If-Match precondition of a write. The zero value means

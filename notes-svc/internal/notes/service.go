@@ -26,6 +26,10 @@ type Store interface {
 	// versions is not nil, the note must be at one of them or the update
 	// fails with ErrPreconditionFailed.
 	UpdateNote(ctx context.Context, accountID, id string, u Update, versions []int64) (Note, error)
+	// UpdateNote, ModifyNote and DeleteNote write the note's event in the
+	// transaction of the change, as CreateNote does; UpdateNote and
+	// ModifyNote refuse a note in the trash with ErrTrashed.
+	//
 	// ModifyNote locks the note, passes it to change and writes the
 	// update change returns, bumping the version, all in one transaction:
 	// concurrent read-modify-write cycles of one note run one after the
@@ -42,6 +46,13 @@ type Store interface {
 	ListNotes(ctx context.Context, accountID string, q ListQuery, each func(Note) error) error
 	// CountNotes counts the notes q selects, ignoring limit and offset.
 	CountNotes(ctx context.Context, accountID string, q ListQuery) (int64, error)
+	// TrashNote puts the note in the trash at at, bumping its version;
+	// RestoreNote takes it out. Each writes its event in the same
+	// transaction. A note already where it is asked to go comes back as
+	// it is, unchanged and with no event.
+	TrashNote(ctx context.Context, accountID, id string, at time.Time) (Note, error)
+	RestoreNote(ctx context.Context, accountID, id string, at time.Time) (Note, error)
+	EventStore
 }
 
 // Update is a full write of the fields a client writes, the Draft's (Tags
@@ -71,6 +82,8 @@ type Service struct {
 	store    Store
 	now      func() time.Time
 	listings *ListLimiter
+	// eventRetention is how far back the event feed reaches.
+	eventRetention time.Duration
 }
 
 // NewService returns a Service on store. now is the clock; nil means
@@ -79,7 +92,17 @@ func NewService(store Store, now func() time.Time) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{store: store, now: now}
+	return &Service{store: store, now: now, eventRetention: DefaultEventRetention}
+}
+
+// WithEventRetention sets how long events are served (and kept: the
+// pruning uses the same setting); a cursor older than that expires. Call
+// it before the Service is used.
+func (s *Service) WithEventRetention(d time.Duration) *Service {
+	if d > 0 {
+		s.eventRetention = d
+	}
+	return s
 }
 
 // WithListLimiter makes every unbounded listing take a slot of l first;
@@ -211,7 +234,7 @@ func (s *Service) Delete(ctx context.Context, accountID, id string, cond Conditi
 // unbounded listing (no Limit) first takes a slot of the ListLimiter, or
 // fails with ErrTooManyListings or ErrListingsBusy before reading a note.
 func (s *Service) List(ctx context.Context, accountID string, q ListQuery, each func(Note) error) error {
-	q, err := q.Validate()
+	q, err := s.listQuery(ctx, accountID, q)
 	if err != nil {
 		return err
 	}
@@ -230,7 +253,7 @@ func (s *Service) List(ctx context.Context, accountID string, q ListQuery, each 
 
 // Count counts the notes of accountID that q selects, ignoring paging.
 func (s *Service) Count(ctx context.Context, accountID string, q ListQuery) (int64, error) {
-	q, err := q.Validate()
+	q, err := s.listQuery(ctx, accountID, q)
 	if err != nil {
 		return 0, err
 	}
@@ -239,4 +262,75 @@ func (s *Service) Count(ctx context.Context, accountID string, q ListQuery) (int
 		return 0, fmt.Errorf("count notes: %w", err)
 	}
 	return n, nil
+}
+
+// listQuery validates q and resolves its StartingAfter: a cursor decodes
+// to its place; a note id, as Stripe's starting_after takes it, is looked
+// up in the account for its created_at.
+func (s *Service) listQuery(ctx context.Context, accountID string, q ListQuery) (ListQuery, error) {
+	q, err := q.Validate()
+	if err != nil || q.StartingAfter == "" || q.After != nil {
+		return q, err
+	}
+	if ValidID(q.StartingAfter) {
+		n, err := s.store.GetNote(ctx, accountID, q.StartingAfter)
+		if errors.Is(err, ErrNotFound) {
+			return ListQuery{}, paramError("starting_after", "names no note of your account; send the cursor of the Link header instead")
+		}
+		if err != nil {
+			return ListQuery{}, fmt.Errorf("list notes: %w", err)
+		}
+		c := CursorOf(n)
+		q.After = &c
+		return q, nil
+	}
+	c, err := DecodeNoteCursor(q.StartingAfter)
+	if err != nil {
+		return ListQuery{}, paramError("starting_after", err.Error())
+	}
+	q.After = &c
+	return q, nil
+}
+
+// Trash puts a note in the trash; a note already there comes back as it
+// is. A trashed note is left out of listings, refuses edits and is purged
+// after the trash retention, unless restored.
+func (s *Service) Trash(ctx context.Context, accountID, id string) (Note, error) {
+	return s.move(ctx, accountID, id, "trash note", s.store.TrashNote)
+}
+
+// Restore takes a note out of the trash; a note not there comes back as
+// it is.
+func (s *Service) Restore(ctx context.Context, accountID, id string) (Note, error) {
+	return s.move(ctx, accountID, id, "restore note", s.store.RestoreNote)
+}
+
+// move is Trash or Restore, by the store's method of it; label names it
+// in errors.
+func (s *Service) move(ctx context.Context, accountID, id, label string,
+	to func(ctx context.Context, accountID, id string, at time.Time) (Note, error)) (Note, error) {
+	if !ValidID(id) {
+		return Note{}, ErrNotFound
+	}
+	n, err := to(ctx, accountID, id, s.now().UTC())
+	if err != nil {
+		return Note{}, fmt.Errorf("%s: %w", label, err)
+	}
+	return n, nil
+}
+
+// Events returns a page of the account's event feed after q.After, oldest
+// first, and whether more follow. Events older than the retention are not
+// served, and a cursor that points before them is ErrCursorExpired.
+func (s *Service) Events(ctx context.Context, accountID string, q EventQuery) ([]Event, bool, error) {
+	if q.Limit <= 0 {
+		q.Limit = DefaultEventLimit
+	}
+	q.Limit = min(q.Limit, MaxEventLimit)
+	q.Horizon = s.now().Add(-s.eventRetention)
+	evs, more, err := s.store.ListEvents(ctx, accountID, q)
+	if err != nil {
+		return nil, false, fmt.Errorf("list events: %w", err)
+	}
+	return evs, more, nil
 }

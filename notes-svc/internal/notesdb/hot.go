@@ -139,15 +139,40 @@ func (s *Store) insertShape() (string, []*schema.Field, error) {
 // GORM built at New, each value as GORM binds it (a serialized field's
 // through its serializer).
 func (s *Store) insertNote(db *gorm.DB, n *notes.Note) error {
+	// Exec: the insert GORM built from the model at New, not again per
+	// call (71 against 61 allocations an insert, BenchmarkCreateNote).
+	return db.Exec(s.insertNoteSQL, s.noteValues(db, n, nil)...).Error
+}
+
+// noteValues appends the values of n that the note insert binds, in its
+// order, to vals.
+func (s *Store) noteValues(db *gorm.DB, n *notes.Note, vals []any) []any {
 	ctx := db.Statement.Context
 	rv := reflect.ValueOf(n).Elem()
-	var buf [12]any
-	vals := buf[:0]
 	for _, f := range s.insertFields {
 		v, _ := f.ValueOf(ctx, rv)
 		vals = append(vals, v)
 	}
-	// Exec: the insert GORM built from the model at New, not again per
-	// call (71 against 61 allocations an insert, BenchmarkCreateNote).
-	return db.Exec(s.insertNoteSQL, vals...).Error
+	return vals
+}
+
+// createNote inserts n and its note.created event in one statement
+// (createSQL) on db, the pool or a transaction, and runs the event hook,
+// which needs a transaction: with a hook, db must be one.
+func (s *Store) createNote(db *gorm.DB, n *notes.Note) error {
+	ev, err := s.newEvent(notes.EventNoteCreated, *n)
+	if err != nil {
+		return err
+	}
+	var buf [16]any
+	vals := append(s.noteValues(db, n, buf[:0]), eventValues(&ev)...)
+	// The note insert and the event insert GORM built at New, joined;
+	// the event's seq is read only for a hook.
+	if s.onEvent == nil {
+		return db.Exec(s.createSQL, vals...).Error
+	}
+	if err := db.Raw(s.createSQL, vals...).Scan(&ev.Seq).Error; err != nil {
+		return err
+	}
+	return s.hook(db, &ev)
 }

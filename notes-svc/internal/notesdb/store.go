@@ -52,6 +52,10 @@ func atVersions(versions []int64) func(*gorm.DB) *gorm.DB {
 // (the serializer already makes tags never nil).
 func tidyNote(n *notes.Note) {
 	n.CreatedAt, n.UpdatedAt = n.CreatedAt.UTC(), n.UpdatedAt.UTC()
+	if n.TrashedAt != nil {
+		t := n.TrashedAt.UTC()
+		n.TrashedAt = &t
+	}
 }
 
 // idempotencyRecord is a row of idempotency_keys: an Idempotency-Key of a
@@ -97,7 +101,16 @@ func replayNote(raw []byte, accountID string) (notes.Note, error) {
 // CreateNote implements notes.Store.
 func (s *Store) CreateNote(ctx context.Context, n notes.Note, idem *notes.IdempotencyRecord) (notes.Note, bool, error) {
 	if idem == nil {
-		if err := s.insertNote(s.db.WithContext(ctx), &n); err != nil {
+		// The note and its event are one statement, so they commit
+		// together; a hook's writes need a transaction around the three.
+		db := s.db.WithContext(ctx)
+		var err error
+		if s.onEvent == nil {
+			err = s.createNote(db, &n)
+		} else {
+			err = db.Transaction(func(tx *gorm.DB) error { return s.createNote(tx, &n) })
+		}
+		if err != nil {
 			return notes.Note{}, false, translate(err)
 		}
 		return n, false, nil
@@ -128,7 +141,7 @@ func (s *Store) CreateNote(ctx context.Context, n notes.Note, idem *notes.Idempo
 		case !errors.Is(err, gorm.ErrRecordNotFound):
 			return err
 		}
-		if err := s.insertNote(tx, &n); err != nil {
+		if err := s.createNote(tx, &n); err != nil {
 			return err
 		}
 		snap, err := json.Marshal(n)
@@ -163,11 +176,18 @@ func (s *Store) GetNote(ctx context.Context, accountID, id string) (notes.Note, 
 
 // UpdateNote implements notes.Store.
 func (s *Store) UpdateNote(ctx context.Context, accountID, id string, u notes.Update, versions []int64) (notes.Note, error) {
-	db := s.db.WithContext(ctx)
-	n, err := s.updateNote(db, accountID, id, u, versions)
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		err = missOrMismatch(db, accountID, id)
-	}
+	var n notes.Note
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		n, err = s.updateNote(tx, accountID, id, u, versions)
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return missOrMismatch(tx, accountID, id)
+		}
+		if err != nil {
+			return err
+		}
+		return s.appendEvent(tx, notes.EventNoteUpdated, n)
+	})
 	if err != nil {
 		return notes.Note{}, translate(err)
 	}
@@ -198,7 +218,7 @@ func (s *Store) updateNote(db *gorm.DB, accountID, id string, u notes.Update, ve
 	set[s.notes.LookUpField("Version").DBName] = gorm.Expr("version + 1")
 	var out notes.Note
 	res := db.Model(&out).Clauses(clause.Returning{Columns: s.noteColumns}).
-		Scopes(noteOf(accountID, id), atVersions(versions)).Updates(set)
+		Scopes(noteOf(accountID, id), atVersions(versions)).Where("trashed_at IS NULL").Updates(set)
 	if res.Error != nil {
 		return notes.Note{}, res.Error
 	}
@@ -209,14 +229,16 @@ func (s *Store) updateNote(db *gorm.DB, accountID, id string, u notes.Update, ve
 	return out, nil
 }
 
-// missOrMismatch explains a conditional write that touched no row.
+// missOrMismatch explains a conditional write that touched no row: no
+// such note, a note in the trash (an edit's only), or another version.
 func missOrMismatch(db *gorm.DB, accountID, id string) error {
-	var count int64
-	if err := db.Model(&notes.Note{}).Scopes(noteOf(accountID, id)).Count(&count).Error; err != nil {
+	var found struct{ Trashed bool }
+	err := db.Model(&notes.Note{}).Select("trashed_at IS NOT NULL AS trashed").Scopes(noteOf(accountID, id)).Take(&found).Error
+	switch {
+	case err != nil:
 		return err
-	}
-	if count == 0 {
-		return notes.ErrNotFound
+	case found.Trashed:
+		return notes.ErrTrashed
 	}
 	return notes.ErrPreconditionFailed
 }
@@ -230,12 +252,17 @@ func (s *Store) ModifyNote(ctx context.Context, accountID, id string, change fun
 			return err
 		}
 		tidyNote(&cur)
+		if cur.TrashedAt != nil {
+			return notes.ErrTrashed
+		}
 		u, err := change(cur)
 		if err != nil {
 			return err
 		}
-		out, err = s.updateNote(tx, accountID, id, u, nil)
-		return err
+		if out, err = s.updateNote(tx, accountID, id, u, nil); err != nil {
+			return err
+		}
+		return s.appendEvent(tx, notes.EventNoteUpdated, out)
 	})
 	if err != nil {
 		return notes.Note{}, translate(err)
@@ -244,13 +271,25 @@ func (s *Store) ModifyNote(ctx context.Context, accountID, id string, change fun
 }
 
 // DeleteNote implements notes.Store.
+// A note in the trash may be deleted: deletion is for good, trash or not.
 func (s *Store) DeleteNote(ctx context.Context, accountID, id string, versions []int64) error {
-	db := s.db.WithContext(ctx)
-	res := db.Scopes(noteOf(accountID, id), atVersions(versions)).Delete(&notes.Note{})
-	err := res.Error
-	if err == nil && res.RowsAffected == 0 {
-		err = missOrMismatch(db, accountID, id)
-	}
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Scopes(noteOf(accountID, id), atVersions(versions)).Delete(&notes.Note{})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			var count int64
+			if err := tx.Model(&notes.Note{}).Scopes(noteOf(accountID, id)).Count(&count).Error; err != nil {
+				return err
+			}
+			if count == 0 {
+				return notes.ErrNotFound
+			}
+			return notes.ErrPreconditionFailed
+		}
+		return s.appendEvent(tx, notes.EventNoteDeleted, notes.Note{ID: id, AccountID: accountID})
+	})
 	return translate(err)
 }
 
@@ -287,6 +326,10 @@ func (s *Store) ListNotes(ctx context.Context, accountID string, q notes.ListQue
 	remaining := q.Limit // zero: every note
 	rows := s.batch.Rows
 	var after *notes.Note
+	if q.After != nil {
+		after = &notes.Note{CreatedAt: q.After.CreatedAt, ID: q.After.ID}
+	}
+	read := 0 // notes read, for the offsets of a relevance listing
 	var batch []notes.Note
 	for {
 		limit := rows
@@ -296,6 +339,9 @@ func (s *Store) ListNotes(ctx context.Context, accountID string, q notes.ListQue
 		offset := 0
 		if after == nil {
 			offset = q.Offset
+		}
+		if q.Sort == notes.SortRelevance {
+			after, offset = nil, q.Offset+read
 		}
 		var more, early bool
 		var err error
@@ -316,6 +362,7 @@ func (s *Store) ListNotes(ctx context.Context, accountID string, q notes.ListQue
 				return err
 			}
 		}
+		read += len(batch)
 		if q.Limit > 0 {
 			remaining -= len(batch)
 		}
@@ -396,6 +443,11 @@ func noteFilter(accountID string, q notes.ListQuery) func(*gorm.DB) *gorm.DB {
 		if q.Pinned != nil {
 			db = db.Where("pinned = ?", *q.Pinned)
 		}
+		if q.Trashed {
+			db = db.Where("trashed_at IS NOT NULL")
+		} else {
+			db = db.Where("trashed_at IS NULL")
+		}
 		if q.Search != "" {
 			db = db.Where("notes_account_search_keys(account_id, search) @@ notes_account_search_keys(?, websearch_to_tsquery('english', ?)) AND search @@ websearch_to_tsquery('english', ?)",
 				accountID, q.Search, q.Search)
@@ -408,11 +460,20 @@ func noteFilter(accountID string, q notes.ListQuery) func(*gorm.DB) *gorm.DB {
 // ties in the last key's direction so that (keys, id) is unique and
 // batches and pages are stable; after a note, those that follow it.
 func (s *Store) listQuery(db *gorm.DB, accountID string, q notes.ListQuery, after *notes.Note, offset, limit int) *gorm.DB {
+	db = db.Scopes(noteFilter(accountID, q))
+	if q.Sort == notes.SortRelevance {
+		// The rank of the stored vector (title words weigh A, content
+		// words B) against the query: an expression GORM has no form for.
+		// Batches after the first come by offset (ListNotes), as the
+		// rank is no column to continue after.
+		return db.Clauses(clause.OrderBy{Expression: clause.Expr{
+			SQL: "ts_rank(search, websearch_to_tsquery('english', ?)) DESC, id", Vars: []any{q.Search}}},
+			pagedBy{limit: limit, offset: offset})
+	}
 	keys := q.Sort.Keys()
 	if q.Sort == "" {
 		keys = notes.SortCreatedAsc.Keys()
 	}
-	db = db.Scopes(noteFilter(accountID, q))
 	var order clause.OrderBy
 	var cols, vals []any
 	for _, k := range keys {

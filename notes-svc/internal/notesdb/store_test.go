@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tickerdesk/tickerdesk/notes-svc/internal/httpapi"
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notesdb"
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/testenv"
@@ -44,6 +45,7 @@ func newFixtureWith(t testing.TB, o notesdb.PoolOptions) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	store.SetEventObject(httpapi.NoteObject)
 	ctx := context.Background()
 	a, err := store.EnsureAccount(ctx, "alice")
 	if err != nil {
@@ -349,6 +351,7 @@ func timeoutFixture(t *testing.T) (fixture, notes.Note) {
 	if f.store, err = notesdb.New(fast); err != nil {
 		t.Fatal(err)
 	}
+	f.store.SetEventObject(httpapi.NoteObject)
 	f.svc, f.db = notes.NewService(f.store, nil), fast
 	return f, n
 }

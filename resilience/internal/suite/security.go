@@ -54,6 +54,7 @@ func TenantIsolation(ctx context.Context, e *Env) {
 				probe{http.MethodPatch, p, patch, merge(mp, h)},
 				probe{http.MethodDelete, p, nil, h})
 		}
+		probes = append(probes, probe{http.MethodPost, p + "/trash", nil, nil}, probe{http.MethodPost, p + "/restore", nil, nil})
 	}
 	wrong := 0
 	for _, p := range probes {
@@ -68,20 +69,25 @@ func TenantIsolation(ctx context.Context, e *Env) {
 			s.Note("%s %s leaked A's note", p.method, p.path)
 		}
 	}
-	s.Check("every B request on A's note is 404", wrong == 0, "%d probes (GET, PUT, PATCH, DELETE × plain, If-Match, If-None-Match, wrong and * If-Match × /v1 and alias), %d not 404 or leaking", len(probes), wrong)
+	s.Check("every B request on A's note is 404", wrong == 0, "%d probes (GET, PUT, PATCH, DELETE × plain, If-Match, If-None-Match, wrong and * If-Match, and trash and restore, × /v1 and alias), %d not 404 or leaking", len(probes), wrong)
 
 	// Listings and searches of B show nothing of A.
 	leaks := 0
-	for _, path := range []string{"/v1/notes", "/notes", "/v1/notes?limit=1000", "/v1/notes?q=" + strings.Split(content, " ")[len(strings.Split(content, " "))-1],
-		"/v1/notes?q=private", "/v1/notes?tag=" + tag, "/v1/notes?sort=title&limit=5&offset=0"} {
+	// The event feed too: B's events never name A's note.
+	lists := []string{"/v1/notes", "/notes", "/v1/notes?limit=1000", "/v1/notes?q=" + strings.Split(content, " ")[len(strings.Split(content, " "))-1],
+		"/v1/notes?q=private", "/v1/notes?tag=" + tag, "/v1/notes?sort=title&limit=5&offset=0", "/v1/notes?trashed=true",
+		"/v1/notes?limit=5&starting_after=" + note.ID + "&trashed=true", "/v1/events?limit=1000"}
+	for _, path := range lists {
 		resp, err := e.Do(e.NotesRequest(http.MethodGet, path, e.NotesKeyB, nil, nil))
 		s.Sent++
-		if err != nil || resp.Status != 200 || strings.Contains(string(resp.Body), note.ID) || strings.Contains(string(resp.Body), content) {
+		// A's note id as B's starting_after is no place in B's notes: 400.
+		okStatus := resp.Status == 200 || strings.Contains(path, "starting_after=") && resp.Status == 400
+		if err != nil || !okStatus || strings.Contains(string(resp.Body), content) || strings.Contains(string(resp.Body), note.ID) {
 			leaks++
 			s.Note("B GET %s: %d %.200s", path, resp.Status, resp.Body)
 		}
 	}
-	s.Check("B's listings and searches show nothing of A", leaks == 0, "%d of 7 listings leaked", leaks)
+	s.Check("B's listings, searches and event feed show nothing of A", leaks == 0, "%d of %d listings leaked", leaks, len(lists))
 
 	// The same Idempotency-Key in B's account is B's own: a new note, not a
 	// replay of A's.

@@ -25,7 +25,10 @@ type Store struct {
 	mu    sync.Mutex
 	notes map[key]notes.Note
 	idem  map[key]idemRecord
-	err   error
+	// events is the event log of every account, in seq order; an event's
+	// data holds only the note's id, which is all handler tests read.
+	events []notes.Event
+	err    error
 }
 
 // key scopes an id to its account, as every query of the real store does.
@@ -69,6 +72,7 @@ func (s *Store) CreateNote(_ context.Context, n notes.Note, idem *notes.Idempote
 		return notes.Note{}, false, notes.ErrConflict
 	}
 	s.notes[k] = clone(n)
+	s.record(notes.EventNoteCreated, n)
 	if idem != nil {
 		s.idem[key{n.AccountID, idem.Key}] = idemRecord{fingerprint: idem.Fingerprint, note: clone(n)}
 	}
@@ -90,7 +94,7 @@ func (s *Store) GetNote(_ context.Context, accountID, id string) (notes.Note, er
 func (s *Store) UpdateNote(_ context.Context, accountID, id string, u notes.Update, versions []int64) (notes.Note, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n, err := s.find(accountID, id)
+	n, err := s.findWritable(accountID, id)
 	if err != nil {
 		return notes.Note{}, err
 	}
@@ -105,7 +109,7 @@ func (s *Store) UpdateNote(_ context.Context, accountID, id string, u notes.Upda
 func (s *Store) ModifyNote(_ context.Context, accountID, id string, change func(notes.Note) (notes.Update, error)) (notes.Note, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n, err := s.find(accountID, id)
+	n, err := s.findWritable(accountID, id)
 	if err != nil {
 		return notes.Note{}, err
 	}
@@ -129,6 +133,15 @@ func (s *Store) find(accountID, id string) (notes.Note, error) {
 	return n, nil
 }
 
+// findWritable is find of a note an edit may change: not in the trash.
+func (s *Store) findWritable(accountID, id string) (notes.Note, error) {
+	n, err := s.find(accountID, id)
+	if err == nil && n.TrashedAt != nil {
+		err = notes.ErrTrashed
+	}
+	return n, err
+}
+
 // apply writes u over n and bumps its version; s.mu is held.
 func (s *Store) apply(n notes.Note, u notes.Update) notes.Note {
 	u.WriteTo(&n)
@@ -136,7 +149,68 @@ func (s *Store) apply(n notes.Note, u notes.Update) notes.Note {
 	n.UpdatedAt = u.UpdatedAt
 	n.Version++
 	s.notes[key{n.AccountID, n.ID}] = n
+	s.record(notes.EventNoteUpdated, n)
 	return clone(n)
+}
+
+// record appends the event typ of n; s.mu is held.
+func (s *Store) record(typ string, n notes.Note) {
+	id, _ := notes.NewPrefixedID(notes.EventIDPrefix)
+	data := []byte(`{"object":{"id":"` + n.ID + `"}}`)
+	s.events = append(s.events, notes.Event{Seq: int64(len(s.events) + 1), ID: id, AccountID: n.AccountID, Type: typ,
+		CreatedAt: time.Now().UTC(), Data: data})
+}
+
+// TrashNote implements notes.Store.
+func (s *Store) TrashNote(_ context.Context, accountID, id string, at time.Time) (notes.Note, error) {
+	return s.move(accountID, id, &at, notes.EventNoteTrashed)
+}
+
+// RestoreNote implements notes.Store.
+func (s *Store) RestoreNote(_ context.Context, accountID, id string, _ time.Time) (notes.Note, error) {
+	return s.move(accountID, id, nil, notes.EventNoteRestored)
+}
+
+func (s *Store) move(accountID, id string, trashedAt *time.Time, typ string) (notes.Note, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, err := s.find(accountID, id)
+	if err != nil {
+		return notes.Note{}, err
+	}
+	if (n.TrashedAt != nil) == (trashedAt != nil) {
+		return clone(n), nil
+	}
+	n.TrashedAt = trashedAt
+	n.Version++
+	s.notes[key{accountID, id}] = n
+	s.record(typ, n)
+	return clone(n), nil
+}
+
+// ListEvents implements notes.Store. Every event is committed here, so
+// none waits for an older transaction.
+func (s *Store) ListEvents(_ context.Context, accountID string, q notes.EventQuery) ([]notes.Event, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return nil, false, s.err
+	}
+	if q.After > 0 && (q.After > int64(len(s.events)) || s.events[q.After-1].AccountID != accountID ||
+		s.events[q.After-1].CreatedAt.Before(q.Horizon)) {
+		return nil, false, notes.ErrCursorExpired
+	}
+	var out []notes.Event
+	for _, ev := range s.events[q.After:] {
+		if ev.AccountID != accountID || ev.CreatedAt.Before(q.Horizon) || (len(q.Types) > 0 && !slices.Contains(q.Types, ev.Type)) {
+			continue
+		}
+		if len(out) == q.Limit {
+			return out, true, nil
+		}
+		out = append(out, ev)
+	}
+	return out, false, nil
 }
 
 // DeleteNote implements notes.Store.
@@ -155,6 +229,7 @@ func (s *Store) DeleteNote(_ context.Context, accountID, id string, versions []i
 		return notes.ErrPreconditionFailed
 	}
 	delete(s.notes, k)
+	s.record(notes.EventNoteDeleted, n)
 	return nil
 }
 
@@ -164,6 +239,18 @@ func (s *Store) ListNotes(_ context.Context, accountID string, q notes.ListQuery
 	list, err := s.selected(accountID, q)
 	if err != nil {
 		return err
+	}
+	if q.After != nil {
+		// The cursor's created_at order, whichever way it runs.
+		desc := q.Sort == notes.SortCreatedDesc
+		list = slices.DeleteFunc(list, func(n notes.Note) bool {
+			c := n.CreatedAt.Compare(q.After.CreatedAt)
+			if c == 0 {
+				c = cmp.Compare(n.ID, q.After.ID)
+			}
+			keep := c > 0 && !desc || c < 0 && desc
+			return !keep
+		})
 	}
 	list = list[min(q.Offset, len(list)):]
 	if q.Limit > 0 {
@@ -193,11 +280,22 @@ func (s *Store) selected(accountID string, q notes.ListQuery) ([]notes.Note, err
 	}
 	var out []notes.Note
 	for k, n := range s.notes {
-		if k.account != accountID || !hasTags(n, q.Tags) || (q.Pinned != nil && n.Pinned != *q.Pinned) ||
+		if k.account != accountID || !hasTags(n, q.Tags) || (q.Pinned != nil && n.Pinned != *q.Pinned) || (n.TrashedAt != nil) != q.Trashed ||
 			(q.Search != "" && !strings.Contains(strings.ToLower(n.Title+"\n"+n.Content), strings.ToLower(q.Search))) {
 			continue
 		}
 		out = append(out, clone(n))
+	}
+	if q.Sort == notes.SortRelevance {
+		// A stand-in for the rank: a match in the title first.
+		inTitle := func(n notes.Note) int {
+			if strings.Contains(strings.ToLower(n.Title), strings.ToLower(q.Search)) {
+				return 0
+			}
+			return 1
+		}
+		slices.SortFunc(out, func(a, b notes.Note) int { return cmp.Or(cmp.Compare(inTitle(a), inTitle(b)), cmp.Compare(a.ID, b.ID)) })
+		return out, nil
 	}
 	keys := q.Sort.Keys()
 	if q.Sort == "" {
@@ -260,6 +358,10 @@ func hasTags(n notes.Note, tags []string) bool {
 
 // clone keeps callers from sharing the stored tag slices.
 func clone(n notes.Note) notes.Note {
+	if n.TrashedAt != nil {
+		t := *n.TrashedAt
+		n.TrashedAt = &t
+	}
 	n.Tags = slices.Clone(n.Tags)
 	if n.Tags == nil {
 		n.Tags = []string{}

@@ -17,7 +17,19 @@ CREATE TABLE events (
     xid        xid8        NOT NULL DEFAULT pg_current_xact_id()
 );
 CREATE INDEX events_account_seq_idx ON events (account_id, seq);
+-- Pruning deletes the oldest events of every account, in batches.
+CREATE INDEX events_created_idx ON events (created_at);
+
+-- Purging finds the notes trashed before the trash retention across
+-- accounts; a listing of trashed=true the account's trashed notes in the
+-- created_at order. Few notes are in the trash, so both indexes are
+-- partial and small; the other listings keep the indexes of 00001 and
+-- drop the trashed rows they meet.
+CREATE INDEX notes_trashed_idx ON notes (trashed_at) WHERE trashed_at IS NOT NULL;
+CREATE INDEX notes_account_trashed_created_idx ON notes (account_id, created_at, id) WHERE trashed_at IS NOT NULL;
 
 -- +goose Down
+DROP INDEX notes_account_trashed_created_idx;
+DROP INDEX notes_trashed_idx;
 DROP TABLE events;
 ALTER TABLE notes DROP COLUMN trashed_at;
