@@ -1,7 +1,7 @@
 // Command minimalnotes is the ceiling of the notes workloads: the least a
 // Go server can do for the same requests on the same machine. It is
 // net/http, a pgx pool and the statements notes-svc runs (the account-scoped
-// SELECT by id, the INSERT with its event in one transaction, and for a
+// SELECT by id, the INSERT with its event in one statement, and for a
 // listing with limit the count and the page query), answering the same JSON shape, with no authentication,
 // logging, metrics, request ids, deadlines or validation beyond what the
 // statements need. The account comes from the X-Account-ID header.
@@ -41,9 +41,10 @@ func main() {
 const (
 	noteColumns   = "id, account_id, title, content, tags, created_at, updated_at, version"
 	selectNoteSQL = `SELECT ` + noteColumns + ` FROM notes WHERE account_id = $1 AND id = $2`
-	insertNoteSQL = `INSERT INTO notes (` + noteColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`
-	// Every change appends its event in the change's transaction.
-	insertEventSQL = `INSERT INTO events (id, account_id, type, created_at, data) VALUES ($1, $2, $3, $4, $5)`
+	// Every change appends its event atomically with it: notes-svc joins
+	// the two inserts in one statement, one round trip.
+	createSQL = `WITH note AS (INSERT INTO notes (` + noteColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)) ` +
+		`INSERT INTO events (id, account_id, type, created_at, data) VALUES ($9, $2, 'note.created', $6, $10)`
 	tagFilter     = ` WHERE account_id COLLATE "C" = $1 AND notes_tag_keys(account_id, tags) @> notes_tag_keys($1, $2::text[]) AND tags @> $2`
 	searchFilter  = ` WHERE account_id COLLATE "C" = $1 AND notes_account_search_keys(account_id, search) @@ notes_account_search_keys($1, websearch_to_tsquery('english', $2)) AND search @@ websearch_to_tsquery('english', $2)`
 	pageSuffix    = ` ORDER BY created_at, id LIMIT $3`
@@ -187,14 +188,7 @@ func (s *server) create(w http.ResponseWriter, r *http.Request, account string) 
 		http.Error(w, "encode error", http.StatusInternalServerError)
 		return
 	}
-	err = pgx.BeginFunc(r.Context(), s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(r.Context(), insertNoteSQL, n.ID, n.AccountID, n.Title, n.Content, n.Tags, now, now, n.Version); err != nil {
-			return err
-		}
-		_, err := tx.Exec(r.Context(), insertEventSQL, "evt_"+newID(now), n.AccountID, "note.created", now, event)
-		return err
-	})
-	if err != nil {
+	if _, err := s.pool.Exec(r.Context(), createSQL, n.ID, n.AccountID, n.Title, n.Content, n.Tags, now, now, n.Version, "evt_"+newID(now), event); err != nil {
 		http.Error(w, "database error", http.StatusInternalServerError)
 		return
 	}
