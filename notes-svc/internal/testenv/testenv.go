@@ -1,5 +1,5 @@
 // Package testenv gives integration tests a real PostgreSQL server with the
-// notes schema: each test gets its own database, cloned from a template
+// notes schema and River's (as `notes-svc migrate` applies them): each test gets its own database, cloned from a template
 // that is migrated once per test binary.
 //
 // The server is NOTES_TEST_DATABASE_URL when set (an admin URL, usually to
@@ -32,6 +32,7 @@ import (
 	tcpostgres "github.com/testcontainers/testcontainers-go/modules/postgres"
 
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notesdb"
+	"github.com/tickerdesk/tickerdesk/notes-svc/internal/webhook/delivery"
 )
 
 // env is the per-binary state, set up by the first test that needs a
@@ -139,6 +140,9 @@ func setup(ctx context.Context, adminURL string) error {
 	defer db.Close()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if err := notesdb.Migrate(ctx, db, quiet); err != nil {
+		return fmt.Errorf("migrate template db: %w", err)
+	}
+	if err := delivery.Migrate(ctx, db, quiet); err != nil {
 		return fmt.Errorf("migrate template db: %w", err)
 	}
 	return nil
