@@ -41,6 +41,7 @@ func (s *Server) routes(e *gin.Engine) {
 	}
 	v1 := e.Group("/v1", authn...)
 	s.noteRoutes(v1)
+	s.webhookRoutes(v1)
 
 	// The spec's listing example uses /notes: served as a deprecated alias
 	// of /v1 (docs/API.md, "Unversioned alias").
@@ -56,4 +57,18 @@ func (s *Server) noteRoutes(g *gin.RouterGroup) {
 	g.PUT("/notes/:id", write, s.replaceNote)
 	g.PATCH("/notes/:id", write, s.patchNote)
 	g.DELETE("/notes/:id", write, s.deleteNote)
+}
+
+// webhookRoutes are served under /v1 only: they came after the
+// unversioned alias was frozen.
+func (s *Server) webhookRoutes(g *gin.RouterGroup) {
+	read, write := s.requireScope(scopeRead), s.requireScope(scopeWrite)
+	g.POST("/webhook_endpoints", write, s.createEndpoint)
+	g.GET("/webhook_endpoints", read, s.listEndpoints)
+	g.GET("/webhook_endpoints/:id", read, s.getEndpoint)
+	g.PATCH("/webhook_endpoints/:id", write, s.patchEndpoint)
+	g.DELETE("/webhook_endpoints/:id", write, s.deleteEndpoint)
+	g.POST("/webhook_endpoints/:id/rotate_secret", write, s.rotateSecret)
+	g.GET("/webhook_endpoints/:id/deliveries", read, s.listDeliveries)
+	g.POST("/webhook_endpoints/:id/deliveries/:delivery_id/retry", write, s.retryDelivery)
 }

@@ -30,22 +30,6 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
 
-// eventLog appends events as the event log does, as rows of events, so
-// that the disabled event can be read back.
-type eventLog struct{}
-
-func (eventLog) AppendTx(tx *gorm.DB, accountID, eventType string, object any) error {
-	data, err := json.Marshal(map[string]any{"object": object})
-	if err != nil {
-		return err
-	}
-	id, err := notes.NewPrefixedID("evt_")
-	if err != nil {
-		return err
-	}
-	return tx.Exec("INSERT INTO events (id, account_id, type, created_at, data) VALUES (?, ?, ?, now(), ?)", id, accountID, eventType, string(data)).Error
-}
-
 // receiver is a webhook endpoint that records what it gets and answers
 // with the statuses of answer, then 200.
 type receiver struct {
@@ -120,7 +104,7 @@ func newFixture(t *testing.T, o delivery.Options) fixture {
 		t.Fatal(err)
 	}
 	guard := &egress.Guard{AllowPrivate: true}
-	o.DB, o.Store, o.Cipher, o.Guard, o.EventLog = db, store, cipher, guard, eventLog{}
+	o.DB, o.Store, o.Cipher, o.Guard, o.EventLog = db, store, cipher, guard, webhookdb.Events{}
 	o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	if o.PollInterval == 0 {
 		o.PollInterval = 20 * time.Millisecond

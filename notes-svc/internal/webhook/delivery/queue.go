@@ -190,6 +190,25 @@ func (q *Queue) Start(ctx context.Context) error {
 	return nil
 }
 
+// StartWhenReady starts the queue, trying again every few seconds while
+// the database cannot be reached (River's Start needs it), until ctx ends:
+// the service starts, and serves, before PostgreSQL is up, and its
+// workers join when it is.
+func (q *Queue) StartWhenReady(ctx context.Context) {
+	for {
+		err := q.Start(context.WithoutCancel(ctx))
+		if err == nil {
+			return
+		}
+		q.o.Log.Warn("webhook queue not started; retrying", "error", err.Error())
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(3 * time.Second):
+		}
+	}
+}
+
 // Stop lets the attempts in progress finish, within ctx: graceful, like
 // the HTTP server's drain.
 func (q *Queue) Stop(ctx context.Context) error {
