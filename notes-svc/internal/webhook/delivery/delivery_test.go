@@ -554,3 +554,12 @@ func TestEndpointsTenancyAndCap(t *testing.T) {
 		t.Errorf("deleted endpoint: %v", err)
 	}
 }
+
+// A transport error names its cause, never the URL, whose query may hold
+// the receiver's token.
+func TestTransportErrorHidesURL(t *testing.T) {
+	_, _, err := delivery.SendOnce(context.Background(), (&egress.Guard{AllowPrivate: true}).Client(5*time.Second), "http://127.0.0.1:1/hook?token=s3cret", []byte(`{}`))
+	if err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("error %v", err)
+	}
+}

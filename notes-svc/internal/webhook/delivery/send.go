@@ -3,9 +3,11 @@ package delivery
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/webhook"
@@ -43,9 +45,9 @@ func (r result) describe() string {
 	return ""
 }
 
-// send POSTs body, signed at now with secrets, to url.
-func (s *sender) send(ctx context.Context, url, eventID string, body []byte, secrets []string, now time.Time) result {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+// send POSTs body, signed at now with secrets, to target.
+func (s *sender) send(ctx context.Context, target, eventID string, body []byte, secrets []string, now time.Time) result {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
 	if err != nil {
 		return result{err: fmt.Errorf("build request: %w", err)}
 	}
@@ -56,6 +58,12 @@ func (s *sender) send(ctx context.Context, url, eventID string, body []byte, sec
 	start := time.Now()
 	resp, err := s.client.Do(req)
 	if err != nil {
+		// *url.Error quotes the URL, whose query may hold the receiver's
+		// own token: the log and the delivery log get the cause alone.
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			err = uerr.Err
+		}
 		return result{latency: time.Since(start), err: fmt.Errorf("post: %w", err)}
 	}
 	n, _ := io.Copy(io.Discard, io.LimitReader(resp.Body, MaxResponseBytes))
