@@ -182,6 +182,13 @@ func plainString(raw json.RawMessage) (string, bool) {
 // tagsField decodes the tags member. JSON null is an empty list when
 // nullMeansEmpty (merge patch) and an error otherwise.
 func tagsField(raw json.RawMessage, nullMeansEmpty bool, verr *fielderr.List) *[]string {
+	return stringsField("tags", raw, nullMeansEmpty, "keep the tags", verr)
+}
+
+// stringsField decodes an array of strings, never nil. JSON null is an
+// empty list when nullMeansEmpty (merge patch) and an error otherwise,
+// whose message says what omitting the member does.
+func stringsField(name string, raw json.RawMessage, nullMeansEmpty bool, omitted string, verr *fielderr.List) *[]string {
 	switch {
 	case raw == nil:
 		return nil
@@ -189,18 +196,18 @@ func tagsField(raw json.RawMessage, nullMeansEmpty bool, verr *fielderr.List) *[
 		if nullMeansEmpty {
 			return &[]string{}
 		}
-		verr.Add("tags", "must be an array of strings, not null; omit it to keep the tags")
+		verr.Add(name, "must be an array of strings, not null; omit it to "+omitted)
 		return nil
 	}
-	var tags []string
-	if err := json.Unmarshal(raw, &tags); err != nil {
-		verr.Add("tags", "must be an array of strings")
+	var list []string
+	if err := json.Unmarshal(raw, &list); err != nil {
+		verr.Add(name, "must be an array of strings")
 		return nil
 	}
-	if tags == nil {
-		tags = []string{}
+	if list == nil {
+		list = []string{}
 	}
-	return &tags
+	return &list
 }
 
 // boolField decodes a boolean member. JSON null is false when

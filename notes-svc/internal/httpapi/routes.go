@@ -63,12 +63,15 @@ func (s *Server) noteRoutes(g *gin.RouterGroup) {
 // unversioned alias was frozen.
 func (s *Server) webhookRoutes(g *gin.RouterGroup) {
 	read, write := s.requireScope(scopeRead), s.requireScope(scopeWrite)
-	g.POST("/webhook_endpoints", write, s.createEndpoint)
-	g.GET("/webhook_endpoints", read, s.listEndpoints)
-	g.GET("/webhook_endpoints/:id", read, s.getEndpoint)
-	g.PATCH("/webhook_endpoints/:id", write, s.patchEndpoint)
-	g.DELETE("/webhook_endpoints/:id", write, s.deleteEndpoint)
-	g.POST("/webhook_endpoints/:id/rotate_secret", write, s.rotateSecret)
-	g.GET("/webhook_endpoints/:id/deliveries", read, s.listDeliveries)
-	g.POST("/webhook_endpoints/:id/deliveries/:delivery_id/retry", write, s.retryDelivery)
+	endpoints := g.Group("/webhook_endpoints")
+	endpoints.POST("", write, s.createEndpoint)
+	endpoints.GET("", read, s.listEndpoints)
+	one := endpoints.Group("/:id")
+	one.GET("", read, s.getEndpoint)
+	one.PATCH("", write, s.patchEndpoint)
+	one.DELETE("", write, s.deleteEndpoint)
+	one.POST("/rotate_secret", write, s.rotateSecret)
+	deliveries := one.Group("/deliveries")
+	deliveries.GET("", read, s.listDeliveries)
+	deliveries.POST("/:delivery_id/retry", write, s.retryDelivery)
 }

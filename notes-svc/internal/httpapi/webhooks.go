@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -26,66 +27,43 @@ const (
 // them (handler tests): they exist, but nothing is behind them.
 var errNoWebhooks = errors.New("webhooks are not configured")
 
-// endpointJSON is a webhook endpoint as the API shows it; Secret only in
-// the answers of creation and rotation.
-type endpointJSON struct {
-	ID                string   `json:"id"`
-	Object            string   `json:"object"`
-	URL               string   `json:"url"`
-	Types             []string `json:"types"`
-	Enabled           bool     `json:"enabled"`
-	DisabledReason    *string  `json:"disabled_reason"`
-	Secret            string   `json:"secret,omitempty"`
-	PreviousExpiresAt *string  `json:"previous_secret_expires_at"`
-	CreatedAt         string   `json:"created_at"`
-	UpdatedAt         string   `json:"updated_at"`
-}
-
-func renderEndpoint(e webhook.Endpoint, secret string, now time.Time) endpointJSON {
-	out := endpointJSON{ID: e.ID, Object: "webhook_endpoint", URL: e.URL, Types: e.Types, Enabled: e.Enabled, Secret: secret,
-		CreatedAt: e.CreatedAt.UTC().Format(timeFormat), UpdatedAt: e.UpdatedAt.UTC().Format(timeFormat)}
-	if out.Types == nil {
-		out.Types = []string{}
+// renderEndpoint is a webhook endpoint as the API shows it (openapi.yaml,
+// WebhookEndpoint), with secret only in the answers of creation and
+// rotation. A map: encoding/json writes its members in key order.
+func renderEndpoint(e webhook.Endpoint, secret string, now time.Time) map[string]any {
+	out := map[string]any{"id": e.ID, "object": "webhook_endpoint", "url": e.URL, "types": e.Types, "enabled": e.Enabled,
+		"disabled_reason": optional(e.DisabledReason), "previous_secret_expires_at": nil,
+		"created_at": e.CreatedAt.UTC().Format(timeFormat), "updated_at": e.UpdatedAt.UTC().Format(timeFormat)}
+	if e.Types == nil {
+		out["types"] = []string{}
 	}
-	if e.DisabledReason != "" {
-		out.DisabledReason = &e.DisabledReason
+	if secret != "" {
+		out["secret"] = secret
 	}
 	if e.PreviousExpiresAt != nil && now.Before(*e.PreviousExpiresAt) {
-		s := e.PreviousExpiresAt.UTC().Format(timeFormat)
-		out.PreviousExpiresAt = &s
+		out["previous_secret_expires_at"] = e.PreviousExpiresAt.UTC().Format(timeFormat)
 	}
 	return out
 }
 
-// deliveryJSON is one entry of the delivery log.
-type deliveryJSON struct {
-	ID            string  `json:"id"`
-	Object        string  `json:"object"`
-	EndpointID    string  `json:"endpoint_id"`
-	EventID       string  `json:"event_id"`
-	EventType     string  `json:"event_type"`
-	Status        string  `json:"status"`
-	Attempts      int     `json:"attempts"`
-	LastStatus    *int    `json:"last_response_status"`
-	LastLatencyMS *int    `json:"last_latency_ms"`
-	LastError     *string `json:"last_error"`
-	NextAttemptAt *string `json:"next_attempt_at"`
-	CreatedAt     string  `json:"created_at"`
-	UpdatedAt     string  `json:"updated_at"`
-}
-
-func renderDelivery(d webhook.Delivery) deliveryJSON {
-	out := deliveryJSON{ID: d.ID, Object: "webhook_delivery", EndpointID: d.EndpointID, EventID: d.EventID, EventType: d.EventType,
-		Status: d.Status, Attempts: d.Attempts, LastStatus: d.LastStatus, LastLatencyMS: d.LastLatencyMS,
-		CreatedAt: d.CreatedAt.UTC().Format(timeFormat), UpdatedAt: d.UpdatedAt.UTC().Format(timeFormat)}
-	if d.LastError != "" {
-		out.LastError = &d.LastError
-	}
+// renderDelivery is one entry of the delivery log (WebhookDelivery).
+func renderDelivery(d webhook.Delivery) map[string]any {
+	out := map[string]any{"id": d.ID, "object": "webhook_delivery", "endpoint_id": d.EndpointID, "event_id": d.EventID,
+		"event_type": d.EventType, "status": d.Status, "attempts": d.Attempts, "last_response_status": d.LastStatus,
+		"last_latency_ms": d.LastLatencyMS, "last_error": optional(d.LastError), "next_attempt_at": nil,
+		"created_at": d.CreatedAt.UTC().Format(timeFormat), "updated_at": d.UpdatedAt.UTC().Format(timeFormat)}
 	if d.NextAttemptAt != nil && d.Status == webhook.StatusPending {
-		s := d.NextAttemptAt.UTC().Format(timeFormat)
-		out.NextAttemptAt = &s
+		out["next_attempt_at"] = d.NextAttemptAt.UTC().Format(timeFormat)
 	}
 	return out
+}
+
+// optional is s, or null when it is empty.
+func optional(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
 
 // endpointFields is the JSON object of an endpoint request, raw per member
@@ -105,7 +83,7 @@ func decodeEndpointDraft(body []byte) (webhook.Draft, error) {
 	}
 	var verr fielderr.List
 	u := textField("url", f.URL, true, &verr)
-	types := typesField(f.Types, false, &verr)
+	types := stringsField("types", f.Types, false, "send every type", &verr)
 	enabled := boolField("enabled", f.Enabled, false, &verr)
 	if err := verr.Err(); err != nil {
 		return webhook.Draft{}, err
@@ -123,7 +101,7 @@ func decodeEndpointPatch(body []byte) (webhook.Patch, error) {
 		return webhook.Patch{}, err
 	}
 	var verr fielderr.List
-	p := webhook.Patch{URL: textField("url", f.URL, false, &verr), Types: typesField(f.Types, true, &verr)}
+	p := webhook.Patch{URL: textField("url", f.URL, false, &verr), Types: stringsField("types", f.Types, true, "send every type", &verr)}
 	if string(f.Enabled) == "null" {
 		verr.Add("enabled", "must be true or false, not null")
 	} else {
@@ -133,30 +111,6 @@ func decodeEndpointPatch(body []byte) (webhook.Patch, error) {
 		return webhook.Patch{}, err
 	}
 	return p, nil
-}
-
-// typesField decodes types: an array of strings; null is all types in a
-// merge patch.
-func typesField(raw json.RawMessage, nullMeansAll bool, verr *fielderr.List) *[]string {
-	if raw == nil {
-		return nil
-	}
-	if string(raw) == "null" {
-		if nullMeansAll {
-			return &[]string{}
-		}
-		verr.Add("types", "must be an array of event types, not null; omit it for all types")
-		return nil
-	}
-	var types []string
-	if err := json.Unmarshal(raw, &types); err != nil {
-		verr.Add("types", "must be an array of event types")
-		return nil
-	}
-	if types == nil {
-		types = []string{}
-	}
-	return &types
 }
 
 func (s *Server) webhooksOn(c *gin.Context) bool {
@@ -195,39 +149,54 @@ func (s *Server) listEndpoints(c *gin.Context) {
 		return
 	}
 	now := time.Now()
-	out := make([]endpointJSON, len(list))
+	out := make([]map[string]any, len(list))
 	for i, e := range list {
 		out[i] = renderEndpoint(e, "", now)
 	}
 	writeJSON(c, http.StatusOK, out)
 }
 
-func (s *Server) getEndpoint(c *gin.Context) {
-	if !s.webhooksOn(c) {
-		return
-	}
-	e, err := s.webhooks.Get(c.Request.Context(), accountOf(c), c.Param("id"))
+// endpointOp answers an operation on the endpoint of the path with the
+// endpoint it returns, and the secret it returns, if any, which no cache
+// may keep.
+func (s *Server) endpointOp(c *gin.Context, op func(ctx context.Context, accountID, id string) (webhook.Endpoint, string, error)) {
+	e, secret, err := op(c.Request.Context(), accountOf(c), c.Param("id"))
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	writeJSON(c, http.StatusOK, renderEndpoint(e, "", time.Now()))
+	if secret != "" {
+		c.Header("Cache-Control", "no-store")
+	}
+	writeJSON(c, http.StatusOK, renderEndpoint(e, secret, time.Now()))
+}
+
+// noSecret adapts an operation that returns no secret to endpointOp.
+func noSecret(e webhook.Endpoint, err error) (webhook.Endpoint, string, error) { return e, "", err }
+
+func (s *Server) getEndpoint(c *gin.Context) {
+	if s.webhooksOn(c) {
+		s.endpointOp(c, func(ctx context.Context, accountID, id string) (webhook.Endpoint, string, error) {
+			return noSecret(s.webhooks.Get(ctx, accountID, id))
+		})
+	}
 }
 
 func (s *Server) patchEndpoint(c *gin.Context) {
 	if !s.webhooksOn(c) {
 		return
 	}
-	p, ok := decodeBody(s, c, mediaMergePatch, decodeEndpointPatch)
-	if !ok {
-		return
+	if p, ok := decodeBody(s, c, mediaMergePatch, decodeEndpointPatch); ok {
+		s.endpointOp(c, func(ctx context.Context, accountID, id string) (webhook.Endpoint, string, error) {
+			return noSecret(s.webhooks.Update(ctx, accountID, id, p))
+		})
 	}
-	e, err := s.webhooks.Update(c.Request.Context(), accountOf(c), c.Param("id"), p)
-	if err != nil {
-		s.fail(c, err)
-		return
+}
+
+func (s *Server) rotateSecret(c *gin.Context) {
+	if s.webhooksOn(c) {
+		s.endpointOp(c, s.webhooks.RotateSecret)
 	}
-	writeJSON(c, http.StatusOK, renderEndpoint(e, "", time.Now()))
 }
 
 func (s *Server) deleteEndpoint(c *gin.Context) {
@@ -240,19 +209,6 @@ func (s *Server) deleteEndpoint(c *gin.Context) {
 		return
 	}
 	writeJSON(c, http.StatusOK, deleteJSON{Message: "Webhook endpoint deleted.", ID: id})
-}
-
-func (s *Server) rotateSecret(c *gin.Context) {
-	if !s.webhooksOn(c) {
-		return
-	}
-	e, secret, err := s.webhooks.RotateSecret(c.Request.Context(), accountOf(c), c.Param("id"))
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	c.Header("Cache-Control", "no-store")
-	writeJSON(c, http.StatusOK, renderEndpoint(e, secret, time.Now()))
 }
 
 // listDeliveries answers a page of the delivery log, newest first, with
@@ -276,7 +232,7 @@ func (s *Server) listDeliveries(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	out := make([]deliveryJSON, len(list))
+	out := make([]map[string]any, len(list))
 	for i, d := range list {
 		out[i] = renderDelivery(d)
 	}

@@ -63,24 +63,23 @@ var (
 	ErrConflict    = notes.ErrConflict
 )
 
-// Endpoint is a URL that receives an account's events. Its gorm tags are
-// the one mapping of an endpoint to its row.
+// Endpoint is a URL that receives an account's events. Its columns are
+// GORM's default names for its fields (snake case: AccountID is
+// account_id), so the model is the one mapping to its row; Types alone
+// needs a tag, for its JSON serializer.
 type Endpoint struct {
-	ID        string `gorm:"column:id;primaryKey"`
-	AccountID string `gorm:"column:account_id"`
-	URL       string `gorm:"column:url"`
+	ID, AccountID, URL string
 	// Types are the event types sent; empty means all of them. Never nil,
 	// so that the column holds [] and not null.
-	Types          []string `gorm:"column:types;serializer:json"`
-	Enabled        bool     `gorm:"column:enabled"`
-	DisabledReason string   `gorm:"column:disabled_reason"`
+	Types []string `gorm:"serializer:json"`
+	// DisabledReason says why the service disabled the endpoint.
+	Enabled        bool
+	DisabledReason string
 	// Secret and PreviousSecret are sealed (Cipher); PreviousSecret signs
 	// too until PreviousExpiresAt.
-	Secret            []byte     `gorm:"column:secret"`
-	PreviousSecret    []byte     `gorm:"column:previous_secret"`
-	PreviousExpiresAt *time.Time `gorm:"column:previous_expires_at"`
-	CreatedAt         time.Time  `gorm:"column:created_at;autoCreateTime:false"`
-	UpdatedAt         time.Time  `gorm:"column:updated_at;autoUpdateTime:false"`
+	Secret, PreviousSecret []byte
+	PreviousExpiresAt      *time.Time
+	CreatedAt, UpdatedAt   time.Time
 }
 
 // TableName implements GORM's schema.Tabler.
@@ -107,22 +106,18 @@ const (
 )
 
 // Delivery is one event sent to one endpoint, with the outcome of its
-// last attempt.
+// last attempt; its columns are GORM's default names, as Endpoint's.
 type Delivery struct {
-	ID            string     `gorm:"column:id;primaryKey"`
-	AccountID     string     `gorm:"column:account_id"`
-	EndpointID    string     `gorm:"column:endpoint_id"`
-	EventSeq      int64      `gorm:"column:event_seq"`
-	EventID       string     `gorm:"column:event_id"`
-	EventType     string     `gorm:"column:event_type"`
-	Status        string     `gorm:"column:status"`
-	Attempts      int        `gorm:"column:attempts"`
-	LastStatus    *int       `gorm:"column:last_status"`
-	LastLatencyMS *int       `gorm:"column:last_latency_ms"`
-	LastError     string     `gorm:"column:last_error"`
-	NextAttemptAt *time.Time `gorm:"column:next_attempt_at"`
-	CreatedAt     time.Time  `gorm:"column:created_at;autoCreateTime:false"`
-	UpdatedAt     time.Time  `gorm:"column:updated_at;autoUpdateTime:false"`
+	ID, AccountID, EndpointID string
+	EventSeq                  int64
+	EventID, EventType        string
+	Status                    string
+	Attempts                  int
+	// LastStatus is nil before an answer, or when none came.
+	LastStatus, LastLatencyMS *int
+	LastError                 string
+	NextAttemptAt             *time.Time
+	CreatedAt, UpdatedAt      time.Time
 }
 
 // TableName implements GORM's schema.Tabler.

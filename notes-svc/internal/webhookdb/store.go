@@ -16,6 +16,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notesdb"
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/webhook"
 	"github.com/tickerdesk/tickerdesk/pkg/postgres"
 )
@@ -45,26 +46,17 @@ func endpointOf(accountID, id string) func(*gorm.DB) *gorm.DB {
 	return func(db *gorm.DB) *gorm.DB { return db.Where("account_id = ? AND id = ?", accountID, id) }
 }
 
-// translate maps driver errors to domain errors, keeping the original in
-// the chain for the log.
+// translate maps driver errors to domain errors as notesdb does (the
+// webhook domain's database errors are the notes domain's), but a missing
+// row to webhook.ErrNotFound.
 func translate(err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, gorm.ErrRecordNotFound) {
+	if errors.Is(err, gorm.ErrRecordNotFound) || postgres.Classify(err) == postgres.NoRows {
 		return webhook.ErrNotFound
 	}
-	switch postgres.Classify(err) {
-	case postgres.NoRows:
-		return webhook.ErrNotFound
-	case postgres.Timeout:
-		return fmt.Errorf("%w: %w", webhook.ErrTimeout, err)
-	case postgres.Unavailable:
-		return fmt.Errorf("%w: %w", webhook.ErrUnavailable, err)
-	case postgres.Conflict:
-		return fmt.Errorf("%w: %w", webhook.ErrConflict, err)
-	}
-	return err
+	return notesdb.Translate(err)
 }
 
 // CreateEndpoint implements webhook.Store.

@@ -86,15 +86,13 @@ func newFixture(t *testing.T, o delivery.Options) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	a, err := ns.EnsureAccount(ctx, "alice")
-	if err != nil {
-		t.Fatal(err)
+	accounts := make([]string, 2)
+	for i, name := range []string{"alice", "bob"} {
+		if accounts[i], err = ns.EnsureAccount(context.Background(), name); err != nil {
+			t.Fatal(err)
+		}
 	}
-	b, err := ns.EnsureAccount(ctx, "bob")
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, b := accounts[0], accounts[1]
 	store, err := webhookdb.New(db)
 	if err != nil {
 		t.Fatal(err)
@@ -177,12 +175,10 @@ func (f fixture) event(t *testing.T, account, typ string, prepared bool) (eventI
 // into a failure.
 func wait(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
+	for start := time.Now(); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Since(start) > 30*time.Second {
 			t.Fatalf("timed out waiting for %s", what)
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -505,7 +501,9 @@ func TestMaintenanceRunsAtStart(t *testing.T) {
 	})
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	near := func(got, want time.Time) bool { return got.After(want.Add(-time.Minute)) && got.Before(want.Add(time.Minute)) }
+	near := func(got, want time.Time) bool {
+		return got.After(want.Add(-time.Minute)) && got.Before(want.Add(time.Minute))
+	}
 	if !near(m.trash[0], started.Add(-48*time.Hour)) || !near(m.events[0], started.Add(-240*time.Hour)) {
 		t.Errorf("cut-offs trash %v, events %v; started %v", m.trash[0], m.events[0], started)
 	}

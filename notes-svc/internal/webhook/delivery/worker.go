@@ -34,7 +34,9 @@ type deliverWorker struct {
 }
 
 // Timeout bounds an attempt and the bookkeeping around it.
-func (w *deliverWorker) Timeout(*river.Job[deliverArgs]) time.Duration { return w.q.o.Timeout + 10*time.Second }
+func (w *deliverWorker) Timeout(*river.Job[deliverArgs]) time.Duration {
+	return w.q.o.Timeout + 10*time.Second
+}
 
 // NextRetry is exponential backoff with jitter, the same retryAt the
 // attempt wrote into the delivery log.
