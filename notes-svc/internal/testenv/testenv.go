@@ -189,7 +189,13 @@ func DatabaseURL(t testing.TB) string {
 // DB opens a pool on a fresh database (see DatabaseURL), closed when t ends.
 func DB(t testing.TB) *sql.DB {
 	t.Helper()
-	db, err := notesdb.Open(DatabaseURL(t), notesdb.PoolOptions{MaxOpenConns: 10, MaxIdleConns: 10, StatementTimeout: 30 * time.Second})
+	return DBWith(t, notesdb.PoolOptions{MaxOpenConns: 10, MaxIdleConns: 10, StatementTimeout: 30 * time.Second})
+}
+
+// DBWith is DB with the pool options o, such as a Tracer.
+func DBWith(t testing.TB, o notesdb.PoolOptions) *sql.DB {
+	t.Helper()
+	db, err := notesdb.Open(DatabaseURL(t), o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"gorm.io/gorm"
 
 	"github.com/tickerdesk/tickerdesk/clients/notes/webhook"
@@ -71,6 +72,7 @@ func (r *receiver) requests() ([]*http.Request, [][]byte) {
 }
 
 type fixture struct {
+	trace  *statements
 	db     *sql.DB
 	store  *webhookdb.Store
 	svc    *domain.Service
@@ -81,7 +83,8 @@ type fixture struct {
 
 func newFixture(t *testing.T, o delivery.Options) fixture {
 	t.Helper()
-	db := testenv.DB(t)
+	trace := &statements{}
+	db := testenv.DBWith(t, notesdb.PoolOptions{MaxOpenConns: 10, MaxIdleConns: 10, Tracer: trace})
 	ns, err := notesdb.New(db)
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +121,7 @@ func newFixture(t *testing.T, o delivery.Options) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fixture{db: db, store: store, svc: svc, queue: q, a: a, b: b, notesS: ns}
+	return fixture{trace: trace, db: db, store: store, svc: svc, queue: q, a: a, b: b, notesS: ns}
 }
 
 func (f fixture) start(t *testing.T) {
@@ -559,5 +562,74 @@ func TestTransportErrorHidesURL(t *testing.T) {
 	_, _, err := delivery.SendOnce(context.Background(), (&egress.Guard{AllowPrivate: true}).Client(5*time.Second), "http://127.0.0.1:1/hook?token=s3cret", []byte(`{}`))
 	if err == nil || strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("error %v", err)
+	}
+}
+
+// statements counts the statements a pool's connections run, and keeps
+// the last.
+type statements struct {
+	mu   sync.Mutex
+	n    int
+	sql  string
+	args []any
+}
+
+func (s *statements) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.n, s.sql, s.args = s.n+1, d.SQL, d.Args
+	return ctx
+}
+
+func (s *statements) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (s *statements) last() (int, string, []any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n, s.sql, s.args
+}
+
+// The outbox runs in every note write (notes_post is benchmarked): for an
+// account without a matching endpoint it is one statement, whose plan
+// reads the partial index of enabled endpoints, and it inserts no job.
+func TestEnqueueWithoutEndpointsIsOneIndexedStatement(t *testing.T) {
+	f := newFixture(t, delivery.Options{})
+	f.endpoint(t, f.b, "http://127.0.0.1:9/hook")
+	var sql string
+	var args []any
+	err := f.store.DB().Session(&gorm.Session{PrepareStmt: true}).Transaction(func(tx *gorm.DB) error {
+		before, _, _ := f.trace.last()
+		if err := f.queue.EnqueueTx(tx, f.a, 1, "evt_x", domain.TypeNoteCreated); err != nil {
+			return err
+		}
+		var n int
+		n, sql, args = f.trace.last()
+		if n-before != 1 {
+			t.Errorf("%d statements for an account without endpoints, want 1", n-before)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := f.jobs(t); n != 0 {
+		t.Errorf("%d jobs", n)
+	}
+	// Sequential scans off: the table is too small for the planner to
+	// prefer an index on its own; what matters is that one serves.
+	tx, err := f.db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.Exec("SET LOCAL enable_seqscan = off"); err != nil {
+		t.Fatal(err)
+	}
+	var plan string
+	if err := tx.QueryRow("EXPLAIN (FORMAT JSON) "+sql, args...).Scan(&plan); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(plan, `"webhook_endpoints_enabled_idx"`) || !strings.Contains(sql, "INSERT INTO webhook_deliveries") {
+		t.Errorf("statement %s\nplan:\n%s", sql, plan)
 	}
 }
