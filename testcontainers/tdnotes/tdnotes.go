@@ -14,6 +14,8 @@ package tdnotes
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"fmt"
 	"time"
 
@@ -94,7 +96,14 @@ func Run(ctx context.Context, opts ...testcontainers.ContainerCustomizer) (*Cont
 }
 
 func start(ctx context.Context, s *stack.Stack, o options, custom []testcontainers.ContainerCustomizer) (string, error) {
-	svc := stack.Service{Name: "notes-svc", Port: "8080/tcp", EnvPrefix: "NOTES_", Database: "notes", KeyPrefix: "tdn_"}
+	// A key of its own per stack seals the webhook secrets, as a
+	// deployment's does.
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return "", fmt.Errorf("webhook secret key: %w", err)
+	}
+	svc := stack.Service{Name: "notes-svc", Port: "8080/tcp", EnvPrefix: "NOTES_", Database: "notes", KeyPrefix: "tdn_",
+		Env: map[string]string{"NOTES_WEBHOOK_SECRET_KEY": base64.StdEncoding.EncodeToString(key)}}
 	if err := s.Start(ctx, svc, stack.Images{Tag: o.tag, Postgres: stack.PostgresImage(o.postgresImage)}, custom...); err != nil {
 		return "", err
 	}

@@ -32,7 +32,7 @@ var RuntimeEnv = map[string]bool{"GOMEMLIMIT": true, "GOMAXPROCS": true, "GOGC":
 // Secrets lists the Secrets the manifests reference and their keys; they are
 // created outside the manifests (deploy/README.md says how).
 var Secrets = map[string][]string{
-	"notes-svc-secrets":      {"DATABASE_URL"},
+	"notes-svc-secrets":      {"DATABASE_URL", "WEBHOOK_SECRET_KEY"},
 	"marketdata-svc-secrets": {"DATABASE_URL", "REDIS_URL"},
 	// The data providers' credentials of marketdata-svc sync (CronJob).
 	"marketdata-sync-secrets": {"MARKETSTACK_TOKEN", "TIINGO_TOKEN", "EODHD_TOKEN"},

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/config"
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notesdb"
+	"github.com/tickerdesk/tickerdesk/notes-svc/internal/webhook/delivery"
 )
 
 // migrateCommand is `notes-svc migrate`.
@@ -30,5 +31,10 @@ func migrate(ctx context.Context, cfg config.Config, stdout io.Writer) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	db.SetMaxOpenConns(1)
-	return notesdb.Migrate(ctx, db, log)
+	if err := notesdb.Migrate(ctx, db, log); err != nil {
+		return err
+	}
+	// River's tables (the webhook queue) after the service's own, under
+	// River's versioning.
+	return delivery.Migrate(ctx, db, log)
 }

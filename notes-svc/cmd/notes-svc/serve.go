@@ -13,11 +13,16 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
+	"gorm.io/gorm"
 
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/config"
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/httpapi"
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notesdb"
+	"github.com/tickerdesk/tickerdesk/notes-svc/internal/webhook"
+	"github.com/tickerdesk/tickerdesk/notes-svc/internal/webhook/delivery"
+	"github.com/tickerdesk/tickerdesk/notes-svc/internal/webhook/egress"
+	"github.com/tickerdesk/tickerdesk/notes-svc/internal/webhookdb"
 	"github.com/tickerdesk/tickerdesk/pkg/accesslog"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
 	"github.com/tickerdesk/tickerdesk/pkg/flushwriter"
@@ -91,10 +96,25 @@ func serve(ctx context.Context, cfg config.Config, stdout io.Writer) error {
 	if cfg.RateLimitPerSecond > 0 {
 		rateLimit = keyrate.NewLimiter(cfg.RateLimitPerSecond, nil)
 	}
+	hooks, queue, err := newWebhooks(cfg, db, store, log)
+	if err != nil {
+		return err
+	}
+	// The queue's workers start when the database answers, and stop
+	// after the HTTP server has drained, letting attempts in flight end.
+	queueCtx, stopStarting := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopStarting()
+	queueStarted := make(chan struct{})
+	go func() {
+		defer close(queueStarted)
+		queue.StartWhenReady(queueCtx)
+	}()
+
 	gin.SetMode(gin.ReleaseMode)
 	api, err := httpapi.NewServer(httpapi.Options{
 		Notes: notes.NewService(store, nil).WithListLimiter(listings).WithEventRetention(cfg.EventRetention), Auth: authn, Ping: primaryCheck(db), DB: db, Log: log, AccessLog: accesslog.New(out, cfg.LogLevel),
 		RequestTimeout: cfg.RequestTimeout, TrustedProxies: cfg.TrustedProxies, Version: version, Trace: tr.Middleware(), RateLimit: rateLimit,
+		Webhooks: hooks,
 	})
 	if err != nil {
 		return err
@@ -121,11 +141,56 @@ func serve(ctx context.Context, cfg config.Config, stdout io.Writer) error {
 		Addr: cfg.HTTPAddr, Server: srv, PprofAddr: cfg.PprofAddr, AdminAddr: cfg.AdminAddr, Admin: admin,
 		ShuttingDown: api.SetShuttingDown, Drain: cfg.ShutdownDrain, ShutdownTimeout: cfg.ShutdownTimeout, Log: log,
 	})
+	stopStarting()
+	<-queueStarted
+	stopCtx, cancelStop := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
+	if err := queue.Stop(stopCtx); err != nil {
+		log.Warn("stop webhook queue", "error", err.Error())
+	}
+	cancelStop()
 	stopBackground()
 	<-trackerDone
 	<-janitorDone
 	<-auditDone
 	return err
+}
+
+// newWebhooks wires the webhooks: their store, the egress guard, the
+// River queue that delivers them and the service the API calls.
+func newWebhooks(cfg config.Config, db *sql.DB, notesStore *notesdb.Store, log *slog.Logger) (*webhook.Service, *delivery.Queue, error) {
+	cipher, err := webhook.ParseKey(cfg.WebhookSecretKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	if cipher == nil {
+		log.Warn("NOTES_WEBHOOK_SECRET_KEY is not set: webhook endpoint secrets are stored unsealed")
+	}
+	if cfg.WebhookAllowPrivate {
+		log.Warn("NOTES_WEBHOOK_ALLOW_PRIVATE is on: webhooks may use http and reach private addresses; for development only")
+	}
+	store, err := webhookdb.New(db)
+	if err != nil {
+		return nil, nil, err
+	}
+	guard := &egress.Guard{AllowPrivate: cfg.WebhookAllowPrivate}
+	queue, err := delivery.New(delivery.Options{
+		DB: db, Store: store, Cipher: cipher, Guard: guard, EventLog: webhookdb.Events{},
+		Workers: cfg.WebhookWorkers, PerEndpoint: cfg.WebhookPerEndpoint, UserAgent: "Tickerdesk-Webhooks/" + version, Log: log,
+		Maintenance: notesStore, TrashRetention: cfg.TrashRetention, EventRetention: cfg.EventRetention,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	// The outbox: each event's deliveries are enqueued in the transaction
+	// that writes it.
+	notesStore.SetEventHook(func(tx *gorm.DB, ev *notes.Event) error {
+		return queue.EnqueueTx(tx, ev.AccountID, ev.Seq, ev.ID, ev.Type)
+	})
+	hooks, err := webhook.NewService(webhook.Options{Store: store, Cipher: cipher, URLs: guard, Redeliverer: queue})
+	if err != nil {
+		return nil, nil, err
+	}
+	return hooks, queue, nil
 }
 
 // registerListingMetrics exports the listing limiter's slots in use and

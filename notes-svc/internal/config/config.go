@@ -3,8 +3,10 @@
 package config
 
 import (
+	"encoding/base64"
 	"errors"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/tickerdesk/tickerdesk/pkg/envconfig"
@@ -55,6 +57,17 @@ type Config struct {
 	// it is purged.
 	EventRetention time.Duration
 	TrashRetention time.Duration
+	// WebhookSecretKey seals webhook endpoint secrets at rest (AES-256-GCM):
+	// 32 bytes in standard base64, logged masked. Without it secrets are
+	// stored unsealed (docs/API.md says so).
+	WebhookSecretKey string
+	// WebhookAllowPrivate lets webhooks use plain http and reach loopback
+	// and private addresses: for development and tests only.
+	WebhookAllowPrivate bool
+	// WebhookWorkers bounds the deliveries in progress in the process,
+	// WebhookPerEndpoint those to one endpoint across replicas.
+	WebhookWorkers     int
+	WebhookPerEndpoint int
 
 	// GCPercent is the garbage collector's target (runtime/debug
 	// SetGCPercent) while serving. It applies only when the standard GOGC
@@ -84,8 +97,23 @@ func Load(getenv func(string) string) (Config, error) {
 		RateLimitPerSecond:    r.IntIn("RATE_LIMIT_PER_SECOND", 50, 0, 100_000),
 		// At least a week, so that a client away over a long weekend can
 		// still catch up; at most a year of events kept.
-		EventRetention: r.DurationIn("EVENT_RETENTION", 30*24*time.Hour, 7*24*time.Hour, 365*24*time.Hour),
-		TrashRetention: r.DurationIn("TRASH_RETENTION", 30*24*time.Hour, 7*24*time.Hour, 365*24*time.Hour),
+		EventRetention:     r.DurationIn("EVENT_RETENTION", 30*24*time.Hour, 7*24*time.Hour, 365*24*time.Hour),
+		TrashRetention:     r.DurationIn("TRASH_RETENTION", 30*24*time.Hour, 7*24*time.Hour, 365*24*time.Hour),
+		WebhookSecretKey:   r.Secret("WEBHOOK_SECRET_KEY"),
+		WebhookWorkers:     r.IntIn("WEBHOOK_WORKERS", 10, 1, 1000),
+		WebhookPerEndpoint: r.IntIn("WEBHOOK_PER_ENDPOINT", 4, 1, 100),
+	}
+	switch v := strings.ToLower(r.String("WEBHOOK_ALLOW_PRIVATE", "false")); v {
+	case "true", "1":
+		c.WebhookAllowPrivate = true
+	case "false", "0":
+	default:
+		r.Fail("WEBHOOK_ALLOW_PRIVATE", "must be true or false")
+	}
+	if c.WebhookSecretKey != "" {
+		if k, err := base64.StdEncoding.DecodeString(c.WebhookSecretKey); err != nil || len(k) != 32 {
+			r.Fail("WEBHOOK_SECRET_KEY", "must be 32 bytes in standard base64 (openssl rand -base64 32)")
+		}
 	}
 	// Idle connections below the open limit make a busy pool close and
 	// reopen PostgreSQL sessions under steady load, so by default every

@@ -57,7 +57,7 @@ func TestOverridesAndErrors(t *testing.T) {
 	slog.New(slog.NewJSONHandler(&b, nil)).Info("config", "config", c)
 	// The tracing settings are logged as envconfig.Service words them (tested
 	// there), never with the OTLP headers.
-	if strings.Contains(b.String(), "secret") || !strings.Contains(b.String(), "xxxxx") ||
+	if strings.Contains(b.String(), "u:secret@") || strings.Contains(b.String(), "hdr-secret") || !strings.Contains(b.String(), "xxxxx") ||
 		!strings.Contains(b.String(), `"tracing":{"enabled":true,"exporter":"otlp"}`) {
 		t.Errorf("logged config leaks or lacks the masked password or the tracing settings: %s", b.String())
 	}
@@ -126,5 +126,30 @@ func TestRateLimitSetting(t *testing.T) {
 		if _, err := Load(env(map[string]string{"NOTES_RATE_LIMIT_PER_SECOND": v})); err == nil || !strings.Contains(err.Error(), "NOTES_RATE_LIMIT_PER_SECOND") {
 			t.Errorf("NOTES_RATE_LIMIT_PER_SECOND=%s: error %v does not name it", v, err)
 		}
+	}
+}
+
+func TestWebhookSettings(t *testing.T) {
+	key := "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=" // 32 bytes
+	c, err := Load(env(map[string]string{"NOTES_WEBHOOK_SECRET_KEY": key, "NOTES_WEBHOOK_ALLOW_PRIVATE": "true"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.WebhookSecretKey != key || !c.WebhookAllowPrivate || c.WebhookWorkers != 10 || c.WebhookPerEndpoint != 4 {
+		t.Errorf("config = %+v", c)
+	}
+	var b strings.Builder
+	slog.New(slog.NewJSONHandler(&b, nil)).Info("config", "config", c)
+	if strings.Contains(b.String(), key) || !strings.Contains(b.String(), `"webhook_secret_key":"xxxxx"`) {
+		t.Errorf("logged config leaks or lacks the masked webhook key: %s", b.String())
+	}
+	_, err = Load(env(map[string]string{"NOTES_WEBHOOK_SECRET_KEY": "c2hvcnQ=", "NOTES_WEBHOOK_ALLOW_PRIVATE": "maybe"}))
+	for _, name := range []string{"WEBHOOK_SECRET_KEY", "WEBHOOK_ALLOW_PRIVATE"} {
+		if err == nil || !strings.Contains(err.Error(), "NOTES_"+name) {
+			t.Errorf("error %v does not name NOTES_%s", err, name)
+		}
+	}
+	if err != nil && strings.Contains(err.Error(), "c2hvcnQ=") {
+		t.Errorf("error quotes the key: %v", err)
 	}
 }

@@ -26,6 +26,10 @@ import (
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notesdb"
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/testenv"
+	"github.com/tickerdesk/tickerdesk/notes-svc/internal/webhook"
+	"github.com/tickerdesk/tickerdesk/notes-svc/internal/webhook/delivery"
+	"github.com/tickerdesk/tickerdesk/notes-svc/internal/webhook/egress"
+	"github.com/tickerdesk/tickerdesk/notes-svc/internal/webhookdb"
 	"github.com/tickerdesk/tickerdesk/pkg/accesslog"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
 	"github.com/tickerdesk/tickerdesk/pkg/keyrate"
@@ -90,6 +94,9 @@ type env struct {
 	aliceID string // account id
 	// listings bounds the unpaged listings of the server.
 	listings *notes.ListLimiter
+	// queue delivers webhooks once started (webhooks_test.go).
+	queue *delivery.Queue
+	hooks *webhookdb.Store
 }
 
 type envOptions struct {
@@ -108,6 +115,9 @@ type envOptions struct {
 	eventRetention time.Duration
 	// tracing, when set, traces the server and its pool (tracing_test.go).
 	tracing *tracing.Tracing
+	// guard checks webhook URLs; nil admits private addresses, for the
+	// test receivers.
+	guard *egress.Guard
 }
 
 func newEnv(t *testing.T, opts ...envOptions) *env {
@@ -157,6 +167,22 @@ func newEnv(t *testing.T, opts ...envOptions) *env {
 	e.tracker = auth.NewLastUsedTracker(e.store.FlushLastUsed)
 	// No key cache, so that revocation shows at once.
 	authn := auth.NewAuthenticator(auth.Options{Prefix: auth.NotesPrefix, Store: e.store, CacheTTL: -1, OnVerified: e.tracker.Record})
+	if o.guard == nil {
+		o.guard = &egress.Guard{AllowPrivate: true}
+	}
+	if e.hooks, err = webhookdb.New(db); err != nil {
+		t.Fatal(err)
+	}
+	quiet := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	e.queue, err = delivery.New(delivery.Options{DB: db, Store: e.hooks, Guard: o.guard, EventLog: webhookdb.Events{}, Log: quiet,
+		PollInterval: 20 * time.Millisecond, RetryBase: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hooks, err := webhook.NewService(webhook.Options{Store: e.hooks, URLs: o.guard, Redeliverer: e.queue})
+	if err != nil {
+		t.Fatal(err)
+	}
 	e.api, err = httpapi.NewServer(httpapi.Options{
 		Notes: notes.NewService(e.store, nil).WithListLimiter(e.listings).WithEventRetention(o.eventRetention), Auth: authn, Ping: e.store.Ping, DB: db,
 		Log: slog.New(slog.NewJSONHandler(e.logs, nil)), AccessLog: accesslog.New(e.logs, nil), RequestTimeout: o.requestTimeout, Version: "test",
@@ -164,6 +190,7 @@ func newEnv(t *testing.T, opts ...envOptions) *env {
 		// On, as in production, so that its headers are checked against
 		// the OpenAPI document; never reached.
 		RateLimit: keyrate.NewLimiter(100_000, nil),
+		Webhooks:  hooks,
 	})
 	if err != nil {
 		t.Fatal(err)

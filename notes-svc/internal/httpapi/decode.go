@@ -67,10 +67,11 @@ type noteFields struct {
 }
 
 // decodeObject strictly decodes body, which must be one JSON object with
-// no unknown fields, into dst. Invalid UTF-8 and NUL characters are field
-// validation failures (422), not syntax errors; an escaped \u0000 decodes
-// to NUL, which the domain rejects per field.
-func decodeObject(body []byte, dst *noteFields) error {
+// no unknown fields, into dst; noun names what it holds ("a note").
+// Invalid UTF-8 and NUL characters are field validation failures (422),
+// not syntax errors; an escaped \u0000 decodes to NUL, which the domain
+// rejects per field.
+func decodeObject(body []byte, dst any, noun string) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return &requestError{status: http.StatusBadRequest, field: "body", detail: "the body is empty; send a JSON object"}
 	}
@@ -84,7 +85,7 @@ func decodeObject(body []byte, dst *noteFields) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
-		return decodeError(err)
+		return decodeError(err, noun)
 	}
 	// null decodes into a struct as a no-op; as a merge patch it would
 	// mean "replace the note with null", which a note cannot be.
@@ -99,7 +100,7 @@ func decodeObject(body []byte, dst *noteFields) error {
 	return nil
 }
 
-func decodeError(err error) error {
+func decodeError(err error, noun string) error {
 	var (
 		syntaxErr *json.SyntaxError
 		typeErr   *json.UnmarshalTypeError
@@ -121,7 +122,7 @@ func decodeError(err error) error {
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
 		var verr fielderr.List
-		verr.Add(name, "is not a field of a note")
+		verr.Add(name, "is not a field of "+noun)
 		return &verr
 	}
 	return &requestError{status: http.StatusBadRequest, field: "body", detail: "malformed JSON"}
@@ -181,6 +182,13 @@ func plainString(raw json.RawMessage) (string, bool) {
 // tagsField decodes the tags member. JSON null is an empty list when
 // nullMeansEmpty (merge patch) and an error otherwise.
 func tagsField(raw json.RawMessage, nullMeansEmpty bool, verr *fielderr.List) *[]string {
+	return stringsField("tags", raw, nullMeansEmpty, "keep the tags", verr)
+}
+
+// stringsField decodes an array of strings, never nil. JSON null is an
+// empty list when nullMeansEmpty (merge patch) and an error otherwise,
+// whose message says what omitting the member does.
+func stringsField(name string, raw json.RawMessage, nullMeansEmpty bool, omitted string, verr *fielderr.List) *[]string {
 	switch {
 	case raw == nil:
 		return nil
@@ -188,18 +196,18 @@ func tagsField(raw json.RawMessage, nullMeansEmpty bool, verr *fielderr.List) *[
 		if nullMeansEmpty {
 			return &[]string{}
 		}
-		verr.Add("tags", "must be an array of strings, not null; omit it to keep the tags")
+		verr.Add(name, "must be an array of strings, not null; omit it to "+omitted)
 		return nil
 	}
-	var tags []string
-	if err := json.Unmarshal(raw, &tags); err != nil {
-		verr.Add("tags", "must be an array of strings")
+	var list []string
+	if err := json.Unmarshal(raw, &list); err != nil {
+		verr.Add(name, "must be an array of strings")
 		return nil
 	}
-	if tags == nil {
-		tags = []string{}
+	if list == nil {
+		list = []string{}
 	}
-	return &tags
+	return &list
 }
 
 // boolField decodes a boolean member. JSON null is false when
@@ -228,7 +236,7 @@ func boolField(name string, raw json.RawMessage, nullMeansFalse bool, verr *fiel
 // required, tags optional. The draft is not normalized yet.
 func decodeDraft(body []byte) (notes.Draft, error) {
 	var f noteFields
-	if err := decodeObject(body, &f); err != nil {
+	if err := decodeObject(body, &f, "a note"); err != nil {
 		return notes.Draft{}, err
 	}
 	var verr fielderr.List
@@ -252,7 +260,7 @@ func decodeDraft(body []byte) (notes.Draft, error) {
 // decodePatch decodes an RFC 7396 merge patch of a note.
 func decodePatch(body []byte) (notes.Patch, error) {
 	var f noteFields
-	if err := decodeObject(body, &f); err != nil {
+	if err := decodeObject(body, &f, "a note"); err != nil {
 		return notes.Patch{}, err
 	}
 	var verr fielderr.List

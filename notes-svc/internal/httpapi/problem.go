@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
+	"github.com/tickerdesk/tickerdesk/notes-svc/internal/webhook"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
 	"github.com/tickerdesk/tickerdesk/pkg/fielderr"
 	"github.com/tickerdesk/tickerdesk/pkg/httpedge"
@@ -107,6 +108,13 @@ func problemFor(err error) problem {
 		return p(http.StatusForbidden, "forbidden", "Forbidden", "The API key lacks the "+scErr.scope+" scope.")
 	case errors.Is(err, notes.ErrNotFound):
 		return p(http.StatusNotFound, "not-found", "Not found", "No note with this id exists in your account.")
+	case errors.Is(err, webhook.ErrNotFound):
+		return p(http.StatusNotFound, "not-found", "Not found", "No webhook endpoint or delivery with this id exists in your account.")
+	case errors.Is(err, errNoWebhooks):
+		return p(http.StatusNotFound, "not-found", "Not found", "This server does not serve webhooks.")
+	case errors.Is(err, webhook.ErrTooManyEndpoints):
+		return p(http.StatusConflict, "webhook-endpoint-limit", "Too many webhook endpoints",
+			"Your account already has "+strconv.Itoa(webhook.MaxEndpoints)+" webhook endpoints, the most it may; delete one first.")
 	case errors.Is(err, errRouteNotFound):
 		return p(http.StatusNotFound, "not-found", "Not found", "No resource exists at this path.")
 	case errors.Is(err, errMethodNotAllowed):

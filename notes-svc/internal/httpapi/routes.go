@@ -43,6 +43,7 @@ func (s *Server) routes(e *gin.Engine) {
 	s.noteRoutes(v1)
 	// The feed is new in /v1 and has no unversioned alias.
 	v1.GET("/events", s.requireScope(scopeRead), s.listEvents)
+	s.webhookRoutes(v1)
 
 	// The spec's listing example uses /notes: served as a deprecated alias
 	// of /v1 (docs/API.md, "Unversioned alias").
@@ -60,4 +61,21 @@ func (s *Server) noteRoutes(g *gin.RouterGroup) {
 	g.DELETE("/notes/:id", write, s.deleteNote)
 	g.POST("/notes/:id/trash", write, s.moveNote(s.notes.Trash))
 	g.POST("/notes/:id/restore", write, s.moveNote(s.notes.Restore))
+}
+
+// webhookRoutes are served under /v1 only: they came after the
+// unversioned alias was frozen.
+func (s *Server) webhookRoutes(g *gin.RouterGroup) {
+	read, write := s.requireScope(scopeRead), s.requireScope(scopeWrite)
+	endpoints := g.Group("/webhook_endpoints")
+	endpoints.POST("", write, s.createEndpoint)
+	endpoints.GET("", read, s.listEndpoints)
+	one := endpoints.Group("/:id")
+	one.GET("", read, s.getEndpoint)
+	one.PATCH("", write, s.patchEndpoint)
+	one.DELETE("", write, s.deleteEndpoint)
+	one.POST("/rotate_secret", write, s.rotateSecret)
+	deliveries := one.Group("/deliveries")
+	deliveries.GET("", read, s.listDeliveries)
+	deliveries.POST("/:delivery_id/retry", write, s.retryDelivery)
 }

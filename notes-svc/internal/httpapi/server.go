@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
+	"github.com/tickerdesk/tickerdesk/notes-svc/internal/webhook"
 	"github.com/tickerdesk/tickerdesk/pkg/accesslog"
 	"github.com/tickerdesk/tickerdesk/pkg/apidocs"
 	"github.com/tickerdesk/tickerdesk/pkg/apiengine"
@@ -45,6 +46,9 @@ type Options struct {
 	Trace []gin.HandlerFunc
 	// RateLimit bounds each API key's requests; nil means no limit.
 	RateLimit *keyrate.Limiter
+	// Webhooks serves /v1/webhook_endpoints; without it those routes
+	// answer 404.
+	Webhooks *webhook.Service
 }
 
 // Server handles the notes API. Its Handler serves it and makes /readyz
@@ -52,6 +56,7 @@ type Options struct {
 type Server struct {
 	*apiengine.Handler
 	notes    *notes.Service
+	webhooks *webhook.Service
 	auth     *auth.Authenticator
 	ping     func(context.Context) error
 	log      *slog.Logger
@@ -72,7 +77,7 @@ func NewServer(o Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new server: %w", err)
 	}
-	s := &Server{notes: o.Notes, auth: o.Auth, ping: o.Ping, log: o.Log, registry: prometheus.NewRegistry(), openapi: doc, limiter: o.RateLimit}
+	s := &Server{notes: o.Notes, auth: o.Auth, ping: o.Ping, log: o.Log, registry: prometheus.NewRegistry(), openapi: doc, limiter: o.RateLimit, webhooks: o.Webhooks}
 	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if o.DB != nil {
 		s.registry.MustRegister(collectors.NewDBStatsCollector(o.DB, "notes"))

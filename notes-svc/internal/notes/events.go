@@ -10,15 +10,24 @@ import (
 	"time"
 )
 
-// Types of Event, one per kind of change to a note (docs/API.md lists
-// what each one's data holds).
+// Types of Event, one per kind of change to a note, and the one the
+// webhooks append when they disable an endpoint that kept failing
+// (docs/API.md lists what each one's data holds).
 const (
 	EventNoteCreated, EventNoteUpdated, EventNoteDeleted = "note.created", "note.updated", "note.deleted"
 	EventNoteTrashed, EventNoteRestored                  = "note.trashed", "note.restored"
+	EventWebhookEndpointDisabled                         = "webhook_endpoint.disabled"
 )
 
-// EventTypes lists every event type, for validation and documentation.
-var EventTypes = []string{EventNoteCreated, EventNoteUpdated, EventNoteTrashed, EventNoteRestored, EventNoteDeleted}
+// NoteEventTypes lists the types of changes to notes, which webhook
+// endpoints subscribe to.
+func NoteEventTypes() []string {
+	return []string{EventNoteCreated, EventNoteUpdated, EventNoteTrashed, EventNoteRestored, EventNoteDeleted}
+}
+
+// EventTypes lists every type the feed serves, for validation and
+// documentation.
+func EventTypes() []string { return append(NoteEventTypes(), EventWebhookEndpointDisabled) }
 
 // ErrCursorExpired reports an event cursor older than the events kept:
 // the client must resync in full (docs/API.md, Events and sync).
@@ -88,8 +97,8 @@ func ParseEventTypes(vals []string) ([]string, error) {
 	for _, v := range vals {
 		for t := range strings.SplitSeq(v, ",") {
 			t = strings.TrimSpace(t)
-			if !slices.Contains(EventTypes, t) {
-				return nil, fmt.Errorf("must be a comma-separated list of %s", strings.Join(EventTypes, ", "))
+			if !slices.Contains(EventTypes(), t) {
+				return nil, fmt.Errorf("must be a comma-separated list of %s", strings.Join(EventTypes(), ", "))
 			}
 			if !slices.Contains(out, t) {
 				out = append(out, t)

@@ -229,6 +229,10 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
+// Translate is translate for the other stores on the notes database
+// (webhookdb), which share its classes of failure.
+func Translate(err error) error { return translate(err) }
+
 // translate maps driver errors to notes domain errors (classified by
 // pkg/postgres, as in marketdata-svc), keeping the original in the chain
 // for the log.

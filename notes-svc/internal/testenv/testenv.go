@@ -1,5 +1,5 @@
 // Package testenv gives integration tests a real PostgreSQL server with the
-// notes schema: each test gets its own database, cloned from a template
+// notes schema and River's (as `notes-svc migrate` applies them): each test gets its own database, cloned from a template
 // that is migrated once per test binary.
 //
 // The server is NOTES_TEST_DATABASE_URL when set (an admin URL, usually to
@@ -32,6 +32,7 @@ import (
 	tcpostgres "github.com/testcontainers/testcontainers-go/modules/postgres"
 
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notesdb"
+	"github.com/tickerdesk/tickerdesk/notes-svc/internal/webhook/delivery"
 )
 
 // env is the per-binary state, set up by the first test that needs a
@@ -141,6 +142,9 @@ func setup(ctx context.Context, adminURL string) error {
 	if err := notesdb.Migrate(ctx, db, quiet); err != nil {
 		return fmt.Errorf("migrate template db: %w", err)
 	}
+	if err := delivery.Migrate(ctx, db, quiet); err != nil {
+		return fmt.Errorf("migrate template db: %w", err)
+	}
 	return nil
 }
 
@@ -185,7 +189,13 @@ func DatabaseURL(t testing.TB) string {
 // DB opens a pool on a fresh database (see DatabaseURL), closed when t ends.
 func DB(t testing.TB) *sql.DB {
 	t.Helper()
-	db, err := notesdb.Open(DatabaseURL(t), notesdb.PoolOptions{MaxOpenConns: 10, MaxIdleConns: 10, StatementTimeout: 30 * time.Second})
+	return DBWith(t, notesdb.PoolOptions{MaxOpenConns: 10, MaxIdleConns: 10, StatementTimeout: 30 * time.Second})
+}
+
+// DBWith is DB with the pool options o, such as a Tracer.
+func DBWith(t testing.TB, o notesdb.PoolOptions) *sql.DB {
+	t.Helper()
+	db, err := notesdb.Open(DatabaseURL(t), o)
 	if err != nil {
 		t.Fatal(err)
 	}

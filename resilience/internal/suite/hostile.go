@@ -101,6 +101,22 @@ func Cases(e *Env, id string) []Case {
 		add(Case{Class: "malformed JSON", Svc: "notes", Method: "PATCH", Path: "/v1/notes/{id}", Body: []byte(b),
 			Header: map[string]string{"Content-Type": "application/merge-patch+json"}, Want: bad})
 	}
+	// The webhook endpoints take JSON too; none of these creates one
+	// (a note's fields are unknown members there).
+	for _, b := range malformed {
+		add(nc("malformed JSON", "POST", "/v1/webhook_endpoints", []byte(b), bad))
+	}
+	add(nc("JSON nested 10,000+ deep", "POST", "/v1/webhook_endpoints", []byte(`{"url":`+strings.Repeat("[", 10_000)+strings.Repeat("]", 10_000)+"}"), bad))
+	add(nc("bodies over the limit", "POST", "/v1/webhook_endpoints", []byte(`{"url":"https://`+strings.Repeat("a", 2<<20)+`.example/"}`), tooLarge))
+	// Webhook URLs that reach our own network or the cloud's metadata
+	// service, or are not https: refused before anything is stored.
+	for _, u := range []string{"https://127.0.0.1/", "https://localhost/", "https://[::1]/", "https://10.0.0.1/", "https://172.16.0.1/",
+		"https://192.168.1.1/", "https://100.64.0.1/", "https://169.254.169.254/latest/meta-data/", "https://[fd00:ec2::254]/",
+		"https://[fe80::1]/", "https://0.0.0.0/", "https://[::ffff:127.0.0.1]/", "http://93.184.215.14/", "https://u:p@93.184.215.14/",
+		"file:///etc/passwd", "gopher://127.0.0.1:6379/_INFO"} {
+		b, _ := json.Marshal(map[string]string{"url": u})
+		add(nc("webhook URLs into our network", "POST", "/v1/webhook_endpoints", b, []int{422}))
+	}
 	for i := 1; i < len(valid); i += 3 {
 		add(nc("truncated JSON", "POST", "/v1/notes", []byte(valid[:i]), bad))
 		add(nc("truncated JSON", "PUT", "/v1/notes/{id}", []byte(valid[:i]), bad))

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tickerdesk/tickerdesk/resilience/internal/harness"
+	"github.com/tickerdesk/tickerdesk/resilience/internal/report"
 )
 
 // TenantIsolation runs every notes endpoint and method with account B's
@@ -103,10 +104,67 @@ func TenantIsolation(ctx context.Context, e *Env) {
 	s.Check("A's listing does not show B's note", err == nil && bNote.ID != "" && !strings.Contains(string(aList.Body), bNote.ID), "A list %d bytes", len(aList.Body))
 	ok, detail := e.Unchanged(e.NotesKeyA, snap)
 	s.Check("A's note intact (byte-exact, same ETag)", ok, "%s", orDefault(detail, "identical"))
-	s.Failed = wrong + leaks
+	hooks := webhookIsolation(e, s)
+	s.Failed = wrong + leaks + hooks
 	if !okIdem {
 		s.Failed++
 	}
+}
+
+// webhookIsolation runs every webhook endpoint operation with account B's
+// key against account A's endpoint: all 404, and A's endpoint unchanged.
+// The endpoint is disabled (its public address is never called) and
+// deleted at the end; it returns the failures.
+func webhookIsolation(e *Env, s *report.Scenario) int {
+	created, err := e.Do(e.NotesRequest(http.MethodPost, "/v1/webhook_endpoints", e.NotesKeyA, []byte(`{"url":"https://93.184.215.14/hook","enabled":false}`), nil))
+	var ep struct {
+		ID     string `json:"id"`
+		Secret string `json:"secret"`
+	}
+	if err != nil || created.Status != 201 || json.Unmarshal(created.Body, &ep) != nil || ep.ID == "" {
+		s.Check("webhook setup", false, "create A's endpoint: %v %d %.200s", err, created.Status, created.Body)
+		return 1
+	}
+	path := "/v1/webhook_endpoints/" + ep.ID
+	defer func() { _, _ = e.Do(e.NotesRequest(http.MethodDelete, path, e.NotesKeyA, nil, nil)) }()
+	before, _ := e.Do(e.NotesRequest(http.MethodGet, path, e.NotesKeyA, nil, nil))
+	mp := map[string]string{"Content-Type": "application/merge-patch+json"}
+	wrong := 0
+	for _, p := range []struct {
+		method, path string
+		body         []byte
+		hdr          map[string]string
+	}{
+		{http.MethodGet, path, nil, nil},
+		{http.MethodPatch, path, []byte(`{"enabled":true,"url":"https://93.184.215.14/b"}`), mp},
+		{http.MethodPost, path + "/rotate_secret", nil, nil},
+		{http.MethodGet, path + "/deliveries", nil, nil},
+		{http.MethodPost, path + "/deliveries/whd_00000000000000000000000000000000/retry", nil, nil},
+		{http.MethodDelete, path, nil, nil},
+	} {
+		resp, err := e.Do(e.NotesRequest(p.method, p.path, e.NotesKeyB, p.body, p.hdr))
+		s.Sent++
+		if err != nil || resp.Status != 404 || strings.Contains(string(resp.Body), "93.184.215.14") {
+			wrong++
+			s.Note("%s %s: %d %.200s", p.method, p.path, resp.Status, resp.Body)
+		}
+	}
+	s.Check("every B request on A's webhook endpoint is 404", wrong == 0, "6 probes (GET, PATCH, rotate_secret, deliveries, retry, DELETE), %d not 404 or leaking", wrong)
+	list, err := e.Do(e.NotesRequest(http.MethodGet, "/v1/webhook_endpoints", e.NotesKeyB, nil, nil))
+	s.Sent++
+	listed := err != nil || list.Status != 200 || strings.Contains(string(list.Body), ep.ID)
+	s.Check("B's webhook endpoints show nothing of A", !listed, "B list %d %.200s", list.Status, list.Body)
+	after, err := e.Do(e.NotesRequest(http.MethodGet, path, e.NotesKeyA, nil, nil))
+	changed := err != nil || after.Status != 200 || string(after.Body) != string(before.Body)
+	s.Check("A's webhook endpoint intact", !changed, "before %.200s, after %.200s", before.Body, after.Body)
+	n := wrong
+	if listed {
+		n++
+	}
+	if changed {
+		n++
+	}
+	return n
 }
 
 func merge(a, b map[string]string) map[string]string {

@@ -3,6 +3,7 @@ package stack
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	"github.com/docker/go-connections/nat"
 	"github.com/testcontainers/testcontainers-go"
@@ -24,6 +25,9 @@ type Service struct {
 	Database string
 	// KeyPrefix starts every key the service creates, such as tdn_.
 	KeyPrefix string
+	// Env are the service's own variables, whole names, set besides the
+	// ones every service gets.
+	Env map[string]string
 }
 
 // Images are the images a stack starts.
@@ -86,6 +90,7 @@ func (s *Stack) Start(ctx context.Context, svc Service, images Images, opts ...t
 	if images.Redis != "" {
 		env[p+"REDIS_URL"] = redisURL()
 	}
+	maps.Copy(env, svc.Env)
 	svcOpts := []testcontainers.ContainerCustomizer{
 		network.WithNetwork([]string{svc.Name}, s.Network),
 		testcontainers.WithEnv(env),

@@ -1,0 +1,295 @@
+// Package delivery sends webhooks on River, PostgreSQL's job queue, in the
+// notes database: EnqueueTx is the transactional outbox (a note change,
+// its event, its deliveries and their jobs commit or roll back together),
+// a worker in every replica makes the attempts (River hands each job to
+// one worker), and the leader replica alone runs the periodic maintenance
+// (trash purge and event retention).
+//
+// Deliveries are at least once and in no set order: a receiver
+// deduplicates on the event id. An attempt is a POST through the egress
+// guard; 2xx is delivered, anything else (a redirect included) or no
+// answer is retried with exponential backoff and jitter until MaxAge,
+// after which the delivery fails, its endpoint is disabled and a
+// webhook_endpoint.disabled event is appended. At most PerEndpoint
+// attempts to one endpoint run at once across replicas (session advisory
+// locks on the endpoint's slots; River has no per-key limit): a job that
+// finds no free slot snoozes, which costs no attempt.
+package delivery
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
+	"github.com/riverqueue/river/rivermigrate"
+	"gorm.io/gorm"
+
+	"github.com/tickerdesk/tickerdesk/notes-svc/internal/webhook"
+	"github.com/tickerdesk/tickerdesk/notes-svc/internal/webhook/egress"
+	"github.com/tickerdesk/tickerdesk/notes-svc/internal/webhookdb"
+)
+
+// QueueName is the name of River's queue of deliveries.
+const QueueName = "webhooks"
+
+// EventLog appends an event to the account's event log in tx; notesdb's
+// event log implements it.
+type EventLog interface {
+	AppendTx(tx *gorm.DB, accountID, eventType string, object any) error
+}
+
+// Maintenance is the retention work the leader runs hourly; notesdb
+// implements it.
+type Maintenance interface {
+	PurgeTrash(ctx context.Context, before time.Time) (int64, error)
+	PruneEvents(ctx context.Context, before time.Time) (int64, error)
+}
+
+// Options configure a Queue. Zero values take the defaults noted.
+type Options struct {
+	DB       *sql.DB
+	Store    *webhookdb.Store
+	Cipher   *webhook.Cipher
+	Guard    *egress.Guard
+	EventLog EventLog
+	// Maintenance, when set, runs hourly (and once at start) on the
+	// leader, with TrashRetention and EventRetention.
+	Maintenance    Maintenance
+	TrashRetention time.Duration
+	EventRetention time.Duration
+	// Workers bounds the attempts in progress in the process (10); each
+	// holds a database connection for its slot lock while it sends.
+	Workers int
+	// PerEndpoint bounds the attempts to one endpoint at once, across
+	// replicas (4).
+	PerEndpoint int
+	// Timeout bounds one attempt (10 s).
+	Timeout time.Duration
+	// RetryBase is the first retry's delay (30 s), doubled each attempt up
+	// to RetryCap (6 h), each with ±25% jitter; MaxAge (72 h) ends the
+	// retries, and MaxAttempts follows from the three unless set.
+	RetryBase   time.Duration
+	RetryCap    time.Duration
+	MaxAge      time.Duration
+	MaxAttempts int
+	// SlotWait is how long a job that found no free slot snoozes (1 s).
+	SlotWait time.Duration
+	// PollInterval is how often idle workers look for jobs (1 s); the
+	// database/sql driver has no LISTEN.
+	PollInterval time.Duration
+	UserAgent    string
+	Log          *slog.Logger
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+func (o *Options) defaults() {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&o.Timeout, 10*time.Second)
+	def(&o.RetryBase, 30*time.Second)
+	def(&o.RetryCap, 6*time.Hour)
+	def(&o.MaxAge, 72*time.Hour)
+	def(&o.SlotWait, time.Second)
+	def(&o.PollInterval, time.Second)
+	def(&o.TrashRetention, 30*24*time.Hour)
+	def(&o.EventRetention, 30*24*time.Hour)
+	if o.Workers <= 0 {
+		o.Workers = 10
+	}
+	if o.PerEndpoint <= 0 {
+		o.PerEndpoint = 4
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = attemptsWithin(o.RetryBase, o.RetryCap, o.MaxAge)
+	}
+	if o.UserAgent == "" {
+		o.UserAgent = "Tickerdesk-Webhooks/1"
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+}
+
+// attemptsWithin is how many attempts the backoff (without jitter) makes
+// within maxAge: the first at once, then after base, 2 base, ... capped.
+func attemptsWithin(base, cap, maxAge time.Duration) int {
+	n, elapsed := 1, time.Duration(0)
+	for {
+		elapsed += backoff(base, cap, n)
+		if elapsed > maxAge || n >= 1000 {
+			return n
+		}
+		n++
+	}
+}
+
+// backoff is the delay after failed attempt n (from 1), before jitter.
+func backoff(base, cap time.Duration, n int) time.Duration {
+	d := base
+	for i := 1; i < n && d < cap; i++ {
+		d *= 2
+	}
+	return min(d, cap)
+}
+
+// Queue enqueues and sends webhook deliveries.
+type Queue struct {
+	o      Options
+	client *river.Client[*sql.Tx]
+	sender *sender
+}
+
+// New returns a Queue; Start runs its workers.
+func New(o Options) (*Queue, error) {
+	if o.DB == nil || o.Store == nil || o.Guard == nil || o.EventLog == nil || o.Log == nil {
+		return nil, errors.New("new webhook queue: DB, Store, Guard, EventLog and Log are required")
+	}
+	o.defaults()
+	q := &Queue{o: o, sender: &sender{client: o.Guard.Client(o.Timeout), userAgent: o.UserAgent}}
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &deliverWorker{q: q})
+	cfg := &river.Config{
+		Queues:            map[string]river.QueueConfig{QueueName: {MaxWorkers: o.Workers}, river.QueueDefault: {MaxWorkers: 1}},
+		Workers:           workers,
+		FetchPollInterval: o.PollInterval,
+		FetchCooldown:     min(100*time.Millisecond, o.PollInterval),
+		MaxAttempts:       o.MaxAttempts,
+		Logger:            o.Log.With("component", "river"),
+	}
+	if o.Maintenance != nil {
+		river.AddWorker(workers, &maintenanceWorker{q: q})
+		for _, task := range []string{taskPurgeTrash, taskPruneEvents} {
+			cfg.PeriodicJobs = append(cfg.PeriodicJobs, river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
+				func() (river.JobArgs, *river.InsertOpts) { return maintenanceArgs{Task: task}, nil },
+				&river.PeriodicJobOpts{ID: task, RunOnStart: true}))
+		}
+	}
+	client, err := river.NewClient(riverdatabasesql.New(o.DB), cfg)
+	if err != nil {
+		return nil, fmt.Errorf("new webhook queue: %w", err)
+	}
+	q.client = client
+	return q, nil
+}
+
+// Start runs the workers (and, on the elected leader, the periodic jobs)
+// until Stop.
+func (q *Queue) Start(ctx context.Context) error {
+	if err := q.client.Start(ctx); err != nil {
+		return fmt.Errorf("start webhook queue: %w", err)
+	}
+	return nil
+}
+
+// StartWhenReady starts the queue, trying again every few seconds while
+// the database cannot be reached (River's Start needs it), until ctx ends:
+// the service starts, and serves, before PostgreSQL is up, and its
+// workers join when it is.
+func (q *Queue) StartWhenReady(ctx context.Context) {
+	for {
+		err := q.Start(context.WithoutCancel(ctx))
+		if err == nil {
+			return
+		}
+		q.o.Log.Warn("webhook queue not started; retrying", "error", err.Error())
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(3 * time.Second):
+		}
+	}
+}
+
+// Stop lets the attempts in progress finish, within ctx: graceful, like
+// the HTTP server's drain.
+func (q *Queue) Stop(ctx context.Context) error {
+	if err := q.client.Stop(ctx); err != nil {
+		return fmt.Errorf("stop webhook queue: %w", err)
+	}
+	return nil
+}
+
+// Migrate brings River's own tables up to date; `notes-svc migrate` runs
+// it after the service's migrations.
+func Migrate(ctx context.Context, db *sql.DB, log *slog.Logger) error {
+	m, err := rivermigrate.New(riverdatabasesql.New(db), &rivermigrate.Config{Logger: log})
+	if err != nil {
+		return fmt.Errorf("migrate river: %w", err)
+	}
+	res, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	if err != nil {
+		return fmt.Errorf("migrate river: %w", err)
+	}
+	for _, v := range res.Versions {
+		log.Info("river migration applied", "version", v.Version, "duration_ms", v.Duration.Milliseconds())
+	}
+	return nil
+}
+
+// sqlTx finds the *sql.Tx under a GORM transaction: the pool of a session
+// with prepared statements wraps it in a *gorm.PreparedStmtTX.
+func sqlTx(tx *gorm.DB) (*sql.Tx, error) {
+	switch p := tx.Statement.ConnPool.(type) {
+	case *sql.Tx:
+		return p, nil
+	case *gorm.PreparedStmtTX:
+		if t, ok := p.Tx.(*sql.Tx); ok {
+			return t, nil
+		}
+	}
+	return nil, errors.New("webhook outbox: not in a database/sql transaction")
+}
+
+func txContext(tx *gorm.DB) context.Context {
+	if tx.Statement != nil && tx.Statement.Context != nil {
+		return tx.Statement.Context
+	}
+	return context.Background()
+}
+
+// EnqueueTx is the outbox: in the caller's transaction, it writes a
+// delivery of the event for each enabled endpoint of the account that
+// wants its type, and a River job for each. With no such endpoint it
+// costs one indexed statement and inserts no job.
+func (q *Queue) EnqueueTx(tx *gorm.DB, accountID string, eventSeq int64, eventID, eventType string) error {
+	ids, err := webhookdb.InsertDeliveriesTx(tx, accountID, eventSeq, eventID, eventType, q.o.Now().UTC())
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	return q.insertJobs(tx, accountID, ids)
+}
+
+func (q *Queue) insertJobs(tx *gorm.DB, accountID string, ids []string) error {
+	t, err := sqlTx(tx)
+	if err != nil {
+		return err
+	}
+	params := make([]river.InsertManyParams, len(ids))
+	for i, id := range ids {
+		params[i] = river.InsertManyParams{Args: deliverArgs{AccountID: accountID, DeliveryID: id}}
+	}
+	if _, err := q.client.InsertManyTx(txContext(tx), t, params); err != nil {
+		return fmt.Errorf("enqueue webhook deliveries: %w", err)
+	}
+	return nil
+}
+
+// Redeliver implements webhook.Redeliverer: the delivery is pending again
+// and a new job sends it.
+func (q *Queue) Redeliver(ctx context.Context, accountID, endpointID, deliveryID string) error {
+	return q.o.Store.DB().WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := webhookdb.ResetDeliveryTx(tx, accountID, endpointID, deliveryID, q.o.Now().UTC()); err != nil {
+			return err
+		}
+		return q.insertJobs(tx, accountID, []string{deliveryID})
+	})
+}
