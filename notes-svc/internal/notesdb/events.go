@@ -115,36 +115,43 @@ func eventValues(ev *notes.Event) []any {
 	return []any{ev.ID, ev.AccountID, ev.Type, ev.CreatedAt, ev.Data}
 }
 
-// ListEvents implements notes.EventStore. The page holds only events
-// written by transactions older than every transaction still running
-// (xid below the snapshot's xmin): seq is taken when a row is inserted,
-// not when it commits, so a transaction that commits late can add a lower
-// seq than one already shown; a reader that went on past it would never
-// see it. Events of a transaction still running appear on a later call,
-// in their place, and nothing is ever skipped. A long transaction anywhere
-// in the database holds the feed back until it ends (docs/API.md).
+// ListEvents implements notes.EventStore. The feed is in the order of
+// the writing transactions' ids, then seq, and holds only events written
+// by transactions older than every transaction still running (xid below
+// the snapshot's xmin). Every transaction that can still write an event
+// has an xid at or above xmin, so once a reader has passed an (xid, seq)
+// below it, nothing can appear before its cursor: nothing is ever
+// skipped. seq alone could not give that, since it is taken at insert,
+// not at commit: a transaction that commits late may hold a lower seq
+// than one already shown, and the order of xids is not that of seqs
+// either (an xid is assigned at a transaction's first write). A long
+// transaction anywhere in the database holds the feed back until it ends
+// (docs/API.md).
 func (s *Store) ListEvents(ctx context.Context, accountID string, q notes.EventQuery) ([]notes.Event, bool, error) {
 	db := s.db.WithContext(ctx)
-	if q.After > 0 {
-		// The cursor's own event must still be served: if it was pruned or
-		// is past the horizon, events after it may have gone too.
-		var kept int64
-		if err := db.Model(&notes.Event{}).Where("account_id = ? AND seq = ? AND created_at >= ?", accountID, q.After, q.Horizon).
-			Count(&kept).Error; err != nil {
-			return nil, false, translate(err)
-		}
-		if kept == 0 {
-			return nil, false, notes.ErrCursorExpired
-		}
-	}
-	query := db.Where("account_id = ? AND seq > ? AND created_at >= ?", accountID, q.After, q.Horizon).
+	query := db.Where("account_id = ? AND created_at >= ?", accountID, q.Horizon).
 		// Raw condition: the snapshot's xmin is a function GORM has no form for.
 		Where("xid < pg_snapshot_xmin(pg_current_snapshot())")
+	if q.After > 0 {
+		// The cursor's own event must still be served: if it was pruned or
+		// is past the horizon, events after it may have gone too. Its xid
+		// places the page.
+		var at []string
+		if err := db.Model(&notes.Event{}).Where("account_id = ? AND seq = ? AND created_at >= ?", accountID, q.After, q.Horizon).
+			Pluck("xid::text", &at).Error; err != nil {
+			return nil, false, translate(err)
+		}
+		if len(at) == 0 {
+			return nil, false, notes.ErrCursorExpired
+		}
+		// Raw condition: a row comparison, which GORM has no form for.
+		query = query.Where("(xid, seq) > (?::xid8, ?)", at[0], q.After)
+	}
 	if len(q.Types) > 0 {
 		query = query.Where("type = ANY(?)", pgArray[string](q.Types))
 	}
 	var evs []notes.Event
-	err := query.Order("seq").Clauses(pagedBy{limit: q.Limit + 1}).Find(&evs).Error
+	err := query.Order("xid, seq").Clauses(pagedBy{limit: q.Limit + 1}).Find(&evs).Error
 	if err != nil {
 		return nil, false, translate(err)
 	}

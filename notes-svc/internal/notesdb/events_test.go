@@ -214,6 +214,55 @@ func TestFeedNeverSkipsALateCommit(t *testing.T) {
 	}
 }
 
+// TestFeedNeverSkipsAnOlderXidWithAHigherSeq is the other interleaving:
+// a transaction takes its xid (its first write) before another, but its
+// event's seq after it, and commits first. A feed in seq order would show
+// its event, move the reader's cursor past the other's lower seq while
+// that transaction still runs, and never show it; in (xid, seq) order it
+// comes after the cursor.
+func TestFeedNeverSkipsAnOlderXidWithAHigherSeq(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	older, err := f.db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer older.Rollback()
+	if _, err := older.ExecContext(ctx, "SELECT pg_current_xact_id()"); err != nil {
+		t.Fatal(err)
+	}
+	younger, err := f.db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer younger.Rollback()
+	const ins = `INSERT INTO events (id, account_id, type, created_at, data) VALUES ($1, $2, 'note.created', now(), '{"object":{}}') RETURNING seq`
+	var low, high int64
+	if err := younger.QueryRowContext(ctx, ins, "evt_younger", f.a).Scan(&low); err != nil {
+		t.Fatal(err)
+	}
+	if err := older.QueryRowContext(ctx, ins, "evt_older", f.a).Scan(&high); err != nil {
+		t.Fatal(err)
+	}
+	if err := older.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if low >= high {
+		t.Fatalf("seqs %d, %d: the younger transaction's insert should hold the lower", low, high)
+	}
+	seen := f.feed(t, f.a, 0)
+	if len(seen) != 1 || seen[0].Seq != high {
+		t.Fatalf("feed with the younger transaction running = %+v, want only seq %d", seen, high)
+	}
+	if err := younger.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	rest := f.feed(t, f.a, seen[0].Seq)
+	if len(rest) != 1 || rest[0].Seq != low {
+		t.Fatalf("feed after the cursor = %+v, want seq %d, which a seq-ordered feed skips", rest, low)
+	}
+}
+
 func TestEventCursorExpires(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()

@@ -3,7 +3,7 @@
 ALTER TABLE notes ADD COLUMN trashed_at timestamptz;
 
 -- The event log: one row per change to a note, written in the change's
--- transaction. seq orders the events of an account totally.
+-- transaction. (xid, seq) orders the events of an account totally.
 CREATE TABLE events (
     seq        bigserial   PRIMARY KEY,
     id         text        NOT NULL UNIQUE,
@@ -12,11 +12,13 @@ CREATE TABLE events (
     created_at timestamptz NOT NULL,
     data       jsonb       NOT NULL,
     -- seq is taken before commit, so a transaction that commits late can
-    -- publish a lower seq after a reader has passed it: the feed shows only
-    -- rows written below the oldest transaction still running.
+    -- publish a lower seq after a reader has passed it: readers go in
+    -- (xid, seq) order and only below the oldest transaction still running.
     xid        xid8        NOT NULL DEFAULT pg_current_xact_id()
 );
-CREATE INDEX events_account_seq_idx ON events (account_id, seq);
+-- The feed of one account, and the webhook relay over every account.
+CREATE INDEX events_account_xid_idx ON events (account_id, xid, seq);
+CREATE INDEX events_xid_idx ON events (xid, seq);
 -- Pruning deletes the oldest events of every account, in batches.
 CREATE INDEX events_created_idx ON events (created_at);
 
