@@ -13,7 +13,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
-	"gorm.io/gorm"
 
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/config"
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/httpapi"
@@ -181,11 +180,6 @@ func newWebhooks(cfg config.Config, db *sql.DB, notesStore *notesdb.Store, log *
 	if err != nil {
 		return nil, nil, err
 	}
-	// The outbox: each event's deliveries are enqueued in the transaction
-	// that writes it.
-	notesStore.SetEventHook(func(tx *gorm.DB, ev *notes.Event) error {
-		return queue.EnqueueTx(tx, ev.AccountID, ev.Seq, ev.ID, ev.Type)
-	})
 	hooks, err := webhook.NewService(webhook.Options{Store: store, Cipher: cipher, URLs: guard, Redeliverer: queue})
 	if err != nil {
 		return nil, nil, err

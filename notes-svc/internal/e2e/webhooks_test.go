@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -12,8 +13,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"gorm.io/gorm"
 
 	"github.com/tickerdesk/tickerdesk/clients/notes/webhook"
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
@@ -234,25 +233,32 @@ func (r *receiver) count() int {
 	return len(r.body)
 }
 
-// emit writes an event of the account and enqueues its deliveries in one
-// transaction, as the event log's hook does in each note write.
+// emit writes an event of the account, as a note write does, and returns
+// once the relay has passed it (its deliveries written).
 func (e *env) emit(accountID, typ string) string {
 	e.t.Helper()
 	id, err := notes.NewPrefixedID("evt_")
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	err = e.hooks.DB().Transaction(func(tx *gorm.DB) error {
-		var seq int64
-		if err := tx.Raw(`INSERT INTO events (id, account_id, type, created_at, data) VALUES (?, ?, ?, now(), '{"object":{}}') RETURNING seq`,
-			id, accountID, typ).Scan(&seq).Error; err != nil {
-			return err
-		}
-		return e.queue.EnqueueTx(tx, accountID, seq, id, typ)
-	})
-	if err != nil {
+	var at struct {
+		XID string `gorm:"column:xid"`
+		Seq int64  `gorm:"column:seq"`
+	}
+	if err := e.hooks.DB().Raw(`INSERT INTO events (id, account_id, type, created_at, data) VALUES (?, ?, ?, now(), '{"object":{}}') RETURNING xid::text AS xid, seq`,
+		id, accountID, typ).Scan(&at).Error; err != nil {
 		e.t.Fatal(err)
 	}
+	waitFor(e.t, "the relay to pass the event", func() bool {
+		if _, err := e.queue.RelayOnce(context.Background()); err != nil {
+			e.t.Fatal(err)
+		}
+		var past bool
+		if err := e.hooks.DB().Raw("SELECT (after_xid, after_seq) >= (?::xid8, ?) FROM webhook_relay", at.XID, at.Seq).Scan(&past).Error; err != nil {
+			e.t.Fatal(err)
+		}
+		return past
+	})
 	return id
 }
 
@@ -357,5 +363,62 @@ func TestWebhookDeliveryLogAndRetry(t *testing.T) {
 	rcv.mu.Unlock()
 	if got != first {
 		t.Errorf("retried event %s, want %s", got, first)
+	}
+}
+
+// TestNoteChangesReachTheReceiver is the whole path: notes written
+// through the API append their events, the relay turns them into
+// deliveries, and the receiver gets each change once, signed, with the
+// event's id in its header; another account's changes never reach it.
+func TestNoteChangesReachTheReceiver(t *testing.T) {
+	e := newEnv(t)
+	rcv := newReceiver(t)
+	ep := e.endpoint(e.alice, mustJSON(map[string]string{"url": rcv.URL + "/hook"}))
+	e.startQueue()
+
+	created := e.do(req{method: "POST", path: "/v1/notes", key: e.alice, body: `{"title":"hooked","content":"c"}`})
+	if created.status != http.StatusCreated {
+		t.Fatalf("create: %d %s", created.status, created.body)
+	}
+	var n struct{ ID string }
+	created.json(t, &n)
+	for _, rq := range []req{
+		{method: "PATCH", path: "/v1/notes/" + n.ID, key: e.alice, body: `{"title":"hooked again"}`, contentType: "application/merge-patch+json"},
+		{method: "POST", path: "/v1/notes/" + n.ID + "/trash", key: e.alice},
+		{method: "POST", path: "/v1/notes/" + n.ID + "/restore", key: e.alice},
+		{method: "DELETE", path: "/v1/notes/" + n.ID, key: e.alice},
+		{method: "POST", path: "/v1/notes", key: e.bob, body: `{"title":"bob's","content":""}`},
+	} {
+		if r := e.do(rq); r.status >= 300 {
+			t.Fatalf("%s %s: %d %s", rq.method, rq.path, r.status, r.body)
+		}
+	}
+	want := []string{"note.created", "note.updated", "note.trashed", "note.restored", "note.deleted"}
+	waitFor(t, "five deliveries", func() bool { return rcv.count() >= len(want) })
+	time.Sleep(300 * time.Millisecond) // room for a wrong sixth (bob's) to arrive
+	rcv.mu.Lock()
+	defer rcv.mu.Unlock()
+	var got []string
+	for i, b := range rcv.body {
+		if err := webhook.Verify(ep.Secret, rcv.header[i].Get("Tickerdesk-Signature"), b, time.Minute); err != nil {
+			t.Errorf("delivery %d: %v", i, err)
+		}
+		var ev struct {
+			ID, Type string
+			Data     struct{ Object struct{ ID string } }
+		}
+		if err := json.Unmarshal(b, &ev); err != nil {
+			t.Fatalf("delivery %d: %v: %s", i, err, b)
+		}
+		if ev.Data.Object.ID != n.ID || rcv.header[i].Get("Tickerdesk-Event-Id") != ev.ID {
+			t.Errorf("delivery %d: %s with header id %q", i, b, rcv.header[i].Get("Tickerdesk-Event-Id"))
+		}
+		got = append(got, ev.Type)
+	}
+	// Order is not promised: compare as sets, each once.
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("receiver got %v, want each of %v once", got, want)
 	}
 }

@@ -42,8 +42,7 @@
 // so its note and event are one statement (createSQL: the note insert and
 // the event insert GORM built at New, joined by a data-modifying WITH),
 // atomic without a transaction of its own: one round trip, as before the
-// event log. Only an event hook (SetEventHook) needs a transaction around
-// it. BenchmarkCreateNote, back to back with the code before the event
+// event log. BenchmarkCreateNote, back to back with the code before the event
 // log on the same loaded machine (load average about 10; times within
 // noise of each other's spread):
 //
@@ -167,11 +166,9 @@ type Store struct {
 	// values of insertFields.
 	insertNoteSQL string
 	insertFields  []*schema.Field
-	// object writes a note into its events, onEvent is the hook each
-	// event goes through (nil: none), and now dates the events.
-	object  func(notes.Note) json.RawMessage
-	onEvent EventHook
-	now     func() time.Time
+	// object writes a note into its events, and now dates them.
+	object func(notes.Note) json.RawMessage
+	now    func() time.Time
 	// insertEventSQL is the insert of an event, built once; createSQL
 	// inserts a note and its note.created event in one statement.
 	insertEventSQL string

@@ -15,16 +15,6 @@ import (
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
 )
 
-// EventHook is called inside the transaction of every change to a note,
-// right after the change's event row is inserted (ev.Seq and ev.ID are
-// set): whatever it writes on tx commits or rolls back with the change.
-// An error aborts the change.
-type EventHook func(tx *gorm.DB, ev *notes.Event) error
-
-// SetEventHook sets the hook every event goes through; nil (the default)
-// means none. Call it before the Store is used.
-func (s *Store) SetEventHook(h EventHook) { s.onEvent = h }
-
 // SetEventObject sets how a note is written into its events' data.object:
 // the API's JSON form of a note, which the HTTP layer owns and serve
 // passes here. Call it before the Store is used.
@@ -36,29 +26,16 @@ func (s *Store) SetEventObject(f func(notes.Note) json.RawMessage) { s.object = 
 var errNoEventObject = errors.New("notesdb: no event object encoder (SetEventObject)")
 
 // appendEvent inserts the event of typ about n (for a deletion only its
-// id is kept) on tx, the transaction of the change, and runs the hook.
+// id is kept) on tx, the transaction of the change. The webhooks read the
+// log itself (their relay), so nothing else is written here.
 func (s *Store) appendEvent(tx *gorm.DB, typ string, n notes.Note) error {
 	ev, err := s.newEvent(typ, n)
 	if err != nil {
 		return err
 	}
 	// The insert GORM built from the model at New (eventInsert), not
-	// again per call; its seq is read only for a hook.
-	if s.onEvent == nil {
-		return tx.Exec(s.insertEventSQL, eventValues(&ev)...).Error
-	}
-	if err := tx.Raw(s.insertEventSQL, eventValues(&ev)...).Scan(&ev.Seq).Error; err != nil {
-		return err
-	}
-	return s.hook(tx, &ev)
-}
-
-// hook runs the event hook, if any, on the event just inserted.
-func (s *Store) hook(tx *gorm.DB, ev *notes.Event) error {
-	if s.onEvent == nil {
-		return nil
-	}
-	return s.onEvent(tx, ev)
+	// again per call.
+	return tx.Exec(s.insertEventSQL, eventValues(&ev)...).Error
 }
 
 // newEvent is the event typ about n, not inserted yet.
@@ -172,7 +149,7 @@ const maintenanceBatch = 500
 // PurgeTrash deletes for good the notes trashed before before, of every
 // account, and reports how many went. It runs in batches, each one
 // transaction that deletes up to maintenanceBatch notes and writes their
-// note.deleted events (and runs the event hook on each). A note restored
+// note.deleted events. A note restored
 // meanwhile is left alone: the delete checks trashed_at again on the row
 // it locks, and notes locked by a write in progress wait for the next run.
 func (s *Store) PurgeTrash(ctx context.Context, before time.Time) (int64, error) {

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"gorm.io/gorm"
-
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
 )
 
@@ -357,40 +355,5 @@ func TestPurgeTrash(t *testing.T) {
 	}
 	if after := f.feed(t, f.a, 0); len(after) != len(before)+550 {
 		t.Errorf("alice's feed grew from %d to %d events", len(before), len(after))
-	}
-}
-
-func TestEventHookRunsInTheChangesTransaction(t *testing.T) {
-	f := newFixture(t)
-	ctx := context.Background()
-	var seen []notes.Event
-	f.store.SetEventHook(func(tx *gorm.DB, ev *notes.Event) error {
-		if ev.Seq == 0 || ev.ID == "" {
-			t.Errorf("hook got %+v before its insert", ev)
-		}
-		// The hook's writes are the change's: it sees the event row.
-		var n int64
-		if err := tx.Model(&notes.Event{}).Where("seq = ?", ev.Seq).Count(&n).Error; err != nil || n != 1 {
-			t.Errorf("hook: event row count %d, %v", n, err)
-		}
-		seen = append(seen, *ev)
-		if ev.Type == notes.EventNoteTrashed {
-			return errors.New("refused")
-		}
-		return nil
-	})
-	n := f.create(t, f.a, notes.Draft{Title: "t", Content: "c"})
-	if _, err := f.svc.Trash(ctx, f.a, n.ID); err == nil {
-		t.Fatal("a failing hook did not fail the trash")
-	}
-	// The failed trash rolled back with its event.
-	if got, err := f.store.GetNote(ctx, f.a, n.ID); err != nil || got.TrashedAt != nil {
-		t.Errorf("after a failed hook: %+v %v", got, err)
-	}
-	if evs := f.feed(t, f.a, 0); !slices.Equal(types(evs), []string{notes.EventNoteCreated}) {
-		t.Errorf("feed = %v", types(evs))
-	}
-	if len(seen) != 2 || seen[0].Type != notes.EventNoteCreated {
-		t.Errorf("hook saw %v", types(seen))
 	}
 }

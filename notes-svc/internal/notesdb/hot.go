@@ -157,8 +157,7 @@ func (s *Store) noteValues(db *gorm.DB, n *notes.Note, vals []any) []any {
 }
 
 // createNote inserts n and its note.created event in one statement
-// (createSQL) on db, the pool or a transaction, and runs the event hook,
-// which needs a transaction: with a hook, db must be one.
+// (createSQL) on db, the pool or a transaction.
 func (s *Store) createNote(db *gorm.DB, n *notes.Note) error {
 	ev, err := s.newEvent(notes.EventNoteCreated, *n)
 	if err != nil {
@@ -166,13 +165,6 @@ func (s *Store) createNote(db *gorm.DB, n *notes.Note) error {
 	}
 	var buf [16]any
 	vals := append(s.noteValues(db, n, buf[:0]), eventValues(&ev)...)
-	// The note insert and the event insert GORM built at New, joined;
-	// the event's seq is read only for a hook.
-	if s.onEvent == nil {
-		return db.Exec(s.createSQL, vals...).Error
-	}
-	if err := db.Raw(s.createSQL, vals...).Scan(&ev.Seq).Error; err != nil {
-		return err
-	}
-	return s.hook(db, &ev)
+	// The note insert and the event insert GORM built at New, joined.
+	return db.Exec(s.createSQL, vals...).Error
 }

@@ -102,15 +102,8 @@ func replayNote(raw []byte, accountID string) (notes.Note, error) {
 func (s *Store) CreateNote(ctx context.Context, n notes.Note, idem *notes.IdempotencyRecord) (notes.Note, bool, error) {
 	if idem == nil {
 		// The note and its event are one statement, so they commit
-		// together; a hook's writes need a transaction around the three.
-		db := s.db.WithContext(ctx)
-		var err error
-		if s.onEvent == nil {
-			err = s.createNote(db, &n)
-		} else {
-			err = db.Transaction(func(tx *gorm.DB) error { return s.createNote(tx, &n) })
-		}
-		if err != nil {
+		// together without a transaction of their own.
+		if err := s.createNote(s.db.WithContext(ctx), &n); err != nil {
 			return notes.Note{}, false, translate(err)
 		}
 		return n, false, nil

@@ -9,6 +9,7 @@ package webhookdb
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -178,25 +179,64 @@ func tidyDelivery(d *webhook.Delivery) {
 	}
 }
 
-// InsertDeliveriesTx writes, in the caller's transaction, one pending
-// delivery of the event per enabled endpoint of the account that wants
-// its type, and returns their ids: none, after one probe of the partial
-// index on enabled endpoints, for an account without any.
-func InsertDeliveriesTx(tx *gorm.DB, accountID string, eventSeq int64, eventID, eventType string, now time.Time) ([]string, error) {
-	var ids []string
-	// Raw: an INSERT ... SELECT ... RETURNING, one statement for any
-	// number of endpoints, which GORM cannot say. The id is random, like
-	// the endpoint's; gen_random_uuid is built in from PostgreSQL 13.
-	err := tx.Raw(`INSERT INTO webhook_deliveries
-  (id, account_id, endpoint_id, event_seq, event_id, event_type, status, attempts, last_error, created_at, updated_at)
-SELECT 'whd_' || replace(gen_random_uuid()::text, '-', ''), account_id, id, ?, ?, ?, 'pending', 0, '', ?, ?
-FROM webhook_endpoints
-WHERE account_id = ? AND enabled AND (types = '[]'::jsonb OR types @> jsonb_build_array(?::text))
-RETURNING id`, eventSeq, eventID, eventType, now, now, accountID, eventType).Scan(&ids).Error
-	if err != nil {
-		return nil, fmt.Errorf("insert webhook deliveries: %w", translate(err))
+// Relayed is a delivery the relay wrote: the queue gives it a job.
+type Relayed struct {
+	ID        string `json:"id"`
+	AccountID string `json:"account_id"`
+}
+
+// RelayTx moves the relay over the next events of the log, at most
+// limit, in the caller's transaction: it locks the relay's position (so
+// that replicas relay one after the other), writes a pending delivery of
+// each event for every enabled endpoint of its account that wants its
+// type and existed when the event was written, and moves the position
+// past them. It returns the deliveries written and how many events it
+// passed. Events are read in (xid, seq) order below the oldest running
+// transaction, as the feed reads them: once passed, nothing can appear
+// before the position.
+func RelayTx(tx *gorm.DB, limit int, now time.Time) ([]Relayed, int, error) {
+	var pos struct {
+		XID string `gorm:"column:xid"`
+		Seq int64  `gorm:"column:seq"`
 	}
-	return ids, nil
+	// Raw: a row lock on a one-row table and an xid8 read as text, which
+	// GORM's Clauses could say only with more words than this.
+	if err := tx.Raw("SELECT after_xid::text AS xid, after_seq AS seq FROM webhook_relay WHERE id = 1 FOR UPDATE").Scan(&pos).Error; err != nil {
+		return nil, 0, fmt.Errorf("relay position: %w", translate(err))
+	}
+	var res struct {
+		Passed     int
+		Deliveries []byte
+	}
+	// Raw: one statement for the whole batch (the events, their
+	// deliveries and the new position), a data-modifying WITH that GORM
+	// cannot say. The delivery id is random, like the endpoint's.
+	err := tx.Raw(`WITH batch AS (
+  SELECT seq, id, account_id, type, created_at, xid FROM events
+  WHERE (xid, seq) > (?::xid8, ?) AND xid < pg_snapshot_xmin(pg_current_snapshot())
+  ORDER BY xid, seq LIMIT ?
+), moved AS (
+  UPDATE webhook_relay SET after_xid = last.xid, after_seq = last.seq
+  FROM (SELECT xid, seq FROM batch ORDER BY xid DESC, seq DESC LIMIT 1) last WHERE webhook_relay.id = 1
+), written AS (
+  INSERT INTO webhook_deliveries
+    (id, account_id, endpoint_id, event_seq, event_id, event_type, status, attempts, last_error, created_at, updated_at)
+  SELECT 'whd_' || replace(gen_random_uuid()::text, '-', ''), b.account_id, w.id, b.seq, b.id, b.type, 'pending', 0, '', ?, ?
+  FROM batch b JOIN webhook_endpoints w ON w.account_id = b.account_id AND w.enabled AND w.created_at <= b.created_at
+    AND (w.types = '[]'::jsonb OR w.types @> jsonb_build_array(b.type))
+  RETURNING id, account_id
+)
+SELECT (SELECT count(*) FROM batch) AS passed,
+  coalesce((SELECT json_agg(json_build_object('id', id, 'account_id', account_id)) FROM written), '[]')::text AS deliveries`,
+		pos.XID, pos.Seq, limit, now, now).Scan(&res).Error
+	if err != nil {
+		return nil, 0, fmt.Errorf("relay events: %w", translate(err))
+	}
+	var out []Relayed
+	if err := json.Unmarshal(res.Deliveries, &out); err != nil {
+		return nil, 0, fmt.Errorf("relay events: %w", err)
+	}
+	return out, res.Passed, nil
 }
 
 // Target is what one attempt of a delivery needs: the delivery, its

@@ -18,12 +18,11 @@ CREATE TABLE webhook_endpoints (
     updated_at          timestamptz NOT NULL
 );
 CREATE INDEX webhook_endpoints_account_idx ON webhook_endpoints (account_id, created_at, id);
--- The outbox's statement in every note write looks here: an account with
--- no enabled endpoint costs one probe of this small partial index.
+-- The relay joins each event with its account's enabled endpoints here.
 CREATE INDEX webhook_endpoints_enabled_idx ON webhook_endpoints (account_id) WHERE enabled;
 
--- One row per event and endpoint: the delivery log, written in the
--- transaction of the event; River's job carries out the attempts.
+-- One row per event and endpoint: the delivery log, written by the relay
+-- from the event log; River's job carries out the attempts.
 CREATE TABLE webhook_deliveries (
     id              text        PRIMARY KEY,
     account_id      text        NOT NULL,
@@ -42,6 +41,17 @@ CREATE TABLE webhook_deliveries (
 );
 CREATE INDEX webhook_deliveries_endpoint_idx ON webhook_deliveries (account_id, endpoint_id, created_at DESC, id DESC);
 
+-- The outbox relay's position in the event log, in the log's (xid, seq)
+-- order: the relay writes the deliveries of the events past it and moves
+-- it, in one transaction, holding the row's lock, so replicas take turns.
+CREATE TABLE webhook_relay (
+    id        smallint PRIMARY KEY CHECK (id = 1),
+    after_xid xid8     NOT NULL,
+    after_seq bigint   NOT NULL
+);
+INSERT INTO webhook_relay VALUES (1, '0', 0);
+
 -- +goose Down
+DROP TABLE webhook_relay;
 DROP TABLE webhook_deliveries;
 DROP TABLE webhook_endpoints;

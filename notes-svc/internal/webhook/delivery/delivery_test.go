@@ -147,9 +147,9 @@ func (f fixture) endpoint(t *testing.T, account, url string, types ...string) (d
 	return e, secret
 }
 
-// event writes an event row and enqueues its deliveries in one
-// transaction, as the event log's hook does; prepared makes it a session
-// with prepared statements, as notesdb's is.
+// event writes an event row, as a note write does, and returns once the
+// relay has passed it (its deliveries and their jobs written); prepared
+// makes the write a session with prepared statements, as notesdb's is.
 func (f fixture) event(t *testing.T, account, typ string, prepared bool) (eventID string) {
 	t.Helper()
 	db := f.store.DB()
@@ -160,18 +160,32 @@ func (f fixture) event(t *testing.T, account, typ string, prepared bool) (eventI
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = db.WithContext(context.Background()).Transaction(func(tx *gorm.DB) error {
-		var seq int64
-		if err := tx.Raw(`INSERT INTO events (id, account_id, type, created_at, data) VALUES (?, ?, ?, now(), ?) RETURNING seq`,
-			id, account, typ, `{"object":{"id":"note_1","title":"hi"}}`).Scan(&seq).Error; err != nil {
-			return err
-		}
-		return f.queue.EnqueueTx(tx, account, seq, id, typ)
-	})
-	if err != nil {
+	var at struct {
+		XID string `gorm:"column:xid"`
+		Seq int64  `gorm:"column:seq"`
+	}
+	if err := db.Raw(`INSERT INTO events (id, account_id, type, created_at, data) VALUES (?, ?, ?, now(), ?) RETURNING xid::text AS xid, seq`,
+		id, account, typ, `{"object":{"id":"note_1","title":"hi"}}`).Scan(&at).Error; err != nil {
 		t.Fatal(err)
 	}
+	f.relayPast(t, at.XID, at.Seq)
 	return id
+}
+
+// relayPast relays until the relay's position is at or past the event
+// (xid, seq): a transaction older than the event may still hold it back.
+func (f fixture) relayPast(t *testing.T, xid string, seq int64) {
+	t.Helper()
+	wait(t, "the relay to pass the event", func() bool {
+		if _, err := f.queue.RelayOnce(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		var past bool
+		if err := f.db.QueryRow("SELECT (after_xid, after_seq) >= ($1::xid8, $2) FROM webhook_relay", xid, seq).Scan(&past); err != nil {
+			t.Fatal(err)
+		}
+		return past
+	})
 }
 
 // wait polls the database until cond holds; the bound only turns a hang
@@ -589,47 +603,63 @@ func (s *statements) last() (int, string, []any) {
 	return s.n, s.sql, s.args
 }
 
-// The outbox runs in every note write (notes_post is benchmarked): for an
-// account without a matching endpoint it is one statement, whose plan
-// reads the partial index of enabled endpoints, and it inserts no job.
-func TestEnqueueWithoutEndpointsIsOneIndexedStatement(t *testing.T) {
+// The relay passes every event once, in a batch per transaction: an
+// account without a matching endpoint gets no delivery and no job, an
+// endpoint gets no event written before it existed, and two relays
+// running at once (two replicas) neither repeat nor skip an event.
+func TestRelayPassesEachEventOnce(t *testing.T) {
 	f := newFixture(t, delivery.Options{})
-	f.endpoint(t, f.b, "http://127.0.0.1:9/hook")
-	var sql string
-	var args []any
-	err := f.store.DB().Session(&gorm.Session{PrepareStmt: true}).Transaction(func(tx *gorm.DB) error {
-		before, _, _ := f.trace.last()
-		if err := f.queue.EnqueueTx(tx, f.a, 1, "evt_x", notes.EventNoteCreated); err != nil {
-			return err
+	ctx := context.Background()
+	const n = 1200 // more than two batches
+	insert := func(account string, count int) {
+		if _, err := f.db.Exec(`INSERT INTO events (id, account_id, type, created_at, data)
+SELECT 'evt_' || gen_random_uuid(), $1, 'note.created', now(), '{"object":{}}' FROM generate_series(1, $2) g`, account, count); err != nil {
+			t.Fatal(err)
 		}
-		var n int
-		n, sql, args = f.trace.last()
-		if n-before != 1 {
-			t.Errorf("%d statements for an account without endpoints, want 1", n-before)
-		}
-		return nil
-	})
-	if err != nil {
+	}
+	insert(f.b, 1) // before alice's endpoint existed: never delivered
+	time.Sleep(10 * time.Millisecond)
+	f.endpoint(t, f.a, "http://127.0.0.1:9/hook")
+	time.Sleep(10 * time.Millisecond)
+	if _, err := f.db.Exec(`INSERT INTO events (id, account_id, type, created_at, data)
+SELECT 'evt_a' || g, $1, 'note.created', now(), '{"object":{}}' FROM generate_series(1, $2) g`, f.a, n); err != nil {
 		t.Fatal(err)
 	}
-	if n := f.jobs(t); n != 0 {
-		t.Errorf("%d jobs", n)
+	insert(f.b, 50)
+	var wg sync.WaitGroup
+	passed := make([]int, 2)
+	for i := range passed {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				k, err := f.queue.RelayOnce(ctx)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if k == 0 {
+					return
+				}
+				passed[i] += k
+			}
+		}()
 	}
-	// Sequential scans off: the table is too small for the planner to
-	// prefer an index on its own; what matters is that one serves.
-	tx, err := f.db.Begin()
-	if err != nil {
+	wg.Wait()
+	if got := passed[0] + passed[1]; got != n+51 {
+		t.Errorf("relays passed %d events (%v), want %d", got, passed, n+51)
+	}
+	var deliveries, distinct int
+	if err := f.db.QueryRow("SELECT count(*), count(DISTINCT event_id) FROM webhook_deliveries").Scan(&deliveries, &distinct); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = tx.Rollback() }()
-	if _, err := tx.Exec("SET LOCAL enable_seqscan = off"); err != nil {
-		t.Fatal(err)
+	if deliveries != n || distinct != n {
+		t.Errorf("%d deliveries of %d events, want %d of %d (alice's only, each once)", deliveries, distinct, n, n)
 	}
-	var plan string
-	if err := tx.QueryRow("EXPLAIN (FORMAT JSON) "+sql, args...).Scan(&plan); err != nil {
-		t.Fatal(err)
+	if jobs := f.jobs(t); jobs != n {
+		t.Errorf("%d jobs, want %d", jobs, n)
 	}
-	if !strings.Contains(plan, `"webhook_endpoints_enabled_idx"`) || !strings.Contains(sql, "INSERT INTO webhook_deliveries") {
-		t.Errorf("statement %s\nplan:\n%s", sql, plan)
+	if k, err := f.queue.RelayOnce(ctx); err != nil || k != 0 {
+		t.Errorf("relay again: %d, %v; want nothing left", k, err)
 	}
 }
