@@ -227,4 +227,7 @@ func redactQuery(u string) string {
 	return p.String()
 }
 
-var noteIDRe = regexp.MustCompile(`^note_[0-9A-Z]{26}$`)
+// noteIDRe matches the ids a note write generates, the note's and its
+// event's: pgbench replays each with a fresh value (both share one, each
+// unique in its own table).
+var noteIDRe = regexp.MustCompile(`^(note|evt)_[0-9A-Z]{26}$`)
