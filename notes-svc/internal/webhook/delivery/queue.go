@@ -307,20 +307,26 @@ func (q *Queue) RelayOnce(ctx context.Context) (int, error) {
 }
 
 // relay runs RelayOnce until ctx ends: again at once while batches come
-// full, otherwise after RelayInterval.
+// full, otherwise after RelayInterval, and after a failure (the database
+// away) after a wait that doubles up to a few seconds, so that an outage
+// costs a log line every few seconds, not ten a second.
 func (q *Queue) relay(ctx context.Context) {
+	wait := q.o.RelayInterval
 	for {
 		n, err := q.RelayOnce(ctx)
-		if err != nil && ctx.Err() == nil {
+		switch {
+		case err != nil && ctx.Err() == nil:
 			q.o.Log.Warn("relay webhook events", "error", err.Error())
-		}
-		if n == relayBatch && err == nil {
+			wait = min(2*wait, 5*time.Second)
+		case err == nil && n == relayBatch:
 			continue
+		case err == nil:
+			wait = q.o.RelayInterval
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(q.o.RelayInterval):
+		case <-time.After(wait):
 		}
 	}
 }
