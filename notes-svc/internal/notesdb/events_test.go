@@ -2,6 +2,7 @@ package notesdb_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -166,98 +167,88 @@ func TestTrashedNotesRefuseEditsAndLeaveListings(t *testing.T) {
 	}
 }
 
-// TestFeedNeverSkipsALateCommit: seq is taken at insert, so of two
-// transactions the one with the lower seq may commit last. A reader that
-// saw the higher seq first and went on past it would never see the lower
-// one; the feed shows neither until the older transaction ends, then
-// both, in order.
-func TestFeedNeverSkipsALateCommit(t *testing.T) {
-	f := newFixture(t)
-	ctx := context.Background()
-	first, err := f.db.BeginTx(ctx, nil)
+// begin starts a transaction the test ends, rolled back if it does not.
+func (f fixture) begin(t *testing.T) *sql.Tx {
+	t.Helper()
+	tx, err := f.db.Begin()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer first.Rollback()
-	second, err := f.db.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer second.Rollback()
-	const ins = `INSERT INTO events (id, account_id, type, created_at, data) VALUES ($1, $2, 'note.created', now(), '{"object":{}}') RETURNING seq`
-	var low, high int64
-	if err := first.QueryRowContext(ctx, ins, "evt_low", f.a).Scan(&low); err != nil {
-		t.Fatal(err)
-	}
-	if err := second.QueryRowContext(ctx, ins, "evt_high", f.a).Scan(&high); err != nil {
-		t.Fatal(err)
-	}
-	if err := second.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	if low >= high {
-		t.Fatalf("seqs %d, %d: the first insert should hold the lower", low, high)
-	}
-	// high is committed, low is not: the feed must not show high yet, or
-	// a reader's cursor would pass low before it exists.
-	if evs := f.feed(t, f.a, 0); len(evs) != 0 {
-		t.Fatalf("feed shows %v while an older transaction is running", types(evs))
-	}
-	if err := first.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	evs := f.feed(t, f.a, 0)
-	if len(evs) != 2 || evs[0].Seq != low || evs[1].Seq != high {
-		t.Fatalf("feed after both commits = %+v, want seqs %d, %d", evs, low, high)
-	}
+	t.Cleanup(func() { _ = tx.Rollback() })
+	return tx
 }
 
-// TestFeedNeverSkipsAnOlderXidWithAHigherSeq is the other interleaving:
-// a transaction takes its xid (its first write) before another, but its
-// event's seq after it, and commits first. A feed in seq order would show
-// its event, move the reader's cursor past the other's lower seq while
-// that transaction still runs, and never show it; in (xid, seq) order it
-// comes after the cursor.
-func TestFeedNeverSkipsAnOlderXidWithAHigherSeq(t *testing.T) {
-	f := newFixture(t)
-	ctx := context.Background()
-	older, err := f.db.BeginTx(ctx, nil)
-	if err != nil {
+// insertEvent writes an event of account a in tx and returns its seq.
+func (f fixture) insertEvent(t *testing.T, tx *sql.Tx, id string) int64 {
+	t.Helper()
+	var seq int64
+	if err := tx.QueryRow(`INSERT INTO events (id, account_id, type, created_at, data) VALUES ($1, $2, 'note.created', now(), '{"object":{}}') RETURNING seq`,
+		id, f.a).Scan(&seq); err != nil {
 		t.Fatal(err)
 	}
-	defer older.Rollback()
-	if _, err := older.ExecContext(ctx, "SELECT pg_current_xact_id()"); err != nil {
-		t.Fatal(err)
-	}
-	younger, err := f.db.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer younger.Rollback()
-	const ins = `INSERT INTO events (id, account_id, type, created_at, data) VALUES ($1, $2, 'note.created', now(), '{"object":{}}') RETURNING seq`
-	var low, high int64
-	if err := younger.QueryRowContext(ctx, ins, "evt_younger", f.a).Scan(&low); err != nil {
-		t.Fatal(err)
-	}
-	if err := older.QueryRowContext(ctx, ins, "evt_older", f.a).Scan(&high); err != nil {
-		t.Fatal(err)
-	}
-	if err := older.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	if low >= high {
-		t.Fatalf("seqs %d, %d: the younger transaction's insert should hold the lower", low, high)
-	}
-	seen := f.feed(t, f.a, 0)
-	if len(seen) != 1 || seen[0].Seq != high {
-		t.Fatalf("feed with the younger transaction running = %+v, want only seq %d", seen, high)
-	}
-	if err := younger.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	rest := f.feed(t, f.a, seen[0].Seq)
-	if len(rest) != 1 || rest[0].Seq != low {
-		t.Fatalf("feed after the cursor = %+v, want seq %d, which a seq-ordered feed skips", rest, low)
+	return seq
+}
+
+// TestFeedNeverSkipsAnEvent: seq is taken at insert, not at commit, and
+// an xid at a transaction's first write, so neither order alone is that
+// of commits. In each interleaving the transaction holding the higher seq
+// commits first; a reader that went on past it before the other commits
+// must still see the other's event after its cursor, once.
+//
+//   - late commit: the lower seq's transaction also has the lower xid; the
+//     feed shows neither until both have committed.
+//   - older xid, higher seq: a transaction takes its xid before another
+//     but its seq after it. A feed in seq order would show it and move the
+//     cursor past the other's lower seq for good; in (xid, seq) order the
+//     other comes after the cursor.
+func TestFeedNeverSkipsAnEvent(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// events writes the lower and the higher seq in their transactions.
+		events    func(t *testing.T, f fixture) (low, high int64, lowTx, highTx *sql.Tx)
+		firstSeen func(low, high int64) []int64
+	}{
+		{"late commit", func(t *testing.T, f fixture) (int64, int64, *sql.Tx, *sql.Tx) {
+			first, second := f.begin(t), f.begin(t)
+			return f.insertEvent(t, first, "evt_low"), f.insertEvent(t, second, "evt_high"), first, second
+		}, func(int64, int64) []int64 { return nil }},
+		{"older xid, higher seq", func(t *testing.T, f fixture) (int64, int64, *sql.Tx, *sql.Tx) {
+			older := f.begin(t)
+			if _, err := older.Exec("SELECT pg_current_xact_id()"); err != nil {
+				t.Fatal(err)
+			}
+			younger := f.begin(t)
+			low := f.insertEvent(t, younger, "evt_younger")
+			return low, f.insertEvent(t, older, "evt_older"), younger, older
+		}, func(_, high int64) []int64 { return []int64{high} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			low, high, lowTx, highTx := tc.events(t, f)
+			if low >= high {
+				t.Fatalf("seqs %d, %d: want the first insert's lower", low, high)
+			}
+			if err := highTx.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			var seen []int64
+			var after int64
+			for _, ev := range f.feed(t, f.a, 0) {
+				seen, after = append(seen, ev.Seq), ev.Seq
+			}
+			if want := tc.firstSeen(low, high); !slices.Equal(seen, want) {
+				t.Fatalf("feed while seq %d is uncommitted = %v, want %v", low, seen, want)
+			}
+			if err := lowTx.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			for _, ev := range f.feed(t, f.a, after) {
+				seen = append(seen, ev.Seq)
+			}
+			if slices.Sort(seen); !slices.Equal(seen, []int64{low, high}) {
+				t.Fatalf("feed over the two commits = %v, want %d and %d once each", seen, low, high)
+			}
+		})
 	}
 }
 

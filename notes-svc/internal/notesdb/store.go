@@ -51,11 +51,16 @@ func atVersions(versions []int64) func(*gorm.DB) *gorm.DB {
 // tidyNote gives a note read the form the domain promises: times in UTC
 // (the serializer already makes tags never nil).
 func tidyNote(n *notes.Note) {
-	n.CreatedAt, n.UpdatedAt = n.CreatedAt.UTC(), n.UpdatedAt.UTC()
-	if n.TrashedAt != nil {
-		t := n.TrashedAt.UTC()
-		n.TrashedAt = &t
+	n.CreatedAt, n.UpdatedAt, n.TrashedAt = n.CreatedAt.UTC(), n.UpdatedAt.UTC(), InUTC(n.TrashedAt)
+}
+
+// InUTC is a nullable time read from the database in UTC, nil kept.
+func InUTC(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
 	}
+	u := t.UTC()
+	return &u
 }
 
 // idempotencyRecord is a row of idempotency_keys: an Idempotency-Key of a

@@ -172,11 +172,7 @@ func tidyEndpoint(e *webhook.Endpoint) {
 }
 
 func tidyDelivery(d *webhook.Delivery) {
-	d.CreatedAt, d.UpdatedAt = d.CreatedAt.UTC(), d.UpdatedAt.UTC()
-	if d.NextAttemptAt != nil {
-		t := d.NextAttemptAt.UTC()
-		d.NextAttemptAt = &t
-	}
+	d.CreatedAt, d.UpdatedAt, d.NextAttemptAt = d.CreatedAt.UTC(), d.UpdatedAt.UTC(), notesdb.InUTC(d.NextAttemptAt)
 }
 
 // Relayed is a delivery the relay wrote: the queue gives it a job.
