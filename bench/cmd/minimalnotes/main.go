@@ -45,9 +45,9 @@ const (
 	// the two inserts in one statement, one round trip.
 	createSQL = `WITH note AS (INSERT INTO notes (` + noteColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)) ` +
 		`INSERT INTO events (id, account_id, type, created_at, data) VALUES ($9, $2, 'note.created', $6, $10)`
-	tagFilter     = ` WHERE account_id COLLATE "C" = $1 AND notes_tag_keys(account_id, tags) @> notes_tag_keys($1, $2::text[]) AND tags @> $2`
-	searchFilter  = ` WHERE account_id COLLATE "C" = $1 AND notes_account_search_keys(account_id, search) @@ notes_account_search_keys($1, websearch_to_tsquery('english', $2)) AND search @@ websearch_to_tsquery('english', $2)`
-	pageSuffix    = ` ORDER BY created_at, id LIMIT $3`
+	tagFilter    = ` WHERE account_id COLLATE "C" = $1 AND notes_tag_keys(account_id, tags) @> notes_tag_keys($1, $2::text[]) AND tags @> $2`
+	searchFilter = ` WHERE account_id COLLATE "C" = $1 AND notes_account_search_keys(account_id, search) @@ notes_account_search_keys($1, websearch_to_tsquery('english', $2)) AND search @@ websearch_to_tsquery('english', $2)`
+	pageSuffix   = ` ORDER BY created_at, id LIMIT $3`
 )
 
 func run(ctx context.Context, args []string, _ func(string) string, stdout io.Writer) error {
