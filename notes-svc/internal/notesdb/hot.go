@@ -135,15 +135,6 @@ func (s *Store) insertShape() (string, []*schema.Field, error) {
 	return q, fields, nil
 }
 
-// insertNote inserts n on db (the pool or a transaction) with the insert
-// GORM built at New, each value as GORM binds it (a serialized field's
-// through its serializer).
-func (s *Store) insertNote(db *gorm.DB, n *notes.Note) error {
-	// Exec: the insert GORM built from the model at New, not again per
-	// call (71 against 61 allocations an insert, BenchmarkCreateNote).
-	return db.Exec(s.insertNoteSQL, s.noteValues(db, n, nil)...).Error
-}
-
 // noteValues appends the values of n that the note insert binds, in its
 // order, to vals.
 func (s *Store) noteValues(db *gorm.DB, n *notes.Note, vals []any) []any {

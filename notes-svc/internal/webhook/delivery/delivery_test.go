@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"gorm.io/gorm"
 
 	"github.com/tickerdesk/tickerdesk/clients/notes/webhook"
@@ -72,7 +71,6 @@ func (r *receiver) requests() ([]*http.Request, [][]byte) {
 }
 
 type fixture struct {
-	trace  *statements
 	db     *sql.DB
 	store  *webhookdb.Store
 	svc    *domain.Service
@@ -83,8 +81,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, o delivery.Options) fixture {
 	t.Helper()
-	trace := &statements{}
-	db := testenv.DBWith(t, notesdb.PoolOptions{MaxOpenConns: 10, MaxIdleConns: 10, Tracer: trace})
+	db := testenv.DBWith(t, notesdb.PoolOptions{MaxOpenConns: 10, MaxIdleConns: 10})
 	ns, err := notesdb.New(db)
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +118,7 @@ func newFixture(t *testing.T, o delivery.Options) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fixture{trace: trace, db: db, store: store, svc: svc, queue: q, a: a, b: b, notesS: ns}
+	return fixture{db: db, store: store, svc: svc, queue: q, a: a, b: b, notesS: ns}
 }
 
 func (f fixture) start(t *testing.T) {
@@ -577,30 +574,6 @@ func TestTransportErrorHidesURL(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("error %v", err)
 	}
-}
-
-// statements counts the statements a pool's connections run, and keeps
-// the last.
-type statements struct {
-	mu   sync.Mutex
-	n    int
-	sql  string
-	args []any
-}
-
-func (s *statements) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.n, s.sql, s.args = s.n+1, d.SQL, d.Args
-	return ctx
-}
-
-func (s *statements) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
-func (s *statements) last() (int, string, []any) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.n, s.sql, s.args
 }
 
 // The relay passes every event once, in a batch per transaction: an
