@@ -29,13 +29,13 @@ type copySource struct {
 	done      bool
 	vals      []any
 	read      int64
-	symbols   map[string]struct{}
+	symbols   symbolSet
 	splits    []marketdata.Split
 	dividends []marketdata.Dividend
 }
 
 func newCopySource(src BarSource, columns []string) *copySource {
-	return &copySource{src: src, columns: columns, symbols: map[string]struct{}{}, vals: make([]any, len(columns))}
+	return &copySource{src: src, columns: columns, vals: make([]any, len(columns))}
 }
 
 // peek returns the first row without consuming it.
@@ -63,9 +63,7 @@ func (c *copySource) Next() bool {
 		b = c.src.Bar()
 	}
 	c.read++
-	if _, ok := c.symbols[b.Symbol]; !ok {
-		c.symbols[b.Symbol] = struct{}{}
-	}
+	c.symbols.add(b.Symbol)
 	if b.SplitFactor > 0 && b.SplitFactor != 1 {
 		c.splits = append(c.splits, marketdata.Split{Symbol: b.Symbol, Date: b.Date, Factor: b.SplitFactor})
 	}
@@ -92,17 +90,22 @@ func (c *copySource) Values() ([]any, error) { return c.vals, nil }
 func (c *copySource) Err() error             { return c.src.Err() }
 
 type barLoad struct {
-	read, changed  int64
-	symbols        map[string]struct{}
-	changedSymbols map[string]bool
-	splits         []marketdata.Split
-	dividends      []marketdata.Dividend
+	read, changed int64
+	// symbols are the distinct symbols of the bars read, sorted.
+	symbols   []string
+	splits    []marketdata.Split
+	dividends []marketdata.Dividend
 }
 
 func (b *barLoad) take(c *copySource) {
-	b.read, b.symbols, b.splits, b.dividends = c.read, c.symbols, c.splits, c.dividends
+	b.read, b.symbols, b.splits, b.dividends = c.read, c.symbols.sorted(), c.splits, c.dividends
 }
 
+// loadBars streams l's bars into eod_bars. Bars not stored yet, as every
+// bar of a new day is, are copied straight into the table (the speed of
+// COPY); when the first bar is already stored, or a later one turns out
+// to be (a unique violation rolls the direct copy back), they are staged
+// and merged (stagedUpsert), which writes only what differs.
 func loadBars(ctx context.Context, tx pgx.Tx, l Load) (barLoad, error) {
 	var out barLoad
 	src, err := l.Bars()
@@ -120,7 +123,7 @@ func loadBars(ctx context.Context, tx pgx.Tx, l Load) (barLoad, error) {
 			return out, copyError(err, cs)
 		}
 		out.take(cs)
-		out.changed, out.changedSymbols = n, allChanged(cs.symbols)
+		out.changed = n
 		return out, nil
 	}
 	cs := newCopySource(src, rawColumns)
@@ -133,13 +136,10 @@ func loadBars(ctx context.Context, tx pgx.Tx, l Load) (barLoad, error) {
 		return out, nil
 	}
 	var exists bool
-	if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM eod_bars WHERE symbol = $1)", first.Symbol).Scan(&exists); err != nil {
+	if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM eod_bars WHERE symbol = $1 AND date = $2)", first.Symbol, first.Date).Scan(&exists); err != nil {
 		return out, marketdatadb.Translate(err)
 	}
 	if !exists {
-		// New data: COPY straight into the table, the fastest path. If some
-		// row exists after all (another symbol of the file, or a duplicate
-		// line), fall back to the staged upsert.
 		sp, err := tx.Begin(ctx)
 		if err != nil {
 			return out, marketdatadb.Translate(err)
@@ -150,7 +150,7 @@ func loadBars(ctx context.Context, tx pgx.Tx, l Load) (barLoad, error) {
 				return out, marketdatadb.Translate(err)
 			}
 			out.take(cs)
-			out.changed, out.changedSymbols = n, allChanged(cs.symbols)
+			out.changed = n
 			return out, nil
 		}
 		if !isUniqueViolation(err) {
@@ -167,14 +167,6 @@ func loadBars(ctx context.Context, tx pgx.Tx, l Load) (barLoad, error) {
 		cs.columns, cs.vals = stagedColumns, make([]any, len(stagedColumns))
 	}
 	return stagedUpsert(ctx, tx, cs)
-}
-
-func allChanged(symbols map[string]struct{}) map[string]bool {
-	out := make(map[string]bool, len(symbols))
-	for s := range symbols {
-		out[s] = true
-	}
-	return out
 }
 
 // sourceError is a failure of the caller's bar stream (bad rows, a file
@@ -212,40 +204,21 @@ func stagedUpsert(ctx context.Context, tx pgx.Tx, cs *copySource) (barLoad, erro
 		return out, copyError(err, cs)
 	}
 	out.take(cs)
-	out.changedSymbols = map[string]bool{}
 	sp, err := tx.Begin(ctx)
 	if err != nil {
 		return out, marketdatadb.Translate(err)
 	}
-	rows, err := sp.Query(ctx, `
-WITH up AS (
-  INSERT INTO eod_bars AS b (symbol, date, open, high, low, close, volume)
-  SELECT symbol, date, open, high, low, close, volume FROM eod_staging ORDER BY symbol, date
-  ON CONFLICT (symbol, date) DO UPDATE SET open = EXCLUDED.open, high = EXCLUDED.high,
-    low = EXCLUDED.low, close = EXCLUDED.close, volume = EXCLUDED.volume
-  WHERE (b.open, b.high, b.low, b.close, b.volume)
-    IS DISTINCT FROM (EXCLUDED.open, EXCLUDED.high, EXCLUDED.low, EXCLUDED.close, EXCLUDED.volume)
-  RETURNING b.symbol
-)
-SELECT symbol, count(*) FROM up GROUP BY symbol`)
-	if err == nil {
-		for rows.Next() {
-			var sym string
-			var n int64
-			if err = rows.Scan(&sym, &n); err != nil {
-				break
-			}
-			out.changed += n
-			out.changedSymbols[sym] = true
-		}
-		rows.Close()
-		if err == nil {
-			err = rows.Err()
-		}
-	}
+	tag, err := sp.Exec(ctx, `
+INSERT INTO eod_bars AS b (symbol, date, open, high, low, close, volume)
+SELECT symbol, date, open, high, low, close, volume FROM eod_staging ORDER BY symbol, date
+ON CONFLICT (symbol, date) DO UPDATE SET open = EXCLUDED.open, high = EXCLUDED.high,
+  low = EXCLUDED.low, close = EXCLUDED.close, volume = EXCLUDED.volume
+WHERE (b.open, b.high, b.low, b.close, b.volume)
+  IS DISTINCT FROM (EXCLUDED.open, EXCLUDED.high, EXCLUDED.low, EXCLUDED.close, EXCLUDED.volume)`)
 	if err != nil {
 		return out, duplicates(ctx, tx, sp, err)
 	}
+	out.changed = tag.RowsAffected()
 	return out, marketdatadb.Translate(sp.Commit(ctx))
 }
 
@@ -300,12 +273,17 @@ GROUP BY symbol, %[2]s HAVING count(*) > 1 ORDER BY min(line) LIMIT 20`, table, 
 // readjust recomputes, for each symbol with corporate actions, the split and
 // dividend columns and the backward adjustment factors of all its bars,
 // and writes the bars whose values changed. It returns how many changed.
+// A symbol without splits or dividends is left alone: its bars keep the
+// columns' defaults (factors 1, no action), as every load writes them,
+// since actions are removed only with the symbol's bars (ReplaceSymbols).
+// Looking for other values in its bars would read the whole history of
+// every symbol of the load: for a day of an exchange, all of it.
 func readjust(ctx context.Context, tx pgx.Tx, symbols []string) (int64, error) {
 	rows, err := tx.Query(ctx, `
-SELECT s FROM unnest($1::text[]) AS s
-WHERE EXISTS (SELECT 1 FROM splits WHERE symbol = s) OR EXISTS (SELECT 1 FROM dividends WHERE symbol = s)
-   OR EXISTS (SELECT 1 FROM eod_bars WHERE symbol = s AND (price_factor <> 1 OR volume_factor <> 1
-              OR split_factor <> 1 OR dividend <> 0))`, symbols)
+SELECT symbol FROM splits WHERE symbol = ANY($1::text[])
+UNION
+SELECT symbol FROM dividends WHERE symbol = ANY($1::text[])
+ORDER BY 1`, symbols)
 	if err != nil {
 		return 0, marketdatadb.Translate(err)
 	}

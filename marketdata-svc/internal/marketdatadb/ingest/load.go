@@ -86,6 +86,8 @@ type LoadResult struct {
 	BarsAdjusted int64
 	// Version is the new data version, or 0 when nothing changed.
 	Version int64
+	// Symbols are the distinct symbols of the bars read, sorted.
+	Symbols []string
 }
 
 // Changed reports whether the load changed any data.
@@ -155,8 +157,10 @@ func (s *Store) inLoadTx(ctx context.Context, label string, apply func(context.C
 
 func apply(ctx context.Context, tx pgx.Tx, l Load) (LoadResult, error) {
 	var res LoadResult
-	// A large load outlives the request-sized statement timeout.
-	if _, err := tx.Exec(ctx, "SET LOCAL statement_timeout = 0"); err != nil {
+	// A large load outlives the request-sized statement timeout. Its
+	// statements over a whole exchange's symbols look costly to the planner
+	// but run once each: compiling them (JIT) only adds its own time.
+	if _, err := tx.Exec(ctx, "SET LOCAL statement_timeout = 0; SET LOCAL jit = off"); err != nil {
 		return res, marketdatadb.Translate(err)
 	}
 	var err error
@@ -169,7 +173,7 @@ func apply(ctx context.Context, tx pgx.Tx, l Load) (LoadResult, error) {
 	// touched holds every symbol the load writes, changed or not: its
 	// factors are recomputed from the symbol's full state (below), so a
 	// re-import also repairs factors that are wrong for any reason.
-	changedSymbols, touched := map[string]bool{}, map[string]bool{}
+	var touched []string
 	if len(l.ReplaceSymbols) > 0 {
 		for _, table := range []string{"eod_bars", "splits", "dividends"} {
 			tag, err := tx.Exec(ctx, "DELETE FROM "+table+" WHERE symbol = ANY($1)", l.ReplaceSymbols)
@@ -180,9 +184,7 @@ func apply(ctx context.Context, tx pgx.Tx, l Load) (LoadResult, error) {
 				res.BarsChanged += tag.RowsAffected()
 			}
 		}
-		for _, sym := range l.ReplaceSymbols {
-			changedSymbols[sym], touched[sym] = true, true
-		}
+		touched = append(touched, l.ReplaceSymbols...)
 	}
 	splits, divs := l.Splits, l.Dividends
 	if l.Bars != nil {
@@ -192,14 +194,10 @@ func apply(ctx context.Context, tx pgx.Tx, l Load) (LoadResult, error) {
 		}
 		res.BarsRead = bl.read
 		res.BarsChanged += bl.changed
-		for sym := range bl.changedSymbols {
-			changedSymbols[sym] = true
-		}
-		for sym := range bl.symbols {
-			touched[sym] = true
-		}
+		res.Symbols = bl.symbols
+		touched = append(touched, bl.symbols...)
 		splits, divs = append(slices.Clip(splits), bl.splits...), append(slices.Clip(divs), bl.dividends...)
-		n, err := ensureTickers(ctx, tx, sortedKeys(bl.symbols), l.DefaultExchange)
+		n, err := ensureTickers(ctx, tx, bl.symbols, l.DefaultExchange)
 		if err != nil {
 			return res, err
 		}
@@ -210,17 +208,15 @@ func apply(ctx context.Context, tx pgx.Tx, l Load) (LoadResult, error) {
 		return res, err
 	}
 	res.ActionsChanged = int64(len(actionSymbols))
-	for _, sym := range actionSymbols {
-		changedSymbols[sym] = true
-	}
 	for _, sp := range splits {
-		touched[sp.Symbol] = true
+		touched = append(touched, sp.Symbol)
 	}
 	for _, d := range divs {
-		touched[d.Symbol] = true
+		touched = append(touched, d.Symbol)
 	}
 	if len(touched) > 0 {
-		symbols := sortedKeys(touched)
+		slices.Sort(touched)
+		symbols := slices.Compact(touched)
 		// Two loads of one symbol each recompute its factors from the
 		// symbol's rows: without a lock each reads a snapshot without the
 		// other's uncommitted rows, and the later commit leaves factors that
@@ -342,9 +338,13 @@ func ensureTickers(ctx context.Context, tx pgx.Tx, symbols []string, mic string)
 	if len(symbols) == 0 {
 		return 0, nil
 	}
+	// The tickers already marked are left out before the upsert: a
+	// conflict that updates nothing still locks its row, and a day of an
+	// exchange would lock (and write) every ticker of it.
 	tag, err := tx.Exec(ctx, `
 INSERT INTO tickers AS t (symbol, name, exchange_mic, has_eod)
 SELECT s, s, nullif($2, ''), true FROM unnest($1::text[]) AS s
+WHERE NOT EXISTS (SELECT 1 FROM tickers WHERE symbol = s AND has_eod)
 ON CONFLICT (symbol) DO UPDATE SET has_eod = true WHERE NOT t.has_eod`, symbols, mic)
 	if err != nil {
 		var pgErr *pgconn.PgError
