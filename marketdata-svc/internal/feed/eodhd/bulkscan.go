@@ -34,6 +34,7 @@ func newRowScanner(r io.Reader) *rowScanner {
 	return &rowScanner{r: r, buf: make([]byte, 64<<10)}
 }
 
+// errSyntax is the error of an answer that is not JSON.
 var errSyntax = errors.New("invalid JSON")
 
 // more reports whether the buffer holds a byte, reading when it is empty.
@@ -69,11 +70,17 @@ func (s *rowScanner) skipSpace() (byte, error) {
 	return 0, s.eof()
 }
 
+// errNotList is the error of an answer that is not a JSON array.
+var errNotList = errors.New("bulk answer is not a list")
+
 // start reads the opening bracket of the answer.
 func (s *rowScanner) start() error {
 	c, err := s.skipSpace()
+	if err != nil && err != io.ErrUnexpectedEOF {
+		return err
+	}
 	if err != nil || c != '[' {
-		return errors.New("not a list")
+		return errNotList
 	}
 	s.i++
 	return nil

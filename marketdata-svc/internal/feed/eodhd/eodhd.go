@@ -17,7 +17,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 	"strings"
@@ -164,7 +163,8 @@ func dividend(symbol string, r divRow) (marketdata.Dividend, *feed.Reject) {
 
 // ExchangeDay reads a whole exchange's day from /api/eod-bulk-last-day,
 // with its splits and dividends (type=splits, type=dividends). The bars'
-// answer is spooled to a file and streamed from it, never held in memory.
+// answer is spooled to a file and streamed from it while it arrives, never
+// held in memory.
 func (p *Provider) ExchangeDay(ctx context.Context, exchange string, day time.Time) (*feed.Day, bool, error) {
 	ex, ok := exchanges[exchange]
 	if !ok {
@@ -199,23 +199,17 @@ func (p *Provider) ExchangeDay(ctx context.Context, exchange string, day time.Ti
 	if err != nil {
 		return nil, true, err
 	}
-	defer body.Close()
 	f, err := os.CreateTemp(p.SpoolDir, "eodhd-bulk-*.json")
 	if err != nil {
+		body.Close()
 		return nil, true, fmt.Errorf("spool bulk answer: %w", err)
 	}
-	d.Close = func() error { f.Close(); return os.Remove(f.Name()) }
-	if _, err := io.Copy(f, body); err != nil {
-		d.Close()
-		return nil, true, fmt.Errorf("%s: read bulk answer: %w", Name, err)
-	}
+	sp := newSpool(f, body)
+	d.Close = sp.Close
 	d.Records = func() (feed.RecordSource, error) {
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			return nil, err
-		}
-		sc := newRowScanner(f)
+		sc := newRowScanner(sp.reader())
 		if err := sc.start(); err != nil {
-			return nil, fmt.Errorf("%s: bulk answer is not a list", Name)
+			return nil, fmt.Errorf("%s: %w", Name, err)
 		}
 		return &bulkRecords{sc: sc, symbol: symbol}, nil
 	}
