@@ -270,22 +270,21 @@ GROUP BY symbol, %[2]s HAVING count(*) > 1 ORDER BY min(line) LIMIT 20`, table, 
 	return found
 }
 
-// readjust recomputes, for each symbol with corporate actions, the split and
-// dividend columns and the backward adjustment factors of all its bars,
-// and writes the bars whose values changed. It returns how many changed.
-// A symbol without splits or dividends is left alone: its bars keep the
-// columns' defaults (factors 1, no action), as every load writes them,
-// since actions are removed only with the symbol's bars (ReplaceSymbols).
-// Looking for other values in its bars would read the whole history of
-// every symbol of the load: for a day of an exchange, all of it.
-func readjust(ctx context.Context, tx pgx.Tx, symbols []string) (int64, error) {
-	// Joins, not symbol = ANY($1): the planner estimates an ANY list
-	// element by element, which took longer than the query for 50,000.
+// readjust recomputes, for each symbol of load_symbols with corporate
+// actions, the split and dividend columns and the backward adjustment
+// factors of all its bars, and writes the bars whose values changed. It
+// returns how many changed. A symbol without splits or dividends is left
+// alone: its bars keep the columns' defaults (factors 1, no action), as
+// every load writes them, since actions are removed only with the
+// symbol's bars (ReplaceSymbols). Looking for other values in its bars
+// would read the whole history of every symbol of the load: for a day of
+// an exchange, all of it.
+func readjust(ctx context.Context, tx pgx.Tx) (int64, error) {
 	rows, err := tx.Query(ctx, `
-SELECT s FROM unnest($1::text[]) AS s WHERE EXISTS (SELECT 1 FROM splits WHERE symbol = s)
+SELECT symbol FROM load_symbols AS s WHERE EXISTS (SELECT 1 FROM splits WHERE symbol = s.symbol)
 UNION
-SELECT s FROM unnest($1::text[]) AS s WHERE EXISTS (SELECT 1 FROM dividends WHERE symbol = s)
-ORDER BY 1`, symbols)
+SELECT symbol FROM load_symbols AS s WHERE EXISTS (SELECT 1 FROM dividends WHERE symbol = s.symbol)
+ORDER BY 1`)
 	if err != nil {
 		return 0, marketdatadb.Translate(err)
 	}

@@ -170,9 +170,10 @@ func apply(ctx context.Context, tx pgx.Tx, l Load) (LoadResult, error) {
 	if res.TickersChanged, err = upsertTickers(ctx, tx, l.Tickers); err != nil {
 		return res, err
 	}
-	// touched holds every symbol the load writes, changed or not: its
-	// factors are recomputed from the symbol's full state (below), so a
-	// re-import also repairs factors that are wrong for any reason.
+	// Every symbol the load writes, changed or not, has its factors
+	// recomputed from the symbol's full state (below), so a re-import also
+	// repairs factors that are wrong for any reason: the bars' symbols
+	// (load_symbols, stageSymbols) and touched, those of its other rows.
 	var touched []string
 	if len(l.ReplaceSymbols) > 0 {
 		for _, table := range []string{"eod_bars", "splits", "dividends"} {
@@ -195,13 +196,17 @@ func apply(ctx context.Context, tx pgx.Tx, l Load) (LoadResult, error) {
 		res.BarsRead = bl.read
 		res.BarsChanged += bl.changed
 		res.Symbols = bl.symbols
-		touched = append(touched, bl.symbols...)
 		splits, divs = append(slices.Clip(splits), bl.splits...), append(slices.Clip(divs), bl.dividends...)
-		n, err := ensureTickers(ctx, tx, bl.symbols, l.DefaultExchange)
-		if err != nil {
-			return res, err
+		if len(bl.symbols) > 0 {
+			if err := stageSymbols(ctx, tx, bl.symbols); err != nil {
+				return res, err
+			}
+			n, err := ensureTickers(ctx, tx, l.DefaultExchange)
+			if err != nil {
+				return res, err
+			}
+			res.TickersChanged += n
 		}
-		res.TickersChanged += n
 	}
 	actionSymbols, err := upsertActions(ctx, tx, splits, divs)
 	if err != nil {
@@ -214,9 +219,11 @@ func apply(ctx context.Context, tx pgx.Tx, l Load) (LoadResult, error) {
 	for _, d := range divs {
 		touched = append(touched, d.Symbol)
 	}
-	if len(touched) > 0 {
+	if len(touched) > 0 || len(res.Symbols) > 0 {
 		slices.Sort(touched)
-		symbols := slices.Compact(touched)
+		if err := stageSymbols(ctx, tx, slices.Compact(touched)); err != nil {
+			return res, err
+		}
 		// Two loads of one symbol each recompute its factors from the
 		// symbol's rows: without a lock each reads a snapshot without the
 		// other's uncommitted rows, and the later commit leaves factors that
@@ -227,11 +234,11 @@ func apply(ctx context.Context, tx pgx.Tx, l Load) (LoadResult, error) {
 		// first's rows.
 		// A load with given factors (the generator) takes the locks too,
 		// so that it is ordered with the imports of the same symbols.
-		if err := lockSymbols(ctx, tx, symbols); err != nil {
+		if err := lockSymbols(ctx, tx); err != nil {
 			return res, err
 		}
 		if !l.FactorsGiven {
-			if res.BarsAdjusted, err = readjust(ctx, tx, symbols); err != nil {
+			if res.BarsAdjusted, err = readjust(ctx, tx); err != nil {
 				return res, err
 			}
 		}
@@ -259,12 +266,31 @@ const symbolLockSpace = 0x74646d // "tdm"
 // each other too.
 const lockBuckets = 1024
 
+// stageSymbols adds symbols to the temporary table load_symbols, which
+// the statements after the bars read: the symbols of a day of an exchange
+// are sent once, not as an array to each statement, whose encoding cost
+// more than the statements did.
+func stageSymbols(ctx context.Context, tx pgx.Tx, symbols []string) error {
+	if len(symbols) == 0 {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, "CREATE TEMP TABLE IF NOT EXISTS load_symbols (symbol text NOT NULL) ON COMMIT DROP"); err != nil {
+		return fmt.Errorf("stage symbols: %w", marketdatadb.Translate(err))
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"load_symbols"}, []string{"symbol"}, pgx.CopyFromSlice(len(symbols), func(i int) ([]any, error) {
+		return []any{symbols[i]}, nil
+	})); err != nil {
+		return fmt.Errorf("stage symbols: %w", marketdatadb.Translate(err))
+	}
+	return nil
+}
+
 // lockSymbols takes the transaction's advisory lock on the bucket of each
-// symbol, buckets in ascending order (the same order in every load, so
-// none deadlocks).
-func lockSymbols(ctx context.Context, tx pgx.Tx, symbols []string) error {
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, b) FROM (SELECT DISTINCT hashtext(s) & ($3 - 1) AS b FROM unnest($2::text[]) AS s) AS u ORDER BY b`,
-		symbolLockSpace, symbols, lockBuckets); err != nil {
+// symbol of load_symbols, buckets in ascending order (the same order in
+// every load, so none deadlocks).
+func lockSymbols(ctx context.Context, tx pgx.Tx) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, b) FROM (SELECT DISTINCT hashtext(symbol) & ($2 - 1) AS b FROM load_symbols) AS u ORDER BY b`,
+		symbolLockSpace, lockBuckets); err != nil {
 		return fmt.Errorf("lock symbols: %w", marketdatadb.Translate(err))
 	}
 	return nil
@@ -332,20 +358,18 @@ WHERE (t.name, t.asset_type, t.price_currency, t.exchange_mic, t.has_intraday, t
 	return n, nil
 }
 
-// ensureTickers creates the tickers of loaded bars that do not exist yet
-// and marks every one as having end-of-day data.
-func ensureTickers(ctx context.Context, tx pgx.Tx, symbols []string, mic string) (int64, error) {
-	if len(symbols) == 0 {
-		return 0, nil
-	}
+// ensureTickers creates the tickers of the loaded bars (load_symbols)
+// that do not exist yet and marks every one as having end-of-day data.
+func ensureTickers(ctx context.Context, tx pgx.Tx, mic string) (int64, error) {
 	// The tickers already marked are left out before the upsert: a
 	// conflict that updates nothing still locks its row, and a day of an
 	// exchange would lock (and write) every ticker of it.
 	tag, err := tx.Exec(ctx, `
 INSERT INTO tickers AS t (symbol, name, exchange_mic, has_eod)
-SELECT s, s, nullif($2, ''), true FROM unnest($1::text[]) AS s
-WHERE NOT EXISTS (SELECT 1 FROM tickers WHERE symbol = s AND has_eod)
-ON CONFLICT (symbol) DO UPDATE SET has_eod = true WHERE NOT t.has_eod`, symbols, mic)
+SELECT s.symbol, s.symbol, nullif($1, ''), true FROM load_symbols AS s
+WHERE NOT EXISTS (SELECT 1 FROM tickers WHERE symbol = s.symbol AND has_eod)
+ORDER BY s.symbol
+ON CONFLICT (symbol) DO UPDATE SET has_eod = true WHERE NOT t.has_eod`, mic)
 	if err != nil {
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && pgErr.Code == "23503" {
