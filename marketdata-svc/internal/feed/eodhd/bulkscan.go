@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/feed"
@@ -227,7 +226,7 @@ func folded(key []byte) string {
 		}
 	}
 	for _, name := range names {
-		if strings.EqualFold(string(key), name) {
+		if bytes.EqualFold(key, []byte(name)) {
 			return name
 		}
 	}
