@@ -85,6 +85,20 @@ func (s *rowScanner) start() error {
 	return nil
 }
 
+// after reads sep, which must come next after whitespace, and returns the
+// byte after the whitespace that follows it, unread.
+func (s *rowScanner) after(sep byte) (byte, error) {
+	c, err := s.skipSpace()
+	if err != nil {
+		return 0, err
+	}
+	if c != sep {
+		return 0, errSyntax
+	}
+	s.i++
+	return s.skipSpace()
+}
+
 // next reads the next row into r; ok is false at the end of the list.
 func (s *rowScanner) next(r *eodRow, first bool) (ok bool, err error) {
 	c, err := s.skipSpace()
@@ -96,11 +110,7 @@ func (s *rowScanner) next(r *eodRow, first bool) (ok bool, err error) {
 		return false, nil
 	}
 	if !first {
-		if c != ',' {
-			return false, errSyntax
-		}
-		s.i++
-		if c, err = s.skipSpace(); err != nil {
+		if c, err = s.after(','); err != nil {
 			return false, err
 		}
 	}
@@ -114,30 +124,11 @@ func (s *rowScanner) next(r *eodRow, first bool) (ok bool, err error) {
 		}
 		return false, fmt.Errorf("a row is %s, not an object", kind(s.raw[0]))
 	}
-	s.i++
 	*r = eodRow{}
 	var typeErr error
-	for n := 0; ; n++ {
-		c, err := s.skipSpace()
+	for c, err = s.after('{'); c != '}'; {
 		if err != nil {
 			return false, err
-		}
-		if c == '}' && n == 0 {
-			s.i++
-			break
-		}
-		if n > 0 {
-			if c == '}' {
-				s.i++
-				break
-			}
-			if c != ',' {
-				return false, errSyntax
-			}
-			s.i++
-			if c, err = s.skipSpace(); err != nil {
-				return false, err
-			}
 		}
 		if c != '"' {
 			return false, errSyntax
@@ -150,14 +141,7 @@ func (s *rowScanner) next(r *eodRow, first bool) (ok bool, err error) {
 			return false, err
 		}
 		s.key = append(s.key[:0], key...)
-		if c, err = s.skipSpace(); err != nil {
-			return false, err
-		}
-		if c != ':' {
-			return false, errSyntax
-		}
-		s.i++
-		if _, err := s.skipSpace(); err != nil {
+		if _, err := s.after(':'); err != nil {
 			return false, err
 		}
 		if err := s.value(); err != nil {
@@ -166,31 +150,32 @@ func (s *rowScanner) next(r *eodRow, first bool) (ok bool, err error) {
 		if err := s.member(r, s.key); err != nil && typeErr == nil {
 			typeErr = err
 		}
+		if c, err = s.skipSpace(); err == nil && c == ',' {
+			if c, err = s.after(','); err == nil && c != '"' {
+				return false, errSyntax // a comma before the closing brace
+			}
+		} else if err == nil && c != '}' {
+			return false, errSyntax
+		}
 	}
+	s.i++
 	return true, typeErr
 }
 
 // member stores the value just read (s.raw) in r's field named key.
 func (s *rowScanner) member(r *eodRow, key []byte) error {
+	// The members in field's order: two strings, then five numbers.
+	strs := [...]*string{&r.Code, &r.Date}
+	nums := [...]*feed.Number{&r.Open, &r.High, &r.Low, &r.Close, &r.Volume}
 	var num *feed.Number
 	var str *string
-	switch name := folded(key); name {
-	case "code":
-		str = &r.Code
-	case "date":
-		str = &r.Date
-	case "open":
-		num = &r.Open
-	case "high":
-		num = &r.High
-	case "low":
-		num = &r.Low
-	case "close":
-		num = &r.Close
-	case "volume":
-		num = &r.Volume
-	default:
+	switch i := field(key); {
+	case i < 0:
 		return nil
+	case i < len(strs):
+		str = strs[i]
+	default:
+		num = nums[i-len(strs)]
 	}
 	c := s.raw[0]
 	if num != nil {
@@ -216,21 +201,22 @@ func (s *rowScanner) member(r *eodRow, key []byte) error {
 	return fmt.Errorf("%s is %s, not a string", key, kind(c))
 }
 
-// folded is the field name key matches as encoding/json matches keys
-// (equal under Unicode case folding), or "".
-func folded(key []byte) string {
+// field is the index of the member key names (code, date, open, high,
+// low, close, volume), matched as encoding/json matches keys (equal under
+// Unicode case folding, an exact match first), or -1.
+func field(key []byte) int {
 	names := [...]string{"code", "date", "open", "high", "low", "close", "volume"}
-	for _, name := range names {
+	for i, name := range names {
 		if string(key) == name {
-			return name
+			return i
 		}
 	}
-	for _, name := range names {
+	for i, name := range names {
 		if bytes.EqualFold(key, []byte(name)) {
-			return name
+			return i
 		}
 	}
-	return ""
+	return -1
 }
 
 func kind(c byte) string {
