@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/importer"
@@ -29,7 +30,7 @@ func (r *runner) bulk(ctx context.Context, b Bulk) (done bool, err error) {
 		}
 	}
 	r.o.Meter.Start(len(days))
-	r.bulkSymbols = map[string]struct{}{}
+	r.bulkSymbols = nil
 	defer func() { r.rep.Symbols, r.rep.Synced = len(r.bulkSymbols), len(r.bulkSymbols) }()
 	for i, day := range days {
 		ok, err := r.bulkDay(ctx, b, day)
@@ -62,7 +63,7 @@ func (r *runner) bulkDay(ctx context.Context, b Bulk, day time.Time) (ok bool, e
 		r.reject(rj)
 	}
 	w := Window{From: day, To: day}
-	var first *dayBars
+	first := true // rejects are reported once, on the first pass
 	l := ingest.Load{DefaultExchange: r.o.Exchange, Splits: d.Splits, Dividends: d.Dividends}
 	l.Bars = func() (ingest.BarSource, error) {
 		rs, err := d.Records()
@@ -70,9 +71,8 @@ func (r *runner) bulkDay(ctx context.Context, b Bulk, day time.Time) (ok bool, e
 			return nil, err
 		}
 		src := &dayBars{rs: rs, w: w, provider: r.p.Name()}
-		if first == nil { // rejects and symbols are counted once, on the first pass
-			first = src
-			src.symbols, src.reject = map[string]struct{}{}, r.reject
+		if first {
+			first, src.reject = false, r.reject
 		}
 		return src, nil
 	}
@@ -80,16 +80,14 @@ func (r *runner) bulkDay(ctx context.Context, b Bulk, day time.Time) (ok bool, e
 	if err != nil {
 		return true, fmt.Errorf("load %s: %w", day.Format(time.DateOnly), err)
 	}
-	if first == nil || len(first.symbols) == 0 {
+	if len(res.Symbols) == 0 {
 		return true, nil // a holiday: nothing to record, asked again next time
 	}
 	err = r.store.SaveSyncProgress(ctx, r.p.Name(), []ingest.SyncWindow{{Symbol: "@" + r.o.Exchange, From: day, Through: day}})
 	if err != nil {
 		return true, err
 	}
-	for s := range first.symbols {
-		r.bulkSymbols[s] = struct{}{}
-	}
+	r.bulkSymbols = union(r.bulkSymbols, res.Symbols)
 	r.rep.Received += res.BarsRead
 	r.rep.Stored += res.BarsChanged
 	r.o.Meter.Add(0, res.BarsRead)
@@ -99,13 +97,31 @@ func (r *runner) bulkDay(ctx context.Context, b Bulk, day time.Time) (ok bool, e
 	return true, nil
 }
 
+// union merges two sorted lists of distinct symbols into one.
+func union(a, b []string) []string {
+	if len(a) == 0 {
+		return b
+	}
+	out := make([]string, 0, max(len(a), len(b)))
+	for len(a) > 0 && len(b) > 0 {
+		switch c := strings.Compare(a[0], b[0]); {
+		case c < 0:
+			out, a = append(out, a[0]), a[1:]
+		case c > 0:
+			out, b = append(out, b[0]), b[1:]
+		default:
+			out, a, b = append(out, a[0]), a[1:], b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
+}
+
 // dayBars streams a day's checked bars from its records.
 type dayBars struct {
 	rs       RecordSource
 	w        Window
 	provider string
 	cur      ingest.BarRow
-	symbols  map[string]struct{}
 	reject   func(Reject)
 }
 
@@ -126,9 +142,6 @@ func (s *dayBars) Next() bool {
 				s.reject(Reject{Provider: s.provider, Symbol: rec.Symbol, Date: rec.Date, Reason: reason})
 			}
 			continue
-		}
-		if s.symbols != nil {
-			s.symbols[b.Symbol] = struct{}{}
 		}
 		s.cur = b
 		return true

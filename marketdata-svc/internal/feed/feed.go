@@ -207,23 +207,24 @@ func bar(r Record, w Window) (ingest.BarRow, string) {
 		return b, fmt.Sprintf("date %s outside the requested window %s..%s", d.Format(time.DateOnly),
 			w.From.Format(time.DateOnly), w.To.Format(time.DateOnly))
 	}
-	for _, f := range []struct {
-		name     string
-		n        Number
-		dst      *float64
-		optional bool
-	}{
-		{"open", r.Open, &b.Open, false}, {"high", r.High, &b.High, false}, {"low", r.Low, &b.Low, false},
-		{"close", r.Close, &b.Close, false}, {"volume", r.Volume, &b.Volume, true},
-		{"split factor", r.SplitFactor, &b.SplitFactor, true}, {"dividend", r.Dividend, &b.Dividend, true},
-	} {
+	// A loop over the fields with pointers into b would move b to the
+	// heap: an allocation per bar of a bulk day.
+	var reason string
+	field := func(name string, n Number, optional bool) float64 {
 		switch {
-		case f.n.Bad != "":
-			return b, fmt.Sprintf("malformed %s %q", f.name, f.n.Bad)
-		case !f.n.Set && !f.optional:
-			return b, "missing " + f.name
+		case reason != "":
+		case n.Bad != "":
+			reason = fmt.Sprintf("malformed %s %q", name, n.Bad)
+		case !n.Set && !optional:
+			reason = "missing " + name
 		}
-		*f.dst = f.n.V
+		return n.V
+	}
+	b.Open, b.High, b.Low = field("open", r.Open, false), field("high", r.High, false), field("low", r.Low, false)
+	b.Close, b.Volume = field("close", r.Close, false), field("volume", r.Volume, true)
+	b.SplitFactor, b.Dividend = field("split factor", r.SplitFactor, true), field("dividend", r.Dividend, true)
+	if reason != "" {
+		return b, reason
 	}
 	if b.SplitFactor < 0 || b.Dividend < 0 {
 		return b, "negative corporate action"

@@ -148,8 +148,9 @@ type runner struct {
 	o     Options
 	rep   *Report
 	mu    sync.Mutex // rep, from the fetch workers
-	// bulkSymbols are the symbols a bulk run stored, over all its days.
-	bulkSymbols map[string]struct{}
+	// bulkSymbols are the symbols a bulk run stored, over all its days,
+	// sorted.
+	bulkSymbols []string
 }
 
 func (r *runner) run(ctx context.Context) error {

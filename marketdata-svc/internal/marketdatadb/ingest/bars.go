@@ -2,8 +2,12 @@ package ingest
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"math"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -20,22 +24,23 @@ var (
 	allColumns    = append(append([]string(nil), rawColumns...), "split_factor", "dividend", "price_factor", "volume_factor")
 )
 
-// copySource adapts a BarSource to pgx.CopyFromSource and gathers, on the
-// way, the symbols and the corporate actions carried by the rows.
+// copySource reads a BarSource as the binary COPY stream of its rows'
+// columns (copyStream) and gathers, on the way, the symbols and the
+// corporate actions carried by the rows.
 type copySource struct {
 	src       BarSource
 	columns   []string
 	peeked    *BarRow
 	done      bool
-	vals      []any
+	cur       BarRow
 	read      int64
-	symbols   map[string]struct{}
+	symbols   symbolSet
 	splits    []marketdata.Split
 	dividends []marketdata.Dividend
 }
 
 func newCopySource(src BarSource, columns []string) *copySource {
-	return &copySource{src: src, columns: columns, symbols: map[string]struct{}{}, vals: make([]any, len(columns))}
+	return &copySource{src: src, columns: columns}
 }
 
 // peek returns the first row without consuming it.
@@ -63,46 +68,142 @@ func (c *copySource) Next() bool {
 		b = c.src.Bar()
 	}
 	c.read++
-	if _, ok := c.symbols[b.Symbol]; !ok {
-		c.symbols[b.Symbol] = struct{}{}
-	}
+	c.symbols.add(b.Symbol)
 	if b.SplitFactor > 0 && b.SplitFactor != 1 {
 		c.splits = append(c.splits, marketdata.Split{Symbol: b.Symbol, Date: b.Date, Factor: b.SplitFactor})
 	}
 	if b.Dividend != 0 {
 		c.dividends = append(c.dividends, marketdata.Dividend{Symbol: b.Symbol, Date: b.Date, Amount: b.Dividend})
 	}
-	v := c.vals[:0]
+	c.cur = b
+	return true
+}
+
+func (c *copySource) Err() error { return c.src.Err() }
+
+// appendRow appends the current row to buf as a tuple of COPY's binary
+// format: the field count, then each field's length and value (int4 and
+// date as 4 bytes, float8 as 8, text as its bytes, all big-endian).
+func (c *copySource) appendRow(buf []byte) []byte {
+	b := &c.cur
+	buf = binary.BigEndian.AppendUint16(buf, uint16(len(c.columns))) // #nosec G115 -- 8 to 11 columns
 	if c.columns[0] == "line" {
-		v = append(v, int32(b.Line)) // #nosec G115 -- CSV line number of an imported file, reported in errors; files are far below 2^31 lines
+		buf = binary.BigEndian.AppendUint32(buf, 4)
+		buf = binary.BigEndian.AppendUint32(buf, uint32(int32(b.Line))) // #nosec G115 -- CSV line number of an imported file, reported in errors; files are far below 2^31 lines
 	}
-	v = append(v, b.Symbol, b.Date, b.Open, b.High, b.Low, b.Close, b.Volume)
+	buf = binary.BigEndian.AppendUint32(buf, uint32(len(b.Symbol))) // #nosec G115 -- a symbol is far below 2^31 bytes
+	buf = append(buf, b.Symbol...)
+	// A date is its days since 2000-01-01, of its calendar day as written.
+	day := time.Date(b.Date.Year(), b.Date.Month(), b.Date.Day(), 0, 0, 0, 0, time.UTC).Unix()/86400 - 10957
+	buf = binary.BigEndian.AppendUint32(buf, 4)
+	buf = binary.BigEndian.AppendUint32(buf, uint32(int32(day))) // #nosec G115 -- a date's days since 2000 fit in 32 bits
+	f8 := func(v float64) {
+		buf = binary.BigEndian.AppendUint32(buf, 8)
+		buf = binary.BigEndian.AppendUint64(buf, math.Float64bits(v))
+	}
+	f8(b.Open)
+	f8(b.High)
+	f8(b.Low)
+	f8(b.Close)
+	f8(b.Volume)
 	if len(c.columns) == len(allColumns) {
 		sf := b.SplitFactor
 		if sf == 0 {
 			sf = 1
 		}
-		v = append(v, sf, b.Dividend, b.PriceFactor, b.VolumeFactor)
+		f8(sf)
+		f8(b.Dividend)
+		f8(b.PriceFactor)
+		f8(b.VolumeFactor)
 	}
-	c.vals = v
-	return true
+	return buf
 }
 
-func (c *copySource) Values() ([]any, error) { return c.vals, nil }
-func (c *copySource) Err() error             { return c.src.Err() }
+// copyStream is the binary COPY stream of a copySource's rows (the
+// format of PostgreSQL's "COPY ... FROM STDIN BINARY": a signature and
+// header, the tuples, a trailer). It is built here, not by pgx's CopyFrom,
+// which puts every value in an interface and encodes it through its type
+// map: for a day of an exchange that took as long as parsing the day. The
+// columns are few and fixed (text, date, float8, int4).
+type copyStream struct {
+	cs         *copySource
+	buf        []byte
+	off        int
+	begun, end bool
+}
+
+// copyHeader is the binary format's signature, flags and header
+// extension length.
+const copyHeader = "PGCOPY\n\xff\r\n\x00\x00\x00\x00\x00\x00\x00\x00\x00"
+
+func (s *copyStream) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		if s.off == len(s.buf) {
+			if s.end {
+				if n == 0 {
+					return 0, io.EOF
+				}
+				return n, nil
+			}
+			if err := s.fill(); err != nil {
+				return n, err
+			}
+		}
+		k := copy(p[n:], s.buf[s.off:])
+		s.off += k
+		n += k
+	}
+	return n, nil
+}
+
+// fill encodes the next rows, about 64 KiB of them.
+func (s *copyStream) fill() error {
+	s.buf, s.off = s.buf[:0], 0
+	if !s.begun {
+		s.buf, s.begun = append(s.buf, copyHeader...), true
+	}
+	for len(s.buf) < 64<<10 {
+		if !s.cs.Next() {
+			if err := s.cs.Err(); err != nil {
+				return err
+			}
+			s.buf, s.end = append(s.buf, 0xff, 0xff), true
+			return nil
+		}
+		s.buf = s.cs.appendRow(s.buf)
+	}
+	return nil
+}
+
+// copyRows streams cs's rows into table (an identifier of this package,
+// never input) and returns how many were stored.
+func copyRows(ctx context.Context, tx pgx.Tx, table string, cs *copySource) (int64, error) {
+	sql := "COPY " + table + " (" + strings.Join(cs.columns, ", ") + ") FROM STDIN BINARY"
+	tag, err := tx.Conn().PgConn().CopyFrom(ctx, &copyStream{cs: cs}, sql)
+	if err != nil {
+		return 0, copyError(err, cs)
+	}
+	return tag.RowsAffected(), nil
+}
 
 type barLoad struct {
-	read, changed  int64
-	symbols        map[string]struct{}
-	changedSymbols map[string]bool
-	splits         []marketdata.Split
-	dividends      []marketdata.Dividend
+	read, changed int64
+	// symbols are the distinct symbols of the bars read, sorted.
+	symbols   []string
+	splits    []marketdata.Split
+	dividends []marketdata.Dividend
 }
 
 func (b *barLoad) take(c *copySource) {
-	b.read, b.symbols, b.splits, b.dividends = c.read, c.symbols, c.splits, c.dividends
+	b.read, b.symbols, b.splits, b.dividends = c.read, c.symbols.sorted(), c.splits, c.dividends
 }
 
+// loadBars streams l's bars into eod_bars. Bars not stored yet, as every
+// bar of a new day is, are copied straight into the table (the speed of
+// COPY); when the first bar is already stored, or a later one turns out
+// to be (a unique violation rolls the direct copy back), they are staged
+// and merged (stagedUpsert), which writes only what differs.
 func loadBars(ctx context.Context, tx pgx.Tx, l Load) (barLoad, error) {
 	var out barLoad
 	src, err := l.Bars()
@@ -115,12 +216,12 @@ func loadBars(ctx context.Context, tx pgx.Tx, l Load) (barLoad, error) {
 			cols = allColumns
 		}
 		cs := newCopySource(src, cols)
-		n, err := tx.CopyFrom(ctx, pgx.Identifier{"eod_bars"}, cols, cs)
+		n, err := copyRows(ctx, tx, "eod_bars", cs)
 		if err != nil {
-			return out, copyError(err, cs)
+			return out, err
 		}
 		out.take(cs)
-		out.changed, out.changedSymbols = n, allChanged(cs.symbols)
+		out.changed = n
 		return out, nil
 	}
 	cs := newCopySource(src, rawColumns)
@@ -133,24 +234,21 @@ func loadBars(ctx context.Context, tx pgx.Tx, l Load) (barLoad, error) {
 		return out, nil
 	}
 	var exists bool
-	if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM eod_bars WHERE symbol = $1)", first.Symbol).Scan(&exists); err != nil {
+	if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM eod_bars WHERE symbol = $1 AND date = $2)", first.Symbol, first.Date).Scan(&exists); err != nil {
 		return out, marketdatadb.Translate(err)
 	}
 	if !exists {
-		// New data: COPY straight into the table, the fastest path. If some
-		// row exists after all (another symbol of the file, or a duplicate
-		// line), fall back to the staged upsert.
 		sp, err := tx.Begin(ctx)
 		if err != nil {
 			return out, marketdatadb.Translate(err)
 		}
-		n, err := sp.CopyFrom(ctx, pgx.Identifier{"eod_bars"}, rawColumns, cs)
+		n, err := copyRows(ctx, sp, "eod_bars", cs)
 		if err == nil {
 			if err := sp.Commit(ctx); err != nil {
 				return out, marketdatadb.Translate(err)
 			}
 			out.take(cs)
-			out.changed, out.changedSymbols = n, allChanged(cs.symbols)
+			out.changed = n
 			return out, nil
 		}
 		if !isUniqueViolation(err) {
@@ -164,17 +262,9 @@ func loadBars(ctx context.Context, tx pgx.Tx, l Load) (barLoad, error) {
 		}
 		cs = newCopySource(src, stagedColumns)
 	} else {
-		cs.columns, cs.vals = stagedColumns, make([]any, len(stagedColumns))
+		cs.columns = stagedColumns
 	}
 	return stagedUpsert(ctx, tx, cs)
-}
-
-func allChanged(symbols map[string]struct{}) map[string]bool {
-	out := make(map[string]bool, len(symbols))
-	for s := range symbols {
-		out[s] = true
-	}
-	return out
 }
 
 // sourceError is a failure of the caller's bar stream (bad rows, a file
@@ -208,44 +298,25 @@ func stagedUpsert(ctx context.Context, tx pgx.Tx, cs *copySource) (barLoad, erro
 ) ON COMMIT DROP`); err != nil {
 		return out, marketdatadb.Translate(err)
 	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"eod_staging"}, stagedColumns, cs); err != nil {
-		return out, copyError(err, cs)
+	if _, err := copyRows(ctx, tx, "eod_staging", cs); err != nil {
+		return out, err
 	}
 	out.take(cs)
-	out.changedSymbols = map[string]bool{}
 	sp, err := tx.Begin(ctx)
 	if err != nil {
 		return out, marketdatadb.Translate(err)
 	}
-	rows, err := sp.Query(ctx, `
-WITH up AS (
-  INSERT INTO eod_bars AS b (symbol, date, open, high, low, close, volume)
-  SELECT symbol, date, open, high, low, close, volume FROM eod_staging ORDER BY symbol, date
-  ON CONFLICT (symbol, date) DO UPDATE SET open = EXCLUDED.open, high = EXCLUDED.high,
-    low = EXCLUDED.low, close = EXCLUDED.close, volume = EXCLUDED.volume
-  WHERE (b.open, b.high, b.low, b.close, b.volume)
-    IS DISTINCT FROM (EXCLUDED.open, EXCLUDED.high, EXCLUDED.low, EXCLUDED.close, EXCLUDED.volume)
-  RETURNING b.symbol
-)
-SELECT symbol, count(*) FROM up GROUP BY symbol`)
-	if err == nil {
-		for rows.Next() {
-			var sym string
-			var n int64
-			if err = rows.Scan(&sym, &n); err != nil {
-				break
-			}
-			out.changed += n
-			out.changedSymbols[sym] = true
-		}
-		rows.Close()
-		if err == nil {
-			err = rows.Err()
-		}
-	}
+	tag, err := sp.Exec(ctx, `
+INSERT INTO eod_bars AS b (symbol, date, open, high, low, close, volume)
+SELECT symbol, date, open, high, low, close, volume FROM eod_staging ORDER BY symbol, date
+ON CONFLICT (symbol, date) DO UPDATE SET open = EXCLUDED.open, high = EXCLUDED.high,
+  low = EXCLUDED.low, close = EXCLUDED.close, volume = EXCLUDED.volume
+WHERE (b.open, b.high, b.low, b.close, b.volume)
+  IS DISTINCT FROM (EXCLUDED.open, EXCLUDED.high, EXCLUDED.low, EXCLUDED.close, EXCLUDED.volume)`)
 	if err != nil {
 		return out, duplicates(ctx, tx, sp, err)
 	}
+	out.changed = tag.RowsAffected()
 	return out, marketdatadb.Translate(sp.Commit(ctx))
 }
 
@@ -297,15 +368,21 @@ GROUP BY symbol, %[2]s HAVING count(*) > 1 ORDER BY min(line) LIMIT 20`, table, 
 	return found
 }
 
-// readjust recomputes, for each symbol with corporate actions, the split and
-// dividend columns and the backward adjustment factors of all its bars,
-// and writes the bars whose values changed. It returns how many changed.
-func readjust(ctx context.Context, tx pgx.Tx, symbols []string) (int64, error) {
+// readjust recomputes, for each symbol of load_symbols with corporate
+// actions, the split and dividend columns and the backward adjustment
+// factors of all its bars, and writes the bars whose values changed. It
+// returns how many changed. A symbol without splits or dividends is left
+// alone: its bars keep the columns' defaults (factors 1, no action), as
+// every load writes them, since actions are removed only with the
+// symbol's bars (ReplaceSymbols). Looking for other values in its bars
+// would read the whole history of every symbol of the load: for a day of
+// an exchange, all of it.
+func readjust(ctx context.Context, tx pgx.Tx) (int64, error) {
 	rows, err := tx.Query(ctx, `
-SELECT s FROM unnest($1::text[]) AS s
-WHERE EXISTS (SELECT 1 FROM splits WHERE symbol = s) OR EXISTS (SELECT 1 FROM dividends WHERE symbol = s)
-   OR EXISTS (SELECT 1 FROM eod_bars WHERE symbol = s AND (price_factor <> 1 OR volume_factor <> 1
-              OR split_factor <> 1 OR dividend <> 0))`, symbols)
+SELECT symbol FROM load_symbols AS s WHERE EXISTS (SELECT 1 FROM splits WHERE symbol = s.symbol)
+UNION
+SELECT symbol FROM load_symbols AS s WHERE EXISTS (SELECT 1 FROM dividends WHERE symbol = s.symbol)
+ORDER BY 1`)
 	if err != nil {
 		return 0, marketdatadb.Translate(err)
 	}

@@ -4,6 +4,16 @@
 // 1-minute bars (ApplyIntraday) is one transaction at COPY speed that
 // recomputes the adjustment factors it touches and bumps the data version
 // when anything changed; sync keeps its progress and runs beside them.
+//
+// Bars reach COPY as its binary format built here (copyStream), not
+// through pgx's CopyFrom, which puts each value in an interface and
+// encodes it through its type map. BenchmarkCopyBars, 50,000 bars into an
+// empty table of eod_bars' shape on the project's 2-core machine under
+// load: the same wall time, the server's (160–230 ms), but 11–14 ms of the
+// client's CPU, 69 allocations and 4.6 MB, against pgx's 38–41 ms, 450,000
+// allocations and 11 MB: CPU the parsing of a provider's answer needs on
+// the same two cores (make bench's sync_universe_day, reproduced by
+// feed/registry's BenchmarkEODHDUniverseDayVsCopy).
 package ingest
 
 import (

@@ -86,6 +86,8 @@ type LoadResult struct {
 	BarsAdjusted int64
 	// Version is the new data version, or 0 when nothing changed.
 	Version int64
+	// Symbols are the distinct symbols of the bars read, sorted.
+	Symbols []string
 }
 
 // Changed reports whether the load changed any data.
@@ -155,8 +157,10 @@ func (s *Store) inLoadTx(ctx context.Context, label string, apply func(context.C
 
 func apply(ctx context.Context, tx pgx.Tx, l Load) (LoadResult, error) {
 	var res LoadResult
-	// A large load outlives the request-sized statement timeout.
-	if _, err := tx.Exec(ctx, "SET LOCAL statement_timeout = 0"); err != nil {
+	// A large load outlives the request-sized statement timeout. Its
+	// statements over a whole exchange's symbols look costly to the planner
+	// but run once each: compiling them (JIT) only adds its own time.
+	if _, err := tx.Exec(ctx, "SET LOCAL statement_timeout = 0; SET LOCAL jit = off"); err != nil {
 		return res, marketdatadb.Translate(err)
 	}
 	var err error
@@ -166,10 +170,11 @@ func apply(ctx context.Context, tx pgx.Tx, l Load) (LoadResult, error) {
 	if res.TickersChanged, err = upsertTickers(ctx, tx, l.Tickers); err != nil {
 		return res, err
 	}
-	// touched holds every symbol the load writes, changed or not: its
-	// factors are recomputed from the symbol's full state (below), so a
-	// re-import also repairs factors that are wrong for any reason.
-	changedSymbols, touched := map[string]bool{}, map[string]bool{}
+	// Every symbol the load writes, changed or not, has its factors
+	// recomputed from the symbol's full state (below), so a re-import also
+	// repairs factors that are wrong for any reason: the bars' symbols
+	// (load_symbols, stageSymbols) and touched, those of its other rows.
+	var touched []string
 	if len(l.ReplaceSymbols) > 0 {
 		for _, table := range []string{"eod_bars", "splits", "dividends"} {
 			tag, err := tx.Exec(ctx, "DELETE FROM "+table+" WHERE symbol = ANY($1)", l.ReplaceSymbols)
@@ -180,9 +185,7 @@ func apply(ctx context.Context, tx pgx.Tx, l Load) (LoadResult, error) {
 				res.BarsChanged += tag.RowsAffected()
 			}
 		}
-		for _, sym := range l.ReplaceSymbols {
-			changedSymbols[sym], touched[sym] = true, true
-		}
+		touched = append(touched, l.ReplaceSymbols...)
 	}
 	splits, divs := l.Splits, l.Dividends
 	if l.Bars != nil {
@@ -192,35 +195,35 @@ func apply(ctx context.Context, tx pgx.Tx, l Load) (LoadResult, error) {
 		}
 		res.BarsRead = bl.read
 		res.BarsChanged += bl.changed
-		for sym := range bl.changedSymbols {
-			changedSymbols[sym] = true
-		}
-		for sym := range bl.symbols {
-			touched[sym] = true
-		}
+		res.Symbols = bl.symbols
 		splits, divs = append(slices.Clip(splits), bl.splits...), append(slices.Clip(divs), bl.dividends...)
-		n, err := ensureTickers(ctx, tx, sortedKeys(bl.symbols), l.DefaultExchange)
-		if err != nil {
-			return res, err
+		if len(bl.symbols) > 0 {
+			if err := stageSymbols(ctx, tx, bl.symbols); err != nil {
+				return res, err
+			}
+			n, err := ensureTickers(ctx, tx, l.DefaultExchange)
+			if err != nil {
+				return res, err
+			}
+			res.TickersChanged += n
 		}
-		res.TickersChanged += n
 	}
 	actionSymbols, err := upsertActions(ctx, tx, splits, divs)
 	if err != nil {
 		return res, err
 	}
 	res.ActionsChanged = int64(len(actionSymbols))
-	for _, sym := range actionSymbols {
-		changedSymbols[sym] = true
-	}
 	for _, sp := range splits {
-		touched[sp.Symbol] = true
+		touched = append(touched, sp.Symbol)
 	}
 	for _, d := range divs {
-		touched[d.Symbol] = true
+		touched = append(touched, d.Symbol)
 	}
-	if len(touched) > 0 {
-		symbols := sortedKeys(touched)
+	if len(touched) > 0 || len(res.Symbols) > 0 {
+		slices.Sort(touched)
+		if err := stageSymbols(ctx, tx, slices.Compact(touched)); err != nil {
+			return res, err
+		}
 		// Two loads of one symbol each recompute its factors from the
 		// symbol's rows: without a lock each reads a snapshot without the
 		// other's uncommitted rows, and the later commit leaves factors that
@@ -231,11 +234,11 @@ func apply(ctx context.Context, tx pgx.Tx, l Load) (LoadResult, error) {
 		// first's rows.
 		// A load with given factors (the generator) takes the locks too,
 		// so that it is ordered with the imports of the same symbols.
-		if err := lockSymbols(ctx, tx, symbols); err != nil {
+		if err := lockSymbols(ctx, tx); err != nil {
 			return res, err
 		}
 		if !l.FactorsGiven {
-			if res.BarsAdjusted, err = readjust(ctx, tx, symbols); err != nil {
+			if res.BarsAdjusted, err = readjust(ctx, tx); err != nil {
 				return res, err
 			}
 		}
@@ -263,12 +266,31 @@ const symbolLockSpace = 0x74646d // "tdm"
 // each other too.
 const lockBuckets = 1024
 
+// stageSymbols adds symbols to the temporary table load_symbols, which
+// the statements after the bars read: the symbols of a day of an exchange
+// are sent once, not as an array to each statement, whose encoding cost
+// more than the statements did.
+func stageSymbols(ctx context.Context, tx pgx.Tx, symbols []string) error {
+	if len(symbols) == 0 {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, "CREATE TEMP TABLE IF NOT EXISTS load_symbols (symbol text NOT NULL) ON COMMIT DROP"); err != nil {
+		return fmt.Errorf("stage symbols: %w", marketdatadb.Translate(err))
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"load_symbols"}, []string{"symbol"}, pgx.CopyFromSlice(len(symbols), func(i int) ([]any, error) {
+		return []any{symbols[i]}, nil
+	})); err != nil {
+		return fmt.Errorf("stage symbols: %w", marketdatadb.Translate(err))
+	}
+	return nil
+}
+
 // lockSymbols takes the transaction's advisory lock on the bucket of each
-// symbol, buckets in ascending order (the same order in every load, so
-// none deadlocks).
-func lockSymbols(ctx context.Context, tx pgx.Tx, symbols []string) error {
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, b) FROM (SELECT DISTINCT hashtext(s) & ($3 - 1) AS b FROM unnest($2::text[]) AS s) AS u ORDER BY b`,
-		symbolLockSpace, symbols, lockBuckets); err != nil {
+// symbol of load_symbols, buckets in ascending order (the same order in
+// every load, so none deadlocks).
+func lockSymbols(ctx context.Context, tx pgx.Tx) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, b) FROM (SELECT DISTINCT hashtext(symbol) & ($2 - 1) AS b FROM load_symbols) AS u ORDER BY b`,
+		symbolLockSpace, lockBuckets); err != nil {
 		return fmt.Errorf("lock symbols: %w", marketdatadb.Translate(err))
 	}
 	return nil
@@ -336,16 +358,18 @@ WHERE (t.name, t.asset_type, t.price_currency, t.exchange_mic, t.has_intraday, t
 	return n, nil
 }
 
-// ensureTickers creates the tickers of loaded bars that do not exist yet
-// and marks every one as having end-of-day data.
-func ensureTickers(ctx context.Context, tx pgx.Tx, symbols []string, mic string) (int64, error) {
-	if len(symbols) == 0 {
-		return 0, nil
-	}
+// ensureTickers creates the tickers of the loaded bars (load_symbols)
+// that do not exist yet and marks every one as having end-of-day data.
+func ensureTickers(ctx context.Context, tx pgx.Tx, mic string) (int64, error) {
+	// The tickers already marked are left out before the upsert: a
+	// conflict that updates nothing still locks its row, and a day of an
+	// exchange would lock (and write) every ticker of it.
 	tag, err := tx.Exec(ctx, `
 INSERT INTO tickers AS t (symbol, name, exchange_mic, has_eod)
-SELECT s, s, nullif($2, ''), true FROM unnest($1::text[]) AS s
-ON CONFLICT (symbol) DO UPDATE SET has_eod = true WHERE NOT t.has_eod`, symbols, mic)
+SELECT s.symbol, s.symbol, nullif($1, ''), true FROM load_symbols AS s
+WHERE NOT EXISTS (SELECT 1 FROM tickers WHERE symbol = s.symbol AND has_eod)
+ORDER BY s.symbol
+ON CONFLICT (symbol) DO UPDATE SET has_eod = true WHERE NOT t.has_eod`, mic)
 	if err != nil {
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && pgErr.Code == "23503" {
