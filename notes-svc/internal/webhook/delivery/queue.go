@@ -180,7 +180,13 @@ func New(o Options) (*Queue, error) {
 		FetchPollInterval: o.PollInterval,
 		FetchCooldown:     min(100*time.Millisecond, o.PollInterval),
 		MaxAttempts:       o.MaxAttempts,
-		Logger:            o.Log.With("component", "river"),
+		// A job left running by a killed process is retried once it has
+		// run this long: River's default (1 h) held the deliveries of a
+		// crashed replica back for an hour. It must outlast the longest a
+		// live job runs, an attempt (Timeout + 10 s) or a maintenance job
+		// (River's 1 min), or a job still at work would run twice.
+		RescueStuckJobsAfter: max(o.Timeout+10*time.Second, time.Minute) + 10*time.Second,
+		Logger:               o.Log.With("component", "river"),
 	}
 	if o.Maintenance != nil {
 		river.AddWorker(workers, &maintenanceWorker{q: q})
