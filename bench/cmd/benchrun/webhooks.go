@@ -44,11 +44,16 @@ const (
 
 // webhookServiceEnv are notes-svc's webhook settings for the workload:
 // plain http to loopback, and enough attempts at once that the receiver
-// and the database, not the slots, bound the rate.
+// and the database, not the slots, bound the rate. Each attempt holds a
+// pool connection for its endpoint slot while it sends, so the pool is
+// larger than the workers by what the relay, River and the API need: with
+// 64 workers on the default 20 connections River's own queries timed out
+// and 240 of 20,000 events went out in 90 s.
 var webhookServiceEnv = map[string]string{
 	"NOTES_WEBHOOK_ALLOW_PRIVATE": "true",
-	"NOTES_WEBHOOK_WORKERS":       "64",
-	"NOTES_WEBHOOK_PER_ENDPOINT":  "64",
+	"NOTES_WEBHOOK_WORKERS":       "32",
+	"NOTES_WEBHOOK_PER_ENDPOINT":  "32",
+	"NOTES_DB_MAX_OPEN_CONNS":     "48",
 }
 
 // WebhookResult is the webhook_delivery workload in results.json.
