@@ -175,7 +175,13 @@ func New(o Options) (*Queue, error) {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &deliverWorker{q: q})
 	cfg := &river.Config{
-		Queues:            map[string]river.QueueConfig{QueueName: {MaxWorkers: o.Workers}, river.QueueDefault: {MaxWorkers: 1}},
+		// River fetches jobs at most once per cooldown while busy, up to
+		// the free workers each time: at its default 100 ms a queue of
+		// Workers attempts went out at no more than Workers x 10 a second
+		// (299 deliveries/s with 32 in make bench). An idle queue still
+		// polls at PollInterval.
+		Queues: map[string]river.QueueConfig{QueueName: {MaxWorkers: o.Workers, FetchCooldown: min(10*time.Millisecond, o.PollInterval)},
+			river.QueueDefault: {MaxWorkers: 1}},
 		Workers:           workers,
 		FetchPollInterval: o.PollInterval,
 		FetchCooldown:     min(100*time.Millisecond, o.PollInterval),
