@@ -19,7 +19,7 @@ FUZZTIME ?= 50000x
 export GOWORK := off
 export CGO_ENABLED ?= 0
 
-.PHONY: help run up down test fuzz lint build tidy clean stack-up stack-down test-images images compose-smoke compose-ha compose-ha-down k8s-validate k8s-apply faults security bench bench-go clients clients-check tc-test docs-browser monitoring-check monitoring-generate gateway-routes routes duplicates backup-drill sync-demo
+.PHONY: help run up down test fuzz lint build tidy clean stack-up stack-down test-images images compose-smoke compose-ha compose-ha-down k8s-validate k8s-apply faults security bench bench-go clients clients-check tc-test docs-browser monitoring-check monitoring-generate gateway-routes routes duplicates backup-drill webhook-drill sync-demo
 
 ## help: list every target with its one-line description
 help:
@@ -145,6 +145,10 @@ bench-go:
 ## faults: fault-injection, hostile-input and security suites on their own PostgreSQL and Redis; writes RELIABILITY.md
 faults:
 	@scripts/faults.sh
+
+## webhook-drill: the webhooks step of make faults with its receiver down 10 minutes (CI runs 20 s): no event lost; writes .stack/faults/webhook-drill.md
+webhook-drill:
+	@FAULTS_ONLY=webhooks FAULTS_WEBHOOK_DOWN=10m FAULTS_STATIC=0 FAULTS_OUT=$${FAULTS_OUT:-.stack/faults/webhook-drill.md} scripts/faults.sh
 
 ## backup-drill: pgBackRest point-in-time restore on a fresh host from tickerdesk/test-patroni:15: exactly the notes acknowledged before T come back; reports RPO and RTO
 backup-drill:

@@ -17,7 +17,8 @@
 #
 # Environment: FAULTS_STACK_DIR (default .stack/faults), FAULTS_PG_PORT
 # (55532), FAULTS_REDIS_PORT (56479), FAULTS_ONLY (comma list of steps),
-# FAULTS_OUT (RELIABILITY.md), FAULTS_STATIC (1).
+# FAULTS_OUT (RELIABILITY.md), FAULTS_STATIC (1), FAULTS_WEBHOOK_DOWN (how long
+# the webhooks step keeps its receiver down, 20s; make webhook-drill: 10m).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -74,7 +75,7 @@ fi
 
 echo "faults: running the suites"
 "$bin/faults" -bin "$bin" -stack-dir "$stack_dir" -pg-port "$pg_port" -redis-port "$redis_port" \
-  -out "$out" -only "${FAULTS_ONLY:-}" "${static_args[@]}" &
+  -out "$out" -only "${FAULTS_ONLY:-}" -webhook-down "${FAULTS_WEBHOOK_DOWN:-20s}" "${static_args[@]}" &
 runner_pid=$!
 rc=0
 wait "$runner_pid" || rc=$?

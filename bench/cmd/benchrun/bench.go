@@ -170,6 +170,16 @@ func (b *bench) run(ctx context.Context) error {
 			return fmt.Errorf("tenant_scale: %w", err)
 		}
 	}
+	if b.want("webhook_delivery") {
+		t := time.Now()
+		if err := b.runWebhookDelivery(ctx); err != nil {
+			return fmt.Errorf("webhook_delivery: %w", err)
+		}
+		if b.res.PhaseSeconds == nil {
+			b.res.PhaseSeconds = map[string]float64{}
+		}
+		b.res.PhaseSeconds["webhook_delivery"] = time.Since(t).Seconds()
+	}
 	b.res.TotalSeconds = time.Since(b.started).Seconds()
 	b.res.Commands = b.r.commands
 	return b.writeReports()

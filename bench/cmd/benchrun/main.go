@@ -57,7 +57,8 @@ type config struct {
 	// to 0.90 (eod_hit at 47e635a), wider than the changes they judge.
 	Rounds int
 	// Only, when not nil, names the workloads to run (BENCH_WORKLOADS):
-	// workload ids, "import", "intraday_import" and "tenant_scale". The
+	// workload ids, "import", "intraday_import", "tenant_scale" and
+	// "webhook_delivery". The
 	// marketdata dataset and
 	// service are prepared only when a marketdata workload is named.
 	Only map[string]bool

@@ -41,7 +41,9 @@ type Results struct {
 	Intraday    *IntradayDataset `json:"intraday_dataset,omitempty"`
 	TenantScale *TenantScale     `json:"tenant_scale,omitempty"`
 	Staleness   *Staleness       `json:"staleness,omitempty"`
-	Commands    []string         `json:"commands"`
+	// Webhooks is the webhook_delivery workload (webhooks.go).
+	Webhooks *WebhookResult `json:"webhooks,omitempty"`
+	Commands []string       `json:"commands"`
 	// Reruns are the BENCH_WORKLOADS runs merged into the full run's
 	// results since it was taken, oldest first: each names what it
 	// measured again, so no figure is read as the full run's.
@@ -304,6 +306,10 @@ func mergeRerun(full, sub Results) Results {
 		out.Staleness = sub.Staleness
 	}
 	section("staleness", sub.Staleness != nil)
+	if sub.Webhooks != nil {
+		out.Webhooks = sub.Webhooks
+	}
+	section("webhook_delivery", sub.Webhooks != nil)
 	out.Reruns = append(slices.Clone(full.Reruns), Rerun{GeneratedAt: sub.GeneratedAt, GitRevision: sub.GitRevision, Workloads: ids, Machine: sub.Machine})
 	return out
 }
@@ -330,6 +336,8 @@ func statusText(s string) string {
 		return "**pass**"
 	case "miss":
 		return "**MISS**"
+	case "within noise":
+		return "within noise"
 	}
 	return "report"
 }
@@ -417,6 +425,12 @@ func renderMarkdown(r Results, root string) string {
 		w("| tenant_scale: search p50, %d → %d accounts | %s → %s ms | | | | same request, %d accounts | | | %s× | ≤ %.2f× | %s | | |\n",
 			ts.AccountsSmall, ts.AccountsLarge, f2(ts.Small.Q.P50Ms), f2(ts.Large.Q.P50Ms), ts.AccountsSmall, f2(ts.QP50Ratio), ts.Target, statusText(ts.Status))
 	}
+	if x := r.Webhooks; x != nil {
+		w("| webhook_delivery: backlog of %d events sent to a local receiver | %s deliveries/s | | | %d duplicates | | | | | ≥ %.0f/s | %s | | |\n",
+			x.Events, f0(x.DeliveriesPerSec), x.Duplicates, x.RateTarget, statusText(x.RateStatus))
+		w("| webhook_delivery: lag from a note's POST to its delivery at %.0f writes/s | | %s | %s | %d | | | | | p99 < %.0f ms | %s | | |\n",
+			x.WriteRate, f2(x.LagP50Ms), f2(x.LagP99Ms), x.WriteErrors, x.LagTargetMs, statusText(x.LagStatus))
+	}
 	if st := r.Staleness; st != nil {
 		w("| staleness after an import, announced (pub/sub), worst of %d | %s ms | | | | | | | | ≤ %.0f ms | %s | | |\n", st.Trials, f2(slices.Max(st.PubSubMS)), st.BoundMS, statusText(st.Status))
 		w("| staleness after an import, announcement lost (poll), worst of %d | %s ms | | | | | | | | ≤ %.0f ms | %s | | |\n", st.Trials, f2(slices.Max(st.LostMessageMS)), st.BoundMS, statusText(st.Status))
@@ -499,6 +513,9 @@ func renderMarkdown(r Results, root string) string {
 	if st := r.Staleness; st != nil {
 		renderStaleness(w, st)
 	}
+	if x := r.Webhooks; x != nil {
+		renderWebhooks(w, x)
+	}
 	w("### Memory\n\n| service | VmHWM MB (peak RSS since start) | max VmRSS MB sampled under load | VmRSS MB after the run | target |\n|---|---:|---:|---:|---:|\n")
 	for _, mem := range r.Memory {
 		w("| %s | %.1f | %.1f | %.1f | < %.0f MB |\n", mem.Service, mem.VmHWMMB, mem.MaxRSSUnderLoadMB, mem.VmRSSMB, mem.TargetMB)
@@ -547,7 +564,7 @@ func renderMarkdown(r Results, root string) string {
 	w("## Reproduce\n\n")
 	w("`make bench` (or `scripts/bench.sh`) on a clone: it installs wrk and the PostgreSQL client tools from Debian when missing, builds the services and the bench tools, starts the local stack if it is not running, and runs everything below. ")
 	w("The datasets live in the databases `bench_marketdata`, `bench_notes`, `bench_intraday` and `bench_tenants_N` of the local cluster and is regenerated only when missing (`BENCH_FRESH=1` forces it). ")
-	w("Settings: `BENCH_DURATION`, `BENCH_WARMUP`, `BENCH_CONNECTIONS`, `BENCH_THREADS`, `BENCH_SYMBOLS`, `BENCH_YEARS`, `BENCH_NOTES`, `BENCH_ACCOUNTS`, `BENCH_IMPORT_ROWS`, `BENCH_MD_RATE`, `BENCH_MD_QUOTA`, `BENCH_PORT_OFFSET` (moves the bench's listeners, 18080 and up), `BENCH_QUIET_WAIT` (on a shared machine, wait up to this long for a quiet moment before measuring), `BENCH_ROUNDS` (rounds of each workload held to a target against an HTTP ceiling, 9), `BENCH_WORKLOADS` (a subset: workload ids, `import`, `intraday_import`, `tenant_scale`; its figures replace only those of the same workloads in the last full run's results, each marked with the revision that measured it again), `BENCH_INTRADAY_SYMBOLS`, `BENCH_INTRADAY_DAYS`, `BENCH_INTRADAY_IMPORT_SYMBOLS`, `BENCH_INTRADAY_LOAD_JOBS` (intraday_query's dataset is SYMBOLS × DAYS × 390 minutes, kept in `bench_intraday`; intraday_import's file IMPORT_SYMBOLS × DAYS × 390), `BENCH_TENANT_NOTES`, `BENCH_TENANT_SMALL`, `BENCH_TENANT_LARGE` (tenant_scale's notes per account and tenant counts); service settings (`NOTES_*`, `MARKETDATA_*`) pass through.")
+	w("Settings: `BENCH_DURATION`, `BENCH_WARMUP`, `BENCH_CONNECTIONS`, `BENCH_THREADS`, `BENCH_SYMBOLS`, `BENCH_YEARS`, `BENCH_NOTES`, `BENCH_ACCOUNTS`, `BENCH_IMPORT_ROWS`, `BENCH_MD_RATE`, `BENCH_MD_QUOTA`, `BENCH_PORT_OFFSET` (moves the bench's listeners, 18080 and up), `BENCH_QUIET_WAIT` (on a shared machine, wait up to this long for a quiet moment before measuring), `BENCH_ROUNDS` (rounds of each workload held to a target against an HTTP ceiling, 9), `BENCH_WORKLOADS` (a subset: workload ids, `import`, `intraday_import`, `tenant_scale`, `webhook_delivery`; its figures replace only those of the same workloads in the last full run's results, each marked with the revision that measured it again), `BENCH_INTRADAY_SYMBOLS`, `BENCH_INTRADAY_DAYS`, `BENCH_INTRADAY_IMPORT_SYMBOLS`, `BENCH_INTRADAY_LOAD_JOBS` (intraday_query's dataset is SYMBOLS × DAYS × 390 minutes, kept in `bench_intraday`; intraday_import's file IMPORT_SYMBOLS × DAYS × 390), `BENCH_TENANT_NOTES`, `BENCH_TENANT_SMALL`, `BENCH_TENANT_LARGE` (tenant_scale's notes per account and tenant counts); service settings (`NOTES_*`, `MARKETDATA_*`) pass through.")
 	if len(s.ServiceEnv) > 0 {
 		w(" Service settings in effect for this run: `%s`.", strings.Join(s.ServiceEnv, "`, `"))
 	}

@@ -51,3 +51,27 @@ func TestMergeRerunReplacesOnlyWhatItMeasured(t *testing.T) {
 		t.Error("a full-run row is marked as measured again")
 	}
 }
+
+// A webhook_delivery subset run replaces the webhooks section, keeps the
+// full run's, is named among the reruns, and shows in the Results table.
+func TestMergeRerunWebhooks(t *testing.T) {
+	full := Results{GitRevision: "full1", Import: &ImportResult{Ratio: 0.9}}
+	sub := Results{GitRevision: "sub2", Webhooks: &WebhookResult{Events: 20000, DeliveriesPerSec: 950, RateTarget: 1000,
+		RateStatus: noiseStatus(950.0 / 1000), LagP99Ms: 420, LagTargetMs: 1000, LagStatus: noiseStatus(1000.0 / 420)}}
+	got := mergeRerun(full, sub)
+	if got.Webhooks == nil || got.Webhooks.DeliveriesPerSec != 950 || got.Import == nil {
+		t.Fatalf("merged = %+v", got)
+	}
+	if len(got.Reruns) != 1 || strings.Join(got.Reruns[0].Workloads, ",") != "webhook_delivery" {
+		t.Errorf("reruns = %+v", got.Reruns)
+	}
+	md := renderMarkdown(got, "")
+	for _, want := range []string{"| 950 deliveries/s |", "≥ 1000/s | within noise |", "| 420.00 |", "p99 < 1000 ms | **pass** |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("BENCHMARKS.md lacks %q", want)
+		}
+	}
+	if s := noiseStatus(0.5); s != "miss" {
+		t.Errorf("noiseStatus(0.5) = %q, want miss", s)
+	}
+}

@@ -174,7 +174,7 @@ func newWebhooks(cfg config.Config, db *sql.DB, notesStore *notesdb.Store, log *
 	guard := &egress.Guard{AllowPrivate: cfg.WebhookAllowPrivate}
 	queue, err := delivery.New(delivery.Options{
 		DB: db, Store: store, Cipher: cipher, Guard: guard, EventLog: webhookdb.Events{},
-		Workers: cfg.WebhookWorkers, PerEndpoint: cfg.WebhookPerEndpoint, UserAgent: "Tickerdesk-Webhooks/" + version, Log: log,
+		Workers: cfg.WebhookWorkers, PerEndpoint: cfg.WebhookPerEndpoint, RetryBase: cfg.WebhookRetryBase, UserAgent: "Tickerdesk-Webhooks/" + version, Log: log,
 		Maintenance: notesStore, TrashRetention: cfg.TrashRetention, EventRetention: cfg.EventRetention,
 	})
 	if err != nil {

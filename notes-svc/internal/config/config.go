@@ -68,6 +68,10 @@ type Config struct {
 	// WebhookPerEndpoint those to one endpoint across replicas.
 	WebhookWorkers     int
 	WebhookPerEndpoint int
+	// WebhookRetryBase is the first retry's delay, doubled each attempt:
+	// 30 s in production; drills that take a receiver down shorten it so
+	// that the retries land within the drill.
+	WebhookRetryBase time.Duration
 
 	// GCPercent is the garbage collector's target (runtime/debug
 	// SetGCPercent) while serving. It applies only when the standard GOGC
@@ -102,6 +106,7 @@ func Load(getenv func(string) string) (Config, error) {
 		WebhookSecretKey:   r.Secret("WEBHOOK_SECRET_KEY"),
 		WebhookWorkers:     r.IntIn("WEBHOOK_WORKERS", 10, 1, 1000),
 		WebhookPerEndpoint: r.IntIn("WEBHOOK_PER_ENDPOINT", 4, 1, 100),
+		WebhookRetryBase:   r.DurationIn("WEBHOOK_RETRY_BASE", 30*time.Second, 100*time.Millisecond, time.Hour),
 	}
 	switch v := strings.ToLower(r.String("WEBHOOK_ALLOW_PRIVATE", "false")); v {
 	case "true", "1":

@@ -135,8 +135,14 @@ func TestWebhookSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.WebhookSecretKey != key || !c.WebhookAllowPrivate || c.WebhookWorkers != 10 || c.WebhookPerEndpoint != 4 {
+	if c.WebhookSecretKey != key || !c.WebhookAllowPrivate || c.WebhookWorkers != 10 || c.WebhookPerEndpoint != 4 || c.WebhookRetryBase != 30*time.Second {
 		t.Errorf("config = %+v", c)
+	}
+	if c, err := Load(env(map[string]string{"NOTES_WEBHOOK_RETRY_BASE": "1s"})); err != nil || c.WebhookRetryBase != time.Second {
+		t.Errorf("NOTES_WEBHOOK_RETRY_BASE=1s: %v, %v", c.WebhookRetryBase, err)
+	}
+	if _, err := Load(env(map[string]string{"NOTES_WEBHOOK_RETRY_BASE": "1ms"})); err == nil || !strings.Contains(err.Error(), "NOTES_WEBHOOK_RETRY_BASE") {
+		t.Errorf("NOTES_WEBHOOK_RETRY_BASE=1ms: error %v, want one naming it", err)
 	}
 	var b strings.Builder
 	slog.New(slog.NewJSONHandler(&b, nil)).Info("config", "config", c)

@@ -29,7 +29,7 @@ func main() {
 }
 
 // steps in the order they run; -only selects some by name.
-var steps = []string{"hostile", "isolation", "writers", "redis", "slowdb", "postgres", "sigterm", "audit", "audit2", "admin", "failover", "throttle"}
+var steps = []string{"hostile", "isolation", "writers", "redis", "slowdb", "postgres", "sigterm", "audit", "audit2", "admin", "webhooks", "failover", "throttle"}
 
 func run(ctx context.Context, args []string, _ func(string) string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("faults", flag.ContinueOnError)
@@ -39,6 +39,7 @@ func run(ctx context.Context, args []string, _ func(string) string, stdout io.Wr
 	redisPort := fs.Int("redis-port", 56479, "the suite's Redis port")
 	out := fs.String("out", "RELIABILITY.md", "report to write")
 	static := fs.String("static", "", "markdown summary of the static checks to include")
+	webhookDown := fs.Duration("webhook-down", 20*time.Second, "how long the webhooks step keeps its receiver down (make webhook-drill: 10m)")
 	only := fs.String("only", "", "comma-separated steps to run ("+strings.Join(steps, ",")+"); default all")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -148,6 +149,7 @@ func run(ctx context.Context, args []string, _ func(string) string, stdout io.Wr
 	step("audit", func() { suite.Audit(ctx, env) })
 	step("audit2", func() { suite.AuditRound2(ctx, env) })
 	step("admin", func() { suite.Admin(ctx, env) })
+	step("webhooks", func() { suite.Webhooks(ctx, env, *webhookDown) })
 	step("failover", func() { suite.Failover(ctx, env) })
 	// Last: a throttled address may be refused afterwards.
 	step("throttle", func() { suite.AuthThrottle(ctx, env) })

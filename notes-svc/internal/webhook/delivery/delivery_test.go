@@ -442,6 +442,43 @@ func TestPerEndpointSlots(t *testing.T) {
 	f.settled(t, f.a, e.ID, 1, domain.StatusSucceeded)
 }
 
+// A job takes exactly one free slot: with the first of three taken, the
+// attempt holds one advisory lock of its own while it sends, not one per
+// slot it tried.
+func TestSlotTakesOneLock(t *testing.T) {
+	f := newFixture(t, delivery.Options{PerEndpoint: 3})
+	holder, err := f.db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	var holderPID int
+	if err := holder.QueryRowContext(context.Background(), "SELECT pg_backend_pid()").Scan(&holderPID); err != nil {
+		t.Fatal(err)
+	}
+	locks := make(chan int, 1)
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var n int
+		_ = f.db.QueryRow("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid <> $1", holderPID).Scan(&n)
+		select {
+		case locks <- n:
+		default:
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer rcv.Close()
+	e, _ := f.endpoint(t, f.a, rcv.URL)
+	if _, err := holder.ExecContext(context.Background(), "SELECT pg_advisory_lock(hashtext($1), 0)", e.ID); err != nil {
+		t.Fatal(err)
+	}
+	f.event(t, f.a, notes.EventNoteCreated, true)
+	f.start(t)
+	f.settled(t, f.a, e.ID, 1, domain.StatusSucceeded)
+	if n := <-locks; n != 1 {
+		t.Errorf("%d advisory locks held by the sender during its attempt, want 1", n)
+	}
+}
+
 // Deleting an endpoint ends its deliveries still queued.
 func TestDeletedEndpoint(t *testing.T) {
 	f := newFixture(t, delivery.Options{})

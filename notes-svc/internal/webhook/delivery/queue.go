@@ -175,12 +175,24 @@ func New(o Options) (*Queue, error) {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &deliverWorker{q: q})
 	cfg := &river.Config{
-		Queues:            map[string]river.QueueConfig{QueueName: {MaxWorkers: o.Workers}, river.QueueDefault: {MaxWorkers: 1}},
+		// River fetches jobs at most once per cooldown while busy, up to
+		// the free workers each time: at its default 100 ms a queue of
+		// Workers attempts went out at no more than Workers x 10 a second
+		// (299 deliveries/s with 32 in make bench). An idle queue still
+		// polls at PollInterval.
+		Queues: map[string]river.QueueConfig{QueueName: {MaxWorkers: o.Workers, FetchCooldown: min(10*time.Millisecond, o.PollInterval)},
+			river.QueueDefault: {MaxWorkers: 1}},
 		Workers:           workers,
 		FetchPollInterval: o.PollInterval,
 		FetchCooldown:     min(100*time.Millisecond, o.PollInterval),
 		MaxAttempts:       o.MaxAttempts,
-		Logger:            o.Log.With("component", "river"),
+		// A job left running by a killed process is retried once it has
+		// run this long: River's default (1 h) held the deliveries of a
+		// crashed replica back for an hour. It must outlast the longest a
+		// live job runs, an attempt (Timeout + 10 s) or a maintenance job
+		// (River's 1 min), or a job still at work would run twice.
+		RescueStuckJobsAfter: max(o.Timeout+10*time.Second, time.Minute) + 10*time.Second,
+		Logger:               o.Log.With("component", "river"),
 	}
 	if o.Maintenance != nil {
 		river.AddWorker(workers, &maintenanceWorker{q: q})
