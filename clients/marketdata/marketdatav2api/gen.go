@@ -884,22 +884,32 @@ type IndexInfo struct {
 	Region          any                `json:"region"`
 }
 
-// Intraday defines model for Intraday.
+// Intraday v2's IntradayBar is its EOD bar plus the quote fields; a minute bar is not adjusted and carries no split or dividend, so those are null.
 type Intraday struct {
-	AskPrice any `json:"ask_price"`
-	AskSize  any `json:"ask_size"`
-	BidPrice any `json:"bid_price"`
-	BidSize  any `json:"bid_size"`
+	AdjClose  any    `json:"adj_close"`
+	AdjHigh   any    `json:"adj_high"`
+	AdjLow    any    `json:"adj_low"`
+	AdjOpen   any    `json:"adj_open"`
+	AdjVolume any    `json:"adj_volume"`
+	AskPrice  any    `json:"ask_price"`
+	AskSize   any    `json:"ask_size"`
+	AssetType string `json:"asset_type"`
+	BidPrice  any    `json:"bid_price"`
+	BidSize   any    `json:"bid_size"`
 
 	// Close last trade of the bucket
 	Close float64 `json:"close"`
 
 	// Date start of the bucket in UTC
-	Date string `json:"date"`
+	Date     string `json:"date"`
+	Dividend any    `json:"dividend"`
 
 	// Exchange MIC of the listing exchange
-	Exchange string  `json:"exchange"`
-	High     float64 `json:"high"`
+	Exchange string `json:"exchange"`
+
+	// ExchangeCode the exchange's acronym
+	ExchangeCode string  `json:"exchange_code"`
+	High         float64 `json:"high"`
 
 	// Last last trade of the bucket (equals close)
 	Last     float64 `json:"last"`
@@ -910,12 +920,15 @@ type Intraday struct {
 	MarketstackLast float64 `json:"marketstack_last"`
 
 	// Mid no quote data is stored
-	Mid any `json:"mid"`
+	Mid  any    `json:"mid"`
+	Name string `json:"name"`
 
 	// Open first trade of the bucket
-	Open   float64 `json:"open"`
-	Symbol string  `json:"symbol"`
-	Volume float64 `json:"volume"`
+	Open          float64 `json:"open"`
+	PriceCurrency string  `json:"price_currency"`
+	SplitFactor   any     `json:"split_factor"`
+	Symbol        string  `json:"symbol"`
+	Volume        float64 `json:"volume"`
 }
 
 // Pagination defines model for Pagination.
@@ -1102,7 +1115,7 @@ type IntradayPage struct {
 // OneEOD defines model for OneEOD.
 type OneEOD = EOD
 
-// OneIntraday defines model for OneIntraday.
+// OneIntraday v2's IntradayBar is its EOD bar plus the quote fields; a minute bar is not adjusted and carries no split or dividend, so those are null.
 type OneIntraday = Intraday
 
 // SplitPageV2 defines model for SplitPageV2.
@@ -1241,6 +1254,15 @@ type ListExchangesParams struct {
 	// Search Case-insensitive text matched against symbol and name (at most 100 characters).
 	Search *Search `form:"search,omitempty" json:"search,omitempty"`
 
+	// Limit Records per page, 1..1000.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Records skipped, 0 or more.
+	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
+// GetExchangeParams defines parameters for GetExchange.
+type GetExchangeParams struct {
 	// Limit Records per page, 1..1000.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
@@ -1870,8 +1892,10 @@ type ClientInterface interface {
 	// ListExchanges performs a GET /v2/exchanges (the `ListExchanges` operationId) request.
 	ListExchanges(ctx context.Context, params *ListExchangesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetExchange performs a GET /v2/exchanges/{mic} (the `GetExchange` operationId) request.
-	GetExchange(ctx context.Context, mic Mic, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// GetExchange One exchange, as a list of one (v2's ExchangesResponse, the envelope of /exchanges).
+	//
+	// Corresponds with GET /v2/exchanges/{mic} (the `GetExchange` operationId).
+	GetExchange(ctx context.Context, mic Mic, params *GetExchangeParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ExchangeEOD End-of-day records of symbols on one exchange, under the exchange object.
 	//
@@ -2263,9 +2287,11 @@ func (c *Client) ListExchanges(ctx context.Context, params *ListExchangesParams,
 	return c.Client.Do(req)
 }
 
-// GetExchange performs a GET /v2/exchanges/{mic} (the `GetExchange` operationId) request.
-func (c *Client) GetExchange(ctx context.Context, mic Mic, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetExchangeRequest(c.Server, mic)
+// GetExchange One exchange, as a list of one (v2's ExchangesResponse, the envelope of /exchanges).
+//
+// Corresponds with GET /v2/exchanges/{mic} (the `GetExchange` operationId).
+func (c *Client) GetExchange(ctx context.Context, mic Mic, params *GetExchangeParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetExchangeRequest(c.Server, mic, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3598,7 +3624,7 @@ func NewListExchangesRequest(server string, params *ListExchangesParams) (*http.
 }
 
 // NewGetExchangeRequest constructs an http.Request for the GetExchange method
-func NewGetExchangeRequest(server string, mic Mic) (*http.Request, error) {
+func NewGetExchangeRequest(server string, mic Mic, params *GetExchangeParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -3621,6 +3647,45 @@ func NewGetExchangeRequest(server string, mic Mic) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -6372,10 +6437,12 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	ListExchangesWithResponse(ctx context.Context, params *ListExchangesParams, reqEditors ...RequestEditorFn) (*ListExchangesResponse, error)
 
-	// GetExchangeWithResponse performs a GET /v2/exchanges/{mic} (the `GetExchange` operationId) request.
+	// GetExchangeWithResponse One exchange, as a list of one (v2's ExchangesResponse, the envelope of /exchanges).
 	//
 	// Returns a wrapper object for the known response body format(s).
-	GetExchangeWithResponse(ctx context.Context, mic Mic, reqEditors ...RequestEditorFn) (*GetExchangeResponse, error)
+	//
+	// Corresponds with GET /v2/exchanges/{mic} (the `GetExchange` operationId).
+	GetExchangeWithResponse(ctx context.Context, mic Mic, params *GetExchangeParams, reqEditors ...RequestEditorFn) (*GetExchangeResponse, error)
 
 	// ExchangeEODWithResponse End-of-day records of symbols on one exchange, under the exchange object.
 	//
@@ -7916,13 +7983,18 @@ type GetExchangeResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *Exchange
+	JSON200 *struct {
+		Data       []Exchange `json:"data"`
+		Pagination Pagination `json:"pagination"`
+	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorResponse
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *ErrorResponse
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -7934,7 +8006,10 @@ type GetExchangeResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetExchangeResponse) GetJSON200() *Exchange {
+func (r GetExchangeResponse) GetJSON200() *struct {
+	Data       []Exchange `json:"data"`
+	Pagination Pagination `json:"pagination"`
+} {
 	return r.JSON200
 }
 
@@ -7951,6 +8026,11 @@ func (r GetExchangeResponse) GetJSON403() *ErrorResponse {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetExchangeResponse) GetJSON404() *ErrorResponse {
 	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetExchangeResponse) GetJSON422() *ErrorResponse {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -10934,11 +11014,13 @@ func (c *ClientWithResponses) ListExchangesWithResponse(ctx context.Context, par
 	return ParseListExchangesResponse(rsp)
 }
 
-// GetExchangeWithResponse performs a GET /v2/exchanges/{mic} (the `GetExchange` operationId) request.
+// GetExchangeWithResponse One exchange, as a list of one (v2's ExchangesResponse, the envelope of /exchanges).
 //
 // Returns a wrapper object for the known response body format(s).
-func (c *ClientWithResponses) GetExchangeWithResponse(ctx context.Context, mic Mic, reqEditors ...RequestEditorFn) (*GetExchangeResponse, error) {
-	rsp, err := c.GetExchange(ctx, mic, reqEditors...)
+//
+// Corresponds with GET /v2/exchanges/{mic} (the `GetExchange` operationId).
+func (c *ClientWithResponses) GetExchangeWithResponse(ctx context.Context, mic Mic, params *GetExchangeParams, reqEditors ...RequestEditorFn) (*GetExchangeResponse, error) {
+	rsp, err := c.GetExchange(ctx, mic, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -12564,7 +12646,10 @@ func ParseGetExchangeResponse(rsp *http.Response) (*GetExchangeResponse, error) 
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest Exchange
+		var dest struct {
+			Data       []Exchange `json:"data"`
+			Pagination Pagination `json:"pagination"`
+		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12593,6 +12678,13 @@ func ParseGetExchangeResponse(rsp *http.Response) (*GetExchangeResponse, error) 
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests

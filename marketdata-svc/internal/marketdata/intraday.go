@@ -90,7 +90,9 @@ type IntradayQuery struct {
 type IntradayBar struct {
 	Symbol   string
 	Exchange string // MIC
-	Date     time.Time
+	// The ticker's fields v2 repeats on every bar, as on an EOD bar.
+	Name, ExchangeCode, AssetType, PriceCurrency string
+	Date                                         time.Time
 	Open     float64
 	High     float64
 	Low      float64
