@@ -16,6 +16,27 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for AnalystRatingRatingRated.
+const (
+	AnalystRatingRatingRatedBuy  AnalystRatingRatingRated = "buy"
+	AnalystRatingRatingRatedHold AnalystRatingRatingRated = "hold"
+	AnalystRatingRatingRatedSell AnalystRatingRatingRated = "sell"
+)
+
+// Valid indicates whether the value is a known member of the AnalystRatingRatingRated enum.
+func (e AnalystRatingRatingRated) Valid() bool {
+	switch e {
+	case AnalystRatingRatingRatedBuy:
+		return true
+	case AnalystRatingRatingRatedHold:
+		return true
+	case AnalystRatingRatingRatedSell:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ErrorErrorCode.
 const (
 	ErrorErrorCodeFunctionAccessRestricted ErrorErrorCode = "function_access_restricted"
@@ -55,6 +76,30 @@ func (e ErrorErrorCode) Valid() bool {
 	case ErrorErrorCodeTooManyRequests:
 		return true
 	case ErrorErrorCodeValidationError:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RatingConsensusConsensusConclusion.
+const (
+	RatingConsensusConsensusConclusionBuy         RatingConsensusConsensusConclusion = "Buy"
+	RatingConsensusConsensusConclusionHold        RatingConsensusConsensusConclusion = "Hold"
+	RatingConsensusConsensusConclusionLessThannil RatingConsensusConsensusConclusion = "<nil>"
+	RatingConsensusConsensusConclusionSell        RatingConsensusConsensusConclusion = "Sell"
+)
+
+// Valid indicates whether the value is a known member of the RatingConsensusConsensusConclusion enum.
+func (e RatingConsensusConsensusConclusion) Valid() bool {
+	switch e {
+	case RatingConsensusConsensusConclusionBuy:
+		return true
+	case RatingConsensusConsensusConclusionHold:
+		return true
+	case RatingConsensusConsensusConclusionLessThannil:
+		return true
+	case RatingConsensusConsensusConclusionSell:
 		return true
 	default:
 		return false
@@ -139,6 +184,81 @@ func (e Interval) Valid() bool {
 	case IntervalN5min:
 		return true
 	case IntervalN6hour:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CommoditiesHistoryParamsFrequency.
+const (
+	Daily     CommoditiesHistoryParamsFrequency = "daily"
+	Monthly   CommoditiesHistoryParamsFrequency = "monthly"
+	Quarterly CommoditiesHistoryParamsFrequency = "quarterly"
+	Weekly    CommoditiesHistoryParamsFrequency = "weekly"
+	Yearly    CommoditiesHistoryParamsFrequency = "yearly"
+)
+
+// Valid indicates whether the value is a known member of the CommoditiesHistoryParamsFrequency enum.
+func (e CommoditiesHistoryParamsFrequency) Valid() bool {
+	switch e {
+	case Daily:
+		return true
+	case Monthly:
+		return true
+	case Quarterly:
+		return true
+	case Weekly:
+		return true
+	case Yearly:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CommoditiesHistory200JSONResponseBodyResultBasicsFrequency.
+const (
+	N1day     CommoditiesHistory200JSONResponseBodyResultBasicsFrequency = "1day"
+	N1month   CommoditiesHistory200JSONResponseBodyResultBasicsFrequency = "1month"
+	N1quarter CommoditiesHistory200JSONResponseBodyResultBasicsFrequency = "1quarter"
+	N1week    CommoditiesHistory200JSONResponseBodyResultBasicsFrequency = "1week"
+	N1year    CommoditiesHistory200JSONResponseBodyResultBasicsFrequency = "1year"
+)
+
+// Valid indicates whether the value is a known member of the CommoditiesHistory200JSONResponseBodyResultBasicsFrequency enum.
+func (e CommoditiesHistory200JSONResponseBodyResultBasicsFrequency) Valid() bool {
+	switch e {
+	case N1day:
+		return true
+	case N1month:
+		return true
+	case N1quarter:
+		return true
+	case N1week:
+		return true
+	case N1year:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CompanyRatingsParamsRated.
+const (
+	CompanyRatingsParamsRatedBuy  CompanyRatingsParamsRated = "buy"
+	CompanyRatingsParamsRatedHold CompanyRatingsParamsRated = "hold"
+	CompanyRatingsParamsRatedSell CompanyRatingsParamsRated = "sell"
+)
+
+// Valid indicates whether the value is a known member of the CompanyRatingsParamsRated enum.
+func (e CompanyRatingsParamsRated) Valid() bool {
+	switch e {
+	case CompanyRatingsParamsRatedBuy:
+		return true
+	case CompanyRatingsParamsRatedHold:
+		return true
+	case CompanyRatingsParamsRatedSell:
 		return true
 	default:
 		return false
@@ -739,6 +859,44 @@ func (e TickerIntradayOnDateParamsAfterHours) Valid() bool {
 	}
 }
 
+// AnalystRating defines model for AnalystRating.
+type AnalystRating struct {
+	AnalystFirm string `json:"analyst_firm"`
+	AnalystName string `json:"analyst_name"`
+	AnalystRole string `json:"analyst_role"`
+	Rating      struct {
+		Conclusion  string                   `json:"conclusion"`
+		DateRating  string                   `json:"date_rating"`
+		PriceTarget *string                  `json:"price_target"`
+		Rated       AnalystRatingRatingRated `json:"rated"`
+		TargetDate  *string                  `json:"target_date"`
+	} `json:"rating"`
+}
+
+// AnalystRatingRatingRated defines model for AnalystRating.Rating.Rated.
+type AnalystRatingRatingRated string
+
+// Commodity Prices as decimal strings, percentages as strings ending in "%"; a change whose earlier price the series lacks is null, and so is a quarter of 2025 the series has no price in.
+type Commodity struct {
+	CommodityName  string `json:"commodity_name"`
+	CommodityPrice string `json:"commodity_price"`
+	CommodityUnit  string `json:"commodity_unit"`
+
+	// Datetime the latest price's day, YYYY-MM-DDT00:00:00+0000
+	Datetime        string  `json:"datetime"`
+	PercentageDay   *string `json:"percentage_day"`
+	PercentageMonth *string `json:"percentage_month"`
+	PercentageWeek  *string `json:"percentage_week"`
+	PercentageYear  *string `json:"percentage_year"`
+	PriceChangeDay  *string `json:"price_change_day"`
+
+	// Quarter125 the last price of the first quarter of 2025
+	Quarter125 *string `json:"quarter1_25"`
+	Quarter225 *string `json:"quarter2_25"`
+	Quarter325 *string `json:"quarter3_25"`
+	Quarter425 *string `json:"quarter4_25"`
+}
+
 // Currency defines model for Currency.
 type Currency struct {
 	// Code ISO 4217
@@ -939,6 +1097,25 @@ type Pagination struct {
 	Total  int `json:"total"`
 }
 
+// RatingConsensus Over each analyst's latest rating among those answered; counts and prices as strings. stock_price is always null (the ratings carry no price); the conclusion (the most frequent rating, Hold on a tie), the price targets' average, highest and lowest and the date are null when no rating is answered or none gave a target.
+type RatingConsensus struct {
+	AnalystAverage      *string                             `json:"analyst_average"`
+	AnalystHighest      *string                             `json:"analyst_highest"`
+	AnalystLowest       *string                             `json:"analyst_lowest"`
+	AnalystsNumber      string                              `json:"analysts_number"`
+	Buy                 string                              `json:"buy"`
+	ConsensusConclusion *RatingConsensusConsensusConclusion `json:"consensus_conclusion"`
+
+	// ConsensusDate the newest rating's date
+	ConsensusDate *string `json:"consensus_date"`
+	Hold          string  `json:"hold"`
+	Sell          string  `json:"sell"`
+	StockPrice    any     `json:"stock_price"`
+}
+
+// RatingConsensusConsensusConclusion defines model for RatingConsensus.ConsensusConclusion.
+type RatingConsensusConsensusConclusion string
+
 // StockPrice defines model for StockPrice.
 type StockPrice struct {
 	Country      *string `json:"country"`
@@ -1028,6 +1205,9 @@ type Timezone struct {
 
 // AfterHours defines model for after_hours.
 type AfterHours string
+
+// CommodityName defines model for commodity_name.
+type CommodityName = string
 
 // Date defines model for date.
 type Date = string
@@ -1152,6 +1332,51 @@ type TimezonePage struct {
 
 // TooManyRequests defines model for TooManyRequests.
 type TooManyRequests = Error
+
+// CommoditiesParams defines parameters for Commodities.
+type CommoditiesParams struct {
+	// CommodityName The commodity, as the imported file names it (case-insensitive), e.g. gold.
+	CommodityName CommodityName `form:"commodity_name" json:"commodity_name"`
+}
+
+// CommoditiesHistoryParams defines parameters for CommoditiesHistory.
+type CommoditiesHistoryParams struct {
+	// CommodityName The commodity, as the imported file names it (case-insensitive), e.g. gold.
+	CommodityName CommodityName `form:"commodity_name" json:"commodity_name"`
+
+	// DateFrom First date, inclusive, YYYY-MM-DD.
+	DateFrom *string `form:"date_from,omitempty" json:"date_from,omitempty"`
+
+	// DateTo Last date, inclusive, YYYY-MM-DD.
+	DateTo *string `form:"date_to,omitempty" json:"date_to,omitempty"`
+
+	// Frequency daily (the default), weekly, monthly, quarterly or yearly.
+	Frequency *CommoditiesHistoryParamsFrequency `form:"frequency,omitempty" json:"frequency,omitempty"`
+}
+
+// CommoditiesHistoryParamsFrequency defines parameters for CommoditiesHistory.
+type CommoditiesHistoryParamsFrequency string
+
+// CommoditiesHistory200JSONResponseBodyResultBasicsFrequency defines parameters for CommoditiesHistory.
+type CommoditiesHistory200JSONResponseBodyResultBasicsFrequency string
+
+// CompanyRatingsParams defines parameters for CompanyRatings.
+type CompanyRatingsParams struct {
+	// Ticker The company's ticker symbol.
+	Ticker string `form:"ticker" json:"ticker"`
+
+	// DateFrom First rating date, inclusive, YYYY-MM-DD.
+	DateFrom *string `form:"date_from,omitempty" json:"date_from,omitempty"`
+
+	// DateTo Last rating date, inclusive, YYYY-MM-DD.
+	DateTo *string `form:"date_to,omitempty" json:"date_to,omitempty"`
+
+	// Rated Only the ratings rated buy, hold or sell.
+	Rated *CompanyRatingsParamsRated `form:"rated,omitempty" json:"rated,omitempty"`
+}
+
+// CompanyRatingsParamsRated defines parameters for CompanyRatings.
+type CompanyRatingsParamsRated string
 
 // ListCurrenciesParams defines parameters for ListCurrencies.
 type ListCurrenciesParams struct {
@@ -1822,15 +2047,19 @@ type ClientInterface interface {
 	// Corresponds with GET /v2/cik_code (the `CikCode` operationId).
 	CikCode(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// Commodities Commodity prices. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// Commodities A commodity's latest price, its day, week, month and year changes, and its last price in each quarter of 2025, computed from the imported commodity prices.
+	//
+	// 403 function_access_restricted while no commodity prices are loaded (import --kind commodities).
 	//
 	// Corresponds with GET /v2/commodities (the `Commodities` operationId).
-	Commodities(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	Commodities(ctx context.Context, params *CommoditiesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// CommoditiesHistory Commodity price history. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// CommoditiesHistory A commodity's prices in a date range, newest first, one per period of the frequency (the period's last price).
+	//
+	// 403 function_access_restricted while no commodity prices are loaded (import --kind commodities).
 	//
 	// Corresponds with GET /v2/commoditieshistory (the `CommoditiesHistory` operationId).
-	CommoditiesHistory(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CommoditiesHistory(ctx context.Context, params *CommoditiesHistoryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CompanyFacts SEC EDGAR: a company's XBRL facts. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
 	//
@@ -1842,10 +2071,12 @@ type ClientInterface interface {
 	// Corresponds with GET /v2/company_name (the `CompanyName` operationId).
 	CompanyName(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// CompanyRatings Analyst ratings of a company. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// CompanyRatings A company's analyst ratings, newest first, with their consensus (each analyst's latest rating answered), from the imported ratings.
+	//
+	// 403 function_access_restricted while no ratings are loaded (import --kind ratings).
 	//
 	// Corresponds with GET /v2/companyratings (the `CompanyRatings` operationId).
-	CompanyRatings(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CompanyRatings(ctx context.Context, params *CompanyRatingsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// Concept SEC EDGAR: one XBRL concept of a company (marketstack documents accounts_payable). Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
 	//
@@ -2077,11 +2308,13 @@ func (c *Client) CikCode(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 	return c.Client.Do(req)
 }
 
-// Commodities Commodity prices. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// Commodities A commodity's latest price, its day, week, month and year changes, and its last price in each quarter of 2025, computed from the imported commodity prices.
+//
+// 403 function_access_restricted while no commodity prices are loaded (import --kind commodities).
 //
 // Corresponds with GET /v2/commodities (the `Commodities` operationId).
-func (c *Client) Commodities(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCommoditiesRequest(c.Server)
+func (c *Client) Commodities(ctx context.Context, params *CommoditiesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCommoditiesRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2092,11 +2325,13 @@ func (c *Client) Commodities(ctx context.Context, reqEditors ...RequestEditorFn)
 	return c.Client.Do(req)
 }
 
-// CommoditiesHistory Commodity price history. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// CommoditiesHistory A commodity's prices in a date range, newest first, one per period of the frequency (the period's last price).
+//
+// 403 function_access_restricted while no commodity prices are loaded (import --kind commodities).
 //
 // Corresponds with GET /v2/commoditieshistory (the `CommoditiesHistory` operationId).
-func (c *Client) CommoditiesHistory(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCommoditiesHistoryRequest(c.Server)
+func (c *Client) CommoditiesHistory(ctx context.Context, params *CommoditiesHistoryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCommoditiesHistoryRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2137,11 +2372,13 @@ func (c *Client) CompanyName(ctx context.Context, reqEditors ...RequestEditorFn)
 	return c.Client.Do(req)
 }
 
-// CompanyRatings Analyst ratings of a company. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// CompanyRatings A company's analyst ratings, newest first, with their consensus (each analyst's latest rating answered), from the imported ratings.
+//
+// 403 function_access_restricted while no ratings are loaded (import --kind ratings).
 //
 // Corresponds with GET /v2/companyratings (the `CompanyRatings` operationId).
-func (c *Client) CompanyRatings(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCompanyRatingsRequest(c.Server)
+func (c *Client) CompanyRatings(ctx context.Context, params *CompanyRatingsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCompanyRatingsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2798,7 +3035,7 @@ func NewCikCodeRequest(server string) (*http.Request, error) {
 }
 
 // NewCommoditiesRequest constructs an http.Request for the Commodities method
-func NewCommoditiesRequest(server string) (*http.Request, error) {
+func NewCommoditiesRequest(server string, params *CommoditiesParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -2816,6 +3053,29 @@ func NewCommoditiesRequest(server string) (*http.Request, error) {
 		return nil, err
 	}
 
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "commodity_name", params.CommodityName, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
@@ -2825,7 +3085,7 @@ func NewCommoditiesRequest(server string) (*http.Request, error) {
 }
 
 // NewCommoditiesHistoryRequest constructs an http.Request for the CommoditiesHistory method
-func NewCommoditiesHistoryRequest(server string) (*http.Request, error) {
+func NewCommoditiesHistoryRequest(server string, params *CommoditiesHistoryParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -2841,6 +3101,65 @@ func NewCommoditiesHistoryRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "commodity_name", params.CommodityName, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.DateFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_from", *params.DateFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.DateTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_to", *params.DateTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Frequency != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "frequency", *params.Frequency, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -2906,7 +3225,7 @@ func NewCompanyNameRequest(server string) (*http.Request, error) {
 }
 
 // NewCompanyRatingsRequest constructs an http.Request for the CompanyRatings method
-func NewCompanyRatingsRequest(server string) (*http.Request, error) {
+func NewCompanyRatingsRequest(server string, params *CompanyRatingsParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -2922,6 +3241,65 @@ func NewCompanyRatingsRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ticker", params.Ticker, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.DateFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_from", *params.DateFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.DateTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_to", *params.DateTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Rated != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "rated", *params.Rated, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -6339,19 +6717,23 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v2/cik_code (the `CikCode` operationId).
 	CikCodeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*CikCodeResponse, error)
 
-	// CommoditiesWithResponse Commodity prices. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// CommoditiesWithResponse A commodity's latest price, its day, week, month and year changes, and its last price in each quarter of 2025, computed from the imported commodity prices.
+	//
+	// 403 function_access_restricted while no commodity prices are loaded (import --kind commodities).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v2/commodities (the `Commodities` operationId).
-	CommoditiesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*CommoditiesResponse, error)
+	CommoditiesWithResponse(ctx context.Context, params *CommoditiesParams, reqEditors ...RequestEditorFn) (*CommoditiesResponse, error)
 
-	// CommoditiesHistoryWithResponse Commodity price history. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// CommoditiesHistoryWithResponse A commodity's prices in a date range, newest first, one per period of the frequency (the period's last price).
+	//
+	// 403 function_access_restricted while no commodity prices are loaded (import --kind commodities).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v2/commoditieshistory (the `CommoditiesHistory` operationId).
-	CommoditiesHistoryWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*CommoditiesHistoryResponse, error)
+	CommoditiesHistoryWithResponse(ctx context.Context, params *CommoditiesHistoryParams, reqEditors ...RequestEditorFn) (*CommoditiesHistoryResponse, error)
 
 	// CompanyFactsWithResponse SEC EDGAR: a company's XBRL facts. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
 	//
@@ -6367,12 +6749,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v2/company_name (the `CompanyName` operationId).
 	CompanyNameWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*CompanyNameResponse, error)
 
-	// CompanyRatingsWithResponse Analyst ratings of a company. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// CompanyRatingsWithResponse A company's analyst ratings, newest first, with their consensus (each analyst's latest rating answered), from the imported ratings.
+	//
+	// 403 function_access_restricted while no ratings are loaded (import --kind ratings).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v2/companyratings (the `CompanyRatings` operationId).
-	CompanyRatingsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*CompanyRatingsResponse, error)
+	CompanyRatingsWithResponse(ctx context.Context, params *CompanyRatingsParams, reqEditors ...RequestEditorFn) (*CompanyRatingsResponse, error)
 
 	// ConceptWithResponse SEC EDGAR: one XBRL concept of a company (marketstack documents accounts_payable). Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
 	//
@@ -6850,16 +7234,33 @@ type CommoditiesResponse429Headers struct {
 type CommoditiesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []Commodity `json:"data"`
+	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorResponse
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CommoditiesResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CommoditiesResponse) GetJSON200() *struct {
+	Data []Commodity `json:"data"`
+} {
+	return r.JSON200
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -6872,6 +7273,16 @@ func (r CommoditiesResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CommoditiesResponse) GetJSON404() *ErrorResponse {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CommoditiesResponse) GetJSON422() *ErrorResponse {
+	return r.JSON422
+}
+
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r CommoditiesResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
@@ -6880,6 +7291,11 @@ func (r CommoditiesResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CommoditiesResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CommoditiesResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6919,16 +7335,63 @@ type CommoditiesHistoryResponse429Headers struct {
 type CommoditiesHistoryResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Result struct {
+			Basics struct {
+				Frequency CommoditiesHistory200JSONResponseBodyResultBasicsFrequency `json:"frequency"`
+			} `json:"basics"`
+			Data []struct {
+				CommodityName   string `json:"commodity_name"`
+				CommodityPrices []struct {
+					// CommodityPrice the price as a decimal string
+					CommodityPrice string `json:"commodity_price"`
+
+					// Date YYYY-MM for monthly, else the price's day YYYY-MM-DD
+					Date string `json:"date"`
+				} `json:"commodity_prices"`
+				CommodityUnit string `json:"commodity_unit"`
+			} `json:"data"`
+		} `json:"result"`
+	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorResponse
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CommoditiesHistoryResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CommoditiesHistoryResponse) GetJSON200() *struct {
+	Result struct {
+		Basics struct {
+			Frequency CommoditiesHistory200JSONResponseBodyResultBasicsFrequency `json:"frequency"`
+		} `json:"basics"`
+		Data []struct {
+			CommodityName   string `json:"commodity_name"`
+			CommodityPrices []struct {
+				// CommodityPrice the price as a decimal string
+				CommodityPrice string `json:"commodity_price"`
+
+				// Date YYYY-MM for monthly, else the price's day YYYY-MM-DD
+				Date string `json:"date"`
+			} `json:"commodity_prices"`
+			CommodityUnit string `json:"commodity_unit"`
+		} `json:"data"`
+	} `json:"result"`
+} {
+	return r.JSON200
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -6941,6 +7404,16 @@ func (r CommoditiesHistoryResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CommoditiesHistoryResponse) GetJSON404() *ErrorResponse {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CommoditiesHistoryResponse) GetJSON422() *ErrorResponse {
+	return r.JSON422
+}
+
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r CommoditiesHistoryResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
@@ -6949,6 +7422,11 @@ func (r CommoditiesHistoryResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CommoditiesHistoryResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CommoditiesHistoryResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -7126,16 +7604,63 @@ type CompanyRatingsResponse429Headers struct {
 type CompanyRatingsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Result struct {
+			Basics struct {
+				CompanyName string `json:"company_name"`
+				Ticker      string `json:"ticker"`
+			} `json:"basics"`
+			Output struct {
+				// AnalystConsensus Over each analyst's latest rating among those answered; counts and prices as strings. stock_price is always null (the ratings carry no price); the conclusion (the most frequent rating, Hold on a tie), the price targets' average, highest and lowest and the date are null when no rating is answered or none gave a target.
+				AnalystConsensus RatingConsensus `json:"analyst_consensus"`
+				Analysts         []AnalystRating `json:"analysts"`
+			} `json:"output"`
+		} `json:"result"`
+		Status struct {
+			Code    int    `json:"code"`
+			Details string `json:"details"`
+			Message string `json:"message"`
+		} `json:"status"`
+	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorResponse
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CompanyRatingsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CompanyRatingsResponse) GetJSON200() *struct {
+	Result struct {
+		Basics struct {
+			CompanyName string `json:"company_name"`
+			Ticker      string `json:"ticker"`
+		} `json:"basics"`
+		Output struct {
+			// AnalystConsensus Over each analyst's latest rating among those answered; counts and prices as strings. stock_price is always null (the ratings carry no price); the conclusion (the most frequent rating, Hold on a tie), the price targets' average, highest and lowest and the date are null when no rating is answered or none gave a target.
+			AnalystConsensus RatingConsensus `json:"analyst_consensus"`
+			Analysts         []AnalystRating `json:"analysts"`
+		} `json:"output"`
+	} `json:"result"`
+	Status struct {
+		Code    int    `json:"code"`
+		Details string `json:"details"`
+		Message string `json:"message"`
+	} `json:"status"`
+} {
+	return r.JSON200
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -7148,6 +7673,16 @@ func (r CompanyRatingsResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CompanyRatingsResponse) GetJSON404() *ErrorResponse {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CompanyRatingsResponse) GetJSON422() *ErrorResponse {
+	return r.JSON422
+}
+
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r CompanyRatingsResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
@@ -7156,6 +7691,11 @@ func (r CompanyRatingsResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CompanyRatingsResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CompanyRatingsResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -10832,26 +11372,30 @@ func (c *ClientWithResponses) CikCodeWithResponse(ctx context.Context, reqEditor
 	return ParseCikCodeResponse(rsp)
 }
 
-// CommoditiesWithResponse Commodity prices. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// CommoditiesWithResponse A commodity's latest price, its day, week, month and year changes, and its last price in each quarter of 2025, computed from the imported commodity prices.
+//
+// 403 function_access_restricted while no commodity prices are loaded (import --kind commodities).
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v2/commodities (the `Commodities` operationId).
-func (c *ClientWithResponses) CommoditiesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*CommoditiesResponse, error) {
-	rsp, err := c.Commodities(ctx, reqEditors...)
+func (c *ClientWithResponses) CommoditiesWithResponse(ctx context.Context, params *CommoditiesParams, reqEditors ...RequestEditorFn) (*CommoditiesResponse, error) {
+	rsp, err := c.Commodities(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
 	return ParseCommoditiesResponse(rsp)
 }
 
-// CommoditiesHistoryWithResponse Commodity price history. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// CommoditiesHistoryWithResponse A commodity's prices in a date range, newest first, one per period of the frequency (the period's last price).
+//
+// 403 function_access_restricted while no commodity prices are loaded (import --kind commodities).
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v2/commoditieshistory (the `CommoditiesHistory` operationId).
-func (c *ClientWithResponses) CommoditiesHistoryWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*CommoditiesHistoryResponse, error) {
-	rsp, err := c.CommoditiesHistory(ctx, reqEditors...)
+func (c *ClientWithResponses) CommoditiesHistoryWithResponse(ctx context.Context, params *CommoditiesHistoryParams, reqEditors ...RequestEditorFn) (*CommoditiesHistoryResponse, error) {
+	rsp, err := c.CommoditiesHistory(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -10884,13 +11428,15 @@ func (c *ClientWithResponses) CompanyNameWithResponse(ctx context.Context, reqEd
 	return ParseCompanyNameResponse(rsp)
 }
 
-// CompanyRatingsWithResponse Analyst ratings of a company. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// CompanyRatingsWithResponse A company's analyst ratings, newest first, with their consensus (each analyst's latest rating answered), from the imported ratings.
+//
+// 403 function_access_restricted while no ratings are loaded (import --kind ratings).
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v2/companyratings (the `CompanyRatings` operationId).
-func (c *ClientWithResponses) CompanyRatingsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*CompanyRatingsResponse, error) {
-	rsp, err := c.CompanyRatings(ctx, reqEditors...)
+func (c *ClientWithResponses) CompanyRatingsWithResponse(ctx context.Context, params *CompanyRatingsParams, reqEditors ...RequestEditorFn) (*CompanyRatingsResponse, error) {
+	rsp, err := c.CompanyRatings(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -11579,6 +12125,18 @@ func ParseCommoditiesResponse(rsp *http.Response) (*CommoditiesResponse, error) 
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []Commodity `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11593,6 +12151,20 @@ func ParseCommoditiesResponse(rsp *http.Response) (*CommoditiesResponse, error) 
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11606,6 +12178,13 @@ func ParseCommoditiesResponse(rsp *http.Response) (*CommoditiesResponse, error) 
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -11639,6 +12218,33 @@ func ParseCommoditiesHistoryResponse(rsp *http.Response) (*CommoditiesHistoryRes
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Result struct {
+				Basics struct {
+					Frequency CommoditiesHistory200JSONResponseBodyResultBasicsFrequency `json:"frequency"`
+				} `json:"basics"`
+				Data []struct {
+					CommodityName   string `json:"commodity_name"`
+					CommodityPrices []struct {
+						// CommodityPrice the price as a decimal string
+						CommodityPrice string `json:"commodity_price"`
+
+						// Date YYYY-MM for monthly, else the price's day YYYY-MM-DD
+						Date string `json:"date"`
+					} `json:"commodity_prices"`
+					CommodityUnit string `json:"commodity_unit"`
+				} `json:"data"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11653,6 +12259,20 @@ func ParseCommoditiesHistoryResponse(rsp *http.Response) (*CommoditiesHistoryRes
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11666,6 +12286,13 @@ func ParseCommoditiesHistoryResponse(rsp *http.Response) (*CommoditiesHistoryRes
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -11819,6 +12446,33 @@ func ParseCompanyRatingsResponse(rsp *http.Response) (*CompanyRatingsResponse, e
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Result struct {
+				Basics struct {
+					CompanyName string `json:"company_name"`
+					Ticker      string `json:"ticker"`
+				} `json:"basics"`
+				Output struct {
+					// AnalystConsensus Over each analyst's latest rating among those answered; counts and prices as strings. stock_price is always null (the ratings carry no price); the conclusion (the most frequent rating, Hold on a tie), the price targets' average, highest and lowest and the date are null when no rating is answered or none gave a target.
+					AnalystConsensus RatingConsensus `json:"analyst_consensus"`
+					Analysts         []AnalystRating `json:"analysts"`
+				} `json:"output"`
+			} `json:"result"`
+			Status struct {
+				Code    int    `json:"code"`
+				Details string `json:"details"`
+				Message string `json:"message"`
+			} `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11833,6 +12487,20 @@ func ParseCompanyRatingsResponse(rsp *http.Response) (*CompanyRatingsResponse, e
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11846,6 +12514,13 @@ func ParseCompanyRatingsResponse(rsp *http.Response) (*CompanyRatingsResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 

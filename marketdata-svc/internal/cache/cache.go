@@ -370,6 +370,27 @@ func (s *Store) Exchange(ctx context.Context, mic string) (marketdata.Exchange, 
 	return memoized(ctx, s, key, s.Store.Exchange, mic, func(x marketdata.Exchange) int { return 256 + len(x.Name) })
 }
 
+// LoadedDatasets answers as Tickers does: which datasets are loaded
+// changes only with an import.
+func (s *Store) LoadedDatasets(ctx context.Context) (marketdata.LoadedDatasets, error) {
+	key := func(b []byte) []byte { return append(b, "datasets"...) }
+	return memoized(ctx, s, key, func(ctx context.Context, _ struct{}) (marketdata.LoadedDatasets, error) { return s.Store.LoadedDatasets(ctx) },
+		struct{}{}, func(d marketdata.LoadedDatasets) int { return 64 + 32*len(d) })
+}
+
+// Commodity answers one commodity's series as Tickers answers a list:
+// reference data, kept until the next import.
+func (s *Store) Commodity(ctx context.Context, name string) (marketdata.CommoditySeries, error) {
+	key := func(b []byte) []byte { return append(append(b, "commodity|"...), name...) }
+	return memoized(ctx, s, key, s.Store.Commodity, name, func(c marketdata.CommoditySeries) int { return 64 + 48*len(c.Prices) })
+}
+
+// CompanyRatings answers a symbol's ratings as Commodity answers a series.
+func (s *Store) CompanyRatings(ctx context.Context, symbol string) ([]marketdata.Rating, error) {
+	key := func(b []byte) []byte { return append(append(b, "ratings|"...), symbol...) }
+	return memoized(ctx, s, key, s.Store.CompanyRatings, symbol, func(rs []marketdata.Rating) int { return 64 + 192*len(rs) })
+}
+
 // memoized is reference data (what changes only with an import) read
 // through process memory at the current data version: appendKey writes
 // the query's key, read asks the inner store on a miss (concurrent misses

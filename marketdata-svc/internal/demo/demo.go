@@ -128,6 +128,44 @@ func Load(ctx context.Context, store Store) (ingest.LoadResult, error) {
 	if ires.Changed() {
 		res.Version = ires.Version
 	}
+	dres, err := loadDatasets(ctx, store)
+	if err != nil {
+		return res, err
+	}
+	if dres.Version != 0 {
+		res.Version = dres.Version
+	}
+	return res, nil
+}
+
+// DatasetFiles are the bundled samples of the v2 datasets by import kind,
+// read as `import --kind` reads a file (docs/DATA.md says which are
+// synthetic).
+var DatasetFiles = []struct{ File, Kind string }{
+	{"data/commodities-synthetic.csv", "commodities"},
+	{"data/ratings-synthetic.csv", "ratings"},
+}
+
+// loadDatasets loads every bundled dataset sample in one transaction.
+func loadDatasets(ctx context.Context, store importer.DatasetApplier) (ingest.DatasetResult, error) {
+	var all ingest.DatasetLoad
+	for _, d := range DatasetFiles {
+		f, err := files.Open(d.File)
+		if err != nil {
+			return ingest.DatasetResult{}, err
+		}
+		l, _, err := importer.ReadDataset(d.File, f, d.Kind)
+		_ = f.Close()
+		if err != nil {
+			return ingest.DatasetResult{}, fmt.Errorf("load demo %s: %w", d.File, err)
+		}
+		all.Commodities = append(all.Commodities, l.Commodities...)
+		all.Ratings = append(all.Ratings, l.Ratings...)
+	}
+	res, err := store.ApplyDatasets(ctx, all)
+	if err != nil {
+		return res, fmt.Errorf("load demo datasets: %w", err)
+	}
 	return res, nil
 }
 

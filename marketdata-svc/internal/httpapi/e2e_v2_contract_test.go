@@ -51,11 +51,12 @@ var v2Calls = map[string]v2Call{
 	"/v2/indexinfo":                        {"/v2/indexinfo", []string{"index", "GSPC.INDX"}, 200},
 	"/v2/tickerinfo":                       {"/v2/tickerinfo", []string{"ticker", "GOOG"}, 200},
 	"/v2/stockprice":                       {"/v2/stockprice", []string{"ticker", "GOOG"}, 200},
+	// The functions over the datasets the demo loads a sample of.
+	"/v2/commodities":        {"/v2/commodities", []string{"commodity_name", "gold"}, 200},
+	"/v2/commoditieshistory": {"/v2/commoditieshistory", []string{"commodity_name", "gold", "frequency", "monthly"}, 200},
+	"/v2/companyratings":     {"/v2/companyratings", []string{"ticker", "GOOG"}, 200},
 	// The functions over datasets not loaded: marketstack's answer for a
 	// plan without them.
-	"/v2/commodities":             {"/v2/commodities", []string{"commodity_name", "gold"}, 403},
-	"/v2/commoditieshistory":      {"/v2/commoditieshistory", []string{"commodity_name", "gold"}, 403},
-	"/v2/companyratings":          {"/v2/companyratings", []string{"ticker", "GOOG"}, 403},
 	"/v2/bondlist":                {"/v2/bondlist", nil, 403},
 	"/v2/bond":                    {"/v2/bond", []string{"country", "germany"}, 403},
 	"/v2/etflist":                 {"/v2/etflist", nil, 403},

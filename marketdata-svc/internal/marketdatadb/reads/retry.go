@@ -78,3 +78,18 @@ func (r Retry) Dividends(ctx context.Context, q marketdata.ActionQuery) (marketd
 func (r Retry) Indices(ctx context.Context, q marketdata.IndexQuery) (marketdata.IndexPage, error) {
 	return retried(ctx, q, r.next.Indices)
 }
+
+// LoadedDatasets implements marketdata.Store.
+func (r Retry) LoadedDatasets(ctx context.Context) (marketdata.LoadedDatasets, error) {
+	return retried(ctx, struct{}{}, func(ctx context.Context, _ struct{}) (marketdata.LoadedDatasets, error) { return r.next.LoadedDatasets(ctx) })
+}
+
+// Commodity implements marketdata.Store.
+func (r Retry) Commodity(ctx context.Context, name string) (marketdata.CommoditySeries, error) {
+	return retried(ctx, name, r.next.Commodity)
+}
+
+// CompanyRatings implements marketdata.Store.
+func (r Retry) CompanyRatings(ctx context.Context, symbol string) ([]marketdata.Rating, error) {
+	return retried(ctx, symbol, r.next.CompanyRatings)
+}

@@ -429,6 +429,25 @@ func (r *Router) Indices(ctx context.Context, q marketdata.IndexQuery) (marketda
 	return routed(ctx, r, q, Reads.Indices)
 }
 
+// LoadedDatasets reads which datasets hold rows from a replica, else the
+// primary.
+func (r *Router) LoadedDatasets(ctx context.Context) (marketdata.LoadedDatasets, error) {
+	return routed(ctx, r, struct{}{}, func(rd Reads, ctx context.Context, _ struct{}) (marketdata.LoadedDatasets, error) {
+		return rd.LoadedDatasets(ctx)
+	})
+}
+
+// Commodity reads one commodity from a replica, else the primary.
+func (r *Router) Commodity(ctx context.Context, name string) (marketdata.CommoditySeries, error) {
+	return routed(ctx, r, name, Reads.Commodity)
+}
+
+// CompanyRatings reads a symbol's ratings from a replica, else the
+// primary.
+func (r *Router) CompanyRatings(ctx context.Context, symbol string) ([]marketdata.Rating, error) {
+	return routed(ctx, r, symbol, Reads.CompanyRatings)
+}
+
 // The router is the reads it wraps: a method of marketdata.Store that it
 // does not route fails the build here.
 var _ Reads = (*Router)(nil)

@@ -1,0 +1,173 @@
+package httpapi_test
+
+import (
+	"encoding/csv"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// demoCSV reads a bundled demo sample: its rows after the header.
+func demoCSV(t *testing.T, name string) [][]string {
+	t.Helper()
+	f, err := os.Open("../demo/data/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows[1:]
+}
+
+// TestDatasetFunctionsRestrictedWithoutData holds every v2 dataset function
+// to marketstack's answer for a plan without it while its dataset is not
+// loaded: 403 function_access_restricted, naming what to import.
+func TestDatasetFunctionsRestrictedWithoutData(t *testing.T) {
+	e := newE2E(t)
+	for _, c := range []struct{ path, kind string }{
+		{"/v2/commodities?commodity_name=gold", "commodities"},
+		{"/v2/commoditieshistory?commodity_name=gold", "commodities"},
+		{"/v2/companyratings?ticker=GOOG", "ratings"},
+	} {
+		code, body := getJSON(t, e, c.path)
+		msg, _ := field(t, body, "error", "message").(string)
+		if code != 403 || field(t, body, "error", "code") != "function_access_restricted" || !strings.Contains(msg, "import --kind "+c.kind) {
+			t.Errorf("%s: %d %v, want 403 function_access_restricted naming import --kind %s", c.path, code, body, c.kind)
+		}
+	}
+}
+
+// TestCommoditiesEndToEnd holds /v2/commodities and /v2/commoditieshistory
+// to the demo's commodity sample.
+func TestCommoditiesEndToEnd(t *testing.T) {
+	e := demoE2E(t)
+	var gold [][]string
+	for _, r := range demoCSV(t, "commodities-synthetic.csv") {
+		if r[0] == "gold" {
+			gold = append(gold, r)
+		}
+	}
+	last, prev := gold[len(gold)-1], gold[len(gold)-2]
+	code, body := getJSON(t, e, "/v2/commodities?commodity_name=GOLD")
+	if code != 200 {
+		t.Fatalf("commodities: %d %v", code, body)
+	}
+	lastP, _ := strconv.ParseFloat(last[3], 64)
+	prevP, _ := strconv.ParseFloat(prev[3], 64)
+	want := map[string]any{
+		"commodity_name": "gold", "commodity_unit": last[1], "commodity_price": strconv.FormatFloat(lastP, 'f', -1, 64),
+		"price_change_day": strconv.FormatFloat(lastP-prevP, 'f', 2, 64),
+		"percentage_day":   strconv.FormatFloat((lastP-prevP)/prevP*100, 'f', 2, 64) + "%",
+		"datetime":         last[2] + "T00:00:00+0000",
+		// The sample ends on 2025-12-31: its last price is the fourth
+		// quarter's.
+		"quarter4_25": strconv.FormatFloat(lastP, 'f', -1, 64),
+	}
+	for k, v := range want {
+		if got := field(t, body, "data", "0", k); got != v {
+			t.Errorf("commodities %s = %v, want %v", k, got, v)
+		}
+	}
+	for _, c := range []struct {
+		path string
+		code int
+	}{
+		{"/v2/commodities?commodity_name=unobtainium", 404},
+		{"/v2/commodities", 422},
+		{"/v2/commodities?commodity_name=" + strings.Repeat("x", 65), 422},
+		{"/v2/commoditieshistory?commodity_name=gold&frequency=hourly", 422},
+		{"/v2/commoditieshistory?commodity_name=gold&date_from=2025-02-01&date_to=2025-01-01", 422},
+	} {
+		if code, body := getJSON(t, e, c.path); code != c.code {
+			t.Errorf("%s: %d %v, want %d", c.path, code, body, c.code)
+		}
+	}
+
+	type history struct {
+		Result struct {
+			Basics struct{ Frequency string }
+			Data   []struct {
+				Name   string `json:"commodity_name"`
+				Prices []struct {
+					Price string `json:"commodity_price"`
+					Date  string
+				} `json:"commodity_prices"`
+			}
+		}
+	}
+	h := decode[history](t, e.get(t, "/v2/commoditieshistory", vals("commodity_name", "gold", "frequency", "monthly", "date_from", "2025-01-01")))
+	if h.Result.Basics.Frequency != "1month" || len(h.Result.Data) != 1 {
+		t.Fatalf("history: %+v", h)
+	}
+	ps := h.Result.Data[0].Prices
+	// Twelve months of 2025, newest first, each its month's last price.
+	if len(ps) != 12 || ps[0].Date != "2025-12" || ps[11].Date != "2025-01" || ps[0].Price != want["commodity_price"] {
+		t.Errorf("monthly 2025: %+v", ps)
+	}
+	d := decode[history](t, e.get(t, "/v2/commoditieshistory", vals("commodity_name", "gold", "date_from", "2025-12-29", "date_to", "2025-12-31")))
+	if got := d.Result.Data[0].Prices; len(got) != 3 || got[0].Date != "2025-12-31" || got[2].Date != "2025-12-29" {
+		t.Errorf("daily 2025-12-29..31: %+v", got)
+	}
+}
+
+// TestCompanyRatingsEndToEnd holds /v2/companyratings to the demo's
+// ratings sample: the analysts newest first, and the consensus over each
+// analyst's latest rating answered.
+func TestCompanyRatingsEndToEnd(t *testing.T) {
+	e := demoE2E(t)
+	type ratings struct {
+		Status struct{ Code int }
+		Result struct {
+			Basics struct {
+				Company string `json:"company_name"`
+				Ticker  string
+			}
+			Output struct {
+				Consensus map[string]any `json:"analyst_consensus"`
+				Analysts  []struct {
+					Name   string `json:"analyst_name"`
+					Rating map[string]any
+				}
+			}
+		}
+	}
+	r := decode[ratings](t, e.get(t, "/v2/companyratings", vals("ticker", "goog")))
+	if r.Status.Code != 200 || r.Result.Basics.Ticker != "GOOG" || r.Result.Basics.Company != "Alphabet Inc. Class C" {
+		t.Fatalf("basics: %+v", r)
+	}
+	// The sample's GOOG rows: five ratings by four analysts; Analyst One's
+	// older hold is listed but does not count in the consensus.
+	if got := len(r.Result.Output.Analysts); got != 5 || r.Result.Output.Analysts[0].Rating["date_rating"] != "2025-11-20" {
+		t.Errorf("analysts: %+v", r.Result.Output.Analysts)
+	}
+	want := map[string]any{"analysts_number": "4", "buy": "2", "hold": "1", "sell": "1", "consensus_conclusion": "Buy",
+		"analyst_average": "211.67", "analyst_highest": "230.00", "analyst_lowest": "195.00", "consensus_date": "2025-11-20", "stock_price": nil}
+	for k, v := range want {
+		if got := r.Result.Output.Consensus[k]; got != v {
+			t.Errorf("consensus %s = %v, want %v", k, got, v)
+		}
+	}
+	held := decode[ratings](t, e.get(t, "/v2/companyratings", vals("ticker", "GOOG", "rated", "hold", "date_to", "2025-06-30")))
+	if a := held.Result.Output.Analysts; len(a) != 1 || a[0].Name != "Analyst One" || a[0].Rating["price_target"] != "180" {
+		t.Errorf("hold before July: %+v", a)
+	}
+	if c := held.Result.Output.Consensus; c["consensus_conclusion"] != "Hold" || c["analysts_number"] != "1" {
+		t.Errorf("hold before July consensus: %v", c)
+	}
+	for _, c := range []struct {
+		q    []string
+		code int
+	}{
+		{[]string{"ticker", "NOPE"}, 404},
+		{nil, 422},
+		{[]string{"ticker", "GOOG", "rated", "strong_buy"}, 422},
+	} {
+		if rec := e.get(t, "/v2/companyratings", vals(c.q...)); rec.Code != c.code {
+			t.Errorf("companyratings %v: %d, want %d: %s", c.q, rec.Code, c.code, rec.Body)
+		}
+	}
+}

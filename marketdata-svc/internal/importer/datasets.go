@@ -1,0 +1,192 @@
+package importer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/ingest"
+)
+
+// DatasetKinds are the --kind values of marketstack v2's reference
+// datasets. Like intraday, they are never detected from a header: each
+// file says what it is by its --kind.
+var DatasetKinds = []string{string(marketdata.DatasetCommodities), string(marketdata.DatasetRatings)}
+
+// IsDataset reports whether kind is one of DatasetKinds.
+func IsDataset(kind string) bool { return slices.Contains(DatasetKinds, kind) }
+
+// DatasetApplier applies a dataset load in one transaction;
+// *ingest.Store is one.
+type DatasetApplier interface {
+	ApplyDatasets(ctx context.Context, l ingest.DatasetLoad) (ingest.DatasetResult, error)
+}
+
+// DatasetFileResult reports one imported dataset file.
+type DatasetFileResult struct {
+	Path    string
+	Kind    string
+	Rows    int
+	Elapsed time.Duration
+	Load    ingest.DatasetResult
+}
+
+// ImportDatasetFile imports one dataset file of kind in one transaction:
+// on any error, a bad row included, nothing of the file is applied.
+func ImportDatasetFile(ctx context.Context, store DatasetApplier, path, kind string) (DatasetFileResult, error) {
+	start := time.Now()
+	res := DatasetFileResult{Path: path, Kind: kind}
+	f, err := os.Open(path)
+	if err != nil {
+		return res, err
+	}
+	defer f.Close()
+	load, rows, err := ReadDataset(path, f, kind)
+	if err != nil {
+		return res, err
+	}
+	if res.Load, err = store.ApplyDatasets(ctx, load); err != nil {
+		return res, err
+	}
+	res.Rows, res.Elapsed = rows, time.Since(start)
+	return res, nil
+}
+
+// ReadDataset reads a dataset file of kind from in (named name in
+// errors) into a load, with its row count. Every bad row is reported as
+// "name:line: reason".
+func ReadDataset(name string, in io.Reader, kind string) (ingest.DatasetLoad, int, error) {
+	var load ingest.DatasetLoad
+	t, err := readTableFrom(name, in)
+	if err != nil {
+		return load, 0, err
+	}
+	switch marketdata.Dataset(kind) {
+	case marketdata.DatasetCommodities:
+		load.Commodities, err = readCommodities(t)
+		return load, len(load.Commodities), err
+	case marketdata.DatasetRatings:
+		load.Ratings, err = readRatings(t)
+		return load, len(load.Ratings), err
+	}
+	return load, 0, fmt.Errorf("unknown dataset kind %q (one of %s)", kind, strings.Join(DatasetKinds, ", "))
+}
+
+// maxNameLen bounds the names datasets key their rows by (a commodity, a
+// country), as MaxSymbolLen bounds symbols.
+const maxNameLen = 64
+
+// keyLines finds rows given twice in one file: the second of a key is
+// reported with the line of the first.
+type keyLines map[string]int
+
+func (k keyLines) seen(errs *RowErrors, path string, line int, key ...string) bool {
+	s := strings.Join(key, "\x00")
+	if first, ok := k[s]; ok {
+		errs.add(path, line, "duplicate of line %d", first)
+		return true
+	}
+	k[s] = line
+	return false
+}
+
+// readCommodities reads commodity prices: commodity_name, commodity_unit
+// (optional), date and price.
+func readCommodities(t *table) ([]marketdata.CommodityPrice, error) {
+	if err := errors.Join(t.require("commodityname", "commodity", "name"), t.require("date"),
+		t.require("price", "commodityprice")); err != nil {
+		return nil, err
+	}
+	var out []marketdata.CommodityPrice
+	var errs RowErrors
+	var dates dateParser
+	keys := keyLines{}
+	for i, rec := range t.rows {
+		line := t.line[i]
+		name := strings.ToLower(t.field(rec, "commodityname", "commodity", "name"))
+		if name == "" || len(name) > maxNameLen {
+			errs.add(t.path, line, "commodity_name must have 1 to %d characters", maxNameLen)
+			continue
+		}
+		date, err := dates.parse(t.field(rec, "date"))
+		if err != nil {
+			errs.add(t.path, line, "%v", err)
+			continue
+		}
+		price, err := parseNumber("price", t.field(rec, "price", "commodityprice"))
+		if err != nil {
+			errs.add(t.path, line, "%v", err)
+			continue
+		}
+		if keys.seen(&errs, t.path, line, name, date.Format(time.DateOnly)) {
+			continue
+		}
+		out = append(out, marketdata.CommodityPrice{Name: name, Unit: t.field(rec, "commodityunit", "unit"), Date: date, Price: price})
+	}
+	return out, errs.err()
+}
+
+// readRatings reads analyst ratings: ticker, company_name, analyst_name,
+// analyst_firm, analyst_role, date_rating, target_date, price_target,
+// rated (buy, hold or sell) and conclusion; target_date and price_target
+// may be empty.
+func readRatings(t *table) ([]marketdata.Rating, error) {
+	if err := errors.Join(t.require("ticker", "symbol"), t.require("analystname"), t.require("analystfirm"),
+		t.require("daterating", "date"), t.require("rated")); err != nil {
+		return nil, err
+	}
+	var out []marketdata.Rating
+	var errs RowErrors
+	var dates dateParser
+	keys := keyLines{}
+	for i, rec := range t.rows {
+		line := t.line[i]
+		r := marketdata.Rating{Symbol: normalizeSymbol(t.field(rec, "ticker", "symbol")), CompanyName: t.field(rec, "companyname"),
+			AnalystName: t.field(rec, "analystname"), AnalystFirm: t.field(rec, "analystfirm"), AnalystRole: t.field(rec, "analystrole"),
+			Rated: strings.ToLower(t.field(rec, "rated")), Conclusion: t.field(rec, "conclusion")}
+		if _, err := marketdata.NormaliseSymbol(r.Symbol); err != nil {
+			errs.add(t.path, line, "ticker: %v", err)
+			continue
+		}
+		if r.AnalystName == "" || r.AnalystFirm == "" {
+			errs.add(t.path, line, "analyst_name and analyst_firm are required")
+			continue
+		}
+		if r.Rated != "buy" && r.Rated != "hold" && r.Rated != "sell" {
+			errs.add(t.path, line, "rated must be buy, hold or sell, not %q", r.Rated)
+			continue
+		}
+		var err error
+		if r.Date, err = dates.parse(t.field(rec, "daterating", "date")); err != nil {
+			errs.add(t.path, line, "%v", err)
+			continue
+		}
+		if raw := t.field(rec, "targetdate"); raw != "" {
+			d, err := dates.parse(raw)
+			if err != nil {
+				errs.add(t.path, line, "target_date: %v", err)
+				continue
+			}
+			r.TargetDate = &d
+		}
+		if raw := t.field(rec, "pricetarget"); raw != "" {
+			v, err := parseNumber("price_target", raw)
+			if err != nil {
+				errs.add(t.path, line, "%v", err)
+				continue
+			}
+			r.PriceTarget = &v
+		}
+		if keys.seen(&errs, t.path, line, r.Symbol, r.AnalystFirm, r.AnalystName, r.Date.Format(time.DateOnly)) {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out, errs.err()
+}

@@ -1,0 +1,65 @@
+package marketdata
+
+import (
+	"context"
+	"time"
+)
+
+// Dataset names a kind of reference data that marketstack v2 serves
+// beside prices and that a deployment loads or not (import --kind): a
+// function over a dataset not loaded answers that it is not available.
+type Dataset string
+
+// The datasets, by their import kind.
+const (
+	DatasetCommodities Dataset = "commodities"
+	DatasetRatings     Dataset = "ratings"
+)
+
+// Datasets lists the datasets a deployment can load, in the order the
+// store reports them.
+var Datasets = []Dataset{DatasetCommodities, DatasetRatings}
+
+// LoadedDatasets tells which datasets hold at least one row.
+type LoadedDatasets map[Dataset]bool
+
+// CommodityPrice is one price of a commodity on a day, in its unit
+// (per troy ounce, per barrel...).
+type CommodityPrice struct {
+	Name  string // lower case, as marketstack's commodity_name
+	Unit  string
+	Date  time.Time
+	Price float64
+}
+
+// CommoditySeries is one commodity's prices, oldest first.
+type CommoditySeries struct {
+	Name, Unit string
+	Prices     []CommodityPrice
+}
+
+// Rating is one analyst's rating of a company on a day.
+type Rating struct {
+	Symbol      string
+	CompanyName string
+	AnalystName string
+	AnalystFirm string
+	AnalystRole string
+	Date        time.Time
+	// TargetDate and PriceTarget are nil when the analyst gave none.
+	TargetDate  *time.Time
+	PriceTarget *float64
+	Rated       string // buy, hold or sell
+	Conclusion  string
+}
+
+// DatasetStore is the read side of the v2 datasets. Each read of a named
+// item returns ErrNotFound when there is none; none is called on a
+// dataset that LoadedDatasets reports empty.
+type DatasetStore interface {
+	LoadedDatasets(ctx context.Context) (LoadedDatasets, error)
+	// Commodity returns the named commodity's whole series.
+	Commodity(ctx context.Context, name string) (CommoditySeries, error)
+	// CompanyRatings returns a symbol's ratings, newest first.
+	CompanyRatings(ctx context.Context, symbol string) ([]Rating, error)
+}

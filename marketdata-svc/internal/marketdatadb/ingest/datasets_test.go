@@ -1,0 +1,58 @@
+package ingest_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/ingest"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/testenv"
+)
+
+// TestApplyDatasets: a dataset load bumps the data version once when it
+// changes rows, a re-import changes nothing, a changed value is an
+// update, and a load that fails applies none of its rows.
+func TestApplyDatasets(t *testing.T) {
+	s := testenv.Store(t)
+	ctx := context.Background()
+	day := time.Date(2025, 1, 2, 0, 0, 0, 0, time.UTC)
+	target := 200.0
+	load := ingest.DatasetLoad{
+		Commodities: []marketdata.CommodityPrice{{Name: "gold", Unit: "USD/t.oz", Date: day, Price: 2650}, {Name: "gold", Unit: "USD/t.oz", Date: day.AddDate(0, 0, 1), Price: 2660}},
+		Ratings:     []marketdata.Rating{{Symbol: "GOOG", AnalystName: "A", AnalystFirm: "F", Date: day, PriceTarget: &target, Rated: "buy"}},
+	}
+	first, err := s.Ingest.ApplyDatasets(ctx, load)
+	if err != nil || first.Changed != 3 || first.Version == 0 {
+		t.Fatalf("first load: %+v %v, want 3 rows changed and a version", first, err)
+	}
+	again, err := s.Ingest.ApplyDatasets(ctx, load)
+	if err != nil || again.Changed != 0 || again.Version != 0 {
+		t.Fatalf("re-import: %+v %v, want no change", again, err)
+	}
+	load.Commodities[1].Price = 2661
+	upd, err := s.Ingest.ApplyDatasets(ctx, load)
+	if err != nil || upd.Changed != 1 || upd.Version <= first.Version {
+		t.Fatalf("changed price: %+v %v, want 1 row and a newer version", upd, err)
+	}
+	// A bad rating (the store's check refuses it) fails the whole load:
+	// the new commodity price goes too.
+	bad := ingest.DatasetLoad{
+		Commodities: []marketdata.CommodityPrice{{Name: "silver", Date: day, Price: 30}},
+		Ratings:     []marketdata.Rating{{Symbol: "GOOG", AnalystName: "B", AnalystFirm: "F", Date: day, Rated: "strong buy"}},
+	}
+	if _, err := s.Ingest.ApplyDatasets(ctx, bad); err == nil {
+		t.Fatal("a load with a bad rating succeeded")
+	}
+	loaded, err := s.Reads.LoadedDatasets(ctx)
+	if err != nil || !loaded[marketdata.DatasetCommodities] || !loaded[marketdata.DatasetRatings] {
+		t.Fatalf("loaded datasets: %v %v", loaded, err)
+	}
+	if _, err := s.Reads.Commodity(ctx, "silver"); err == nil {
+		t.Error("silver of the failed load was stored")
+	}
+	gold, err := s.Reads.Commodity(ctx, "gold")
+	if err != nil || len(gold.Prices) != 2 || gold.Prices[1].Price != 2661 || gold.Unit != "USD/t.oz" {
+		t.Errorf("gold: %+v %v", gold, err)
+	}
+}

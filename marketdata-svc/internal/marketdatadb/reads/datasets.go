@@ -1,0 +1,95 @@
+package reads
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
+)
+
+// loadedDatasetsSQL probes each dataset's table for one row, in the order
+// of marketdata.Datasets.
+const loadedDatasetsSQL = `SELECT EXISTS (SELECT 1 FROM commodity_prices), EXISTS (SELECT 1 FROM company_ratings)`
+
+// LoadedDatasets tells which datasets hold a row: one index probe each.
+func (s *Store) LoadedDatasets(ctx context.Context) (marketdata.LoadedDatasets, error) {
+	has := make([]bool, len(marketdata.Datasets))
+	dest := make([]any, len(has))
+	for i := range has {
+		dest[i] = &has[i]
+	}
+	if err := s.db.QueryRowContext(ctx, loadedDatasetsSQL).Scan(dest...); err != nil {
+		return nil, fmt.Errorf("loaded datasets: %w", marketdatadb.Translate(err))
+	}
+	out := marketdata.LoadedDatasets{}
+	for i, d := range marketdata.Datasets {
+		out[d] = has[i]
+	}
+	return out, nil
+}
+
+// Commodity returns one commodity's prices, oldest first.
+func (s *Store) Commodity(ctx context.Context, name string) (marketdata.CommoditySeries, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT unit, date, price FROM commodity_prices WHERE name = $1 ORDER BY date`, name)
+	if err != nil {
+		return marketdata.CommoditySeries{}, fmt.Errorf("commodity: %w", marketdatadb.Translate(err))
+	}
+	defer rows.Close()
+	out := marketdata.CommoditySeries{Name: name}
+	for rows.Next() {
+		p := marketdata.CommodityPrice{Name: name}
+		if err := rows.Scan(&p.Unit, &p.Date, &p.Price); err != nil {
+			return marketdata.CommoditySeries{}, fmt.Errorf("commodity: %w", marketdatadb.Translate(err))
+		}
+		p.Date = p.Date.UTC()
+		// The latest row's unit is the series'.
+		out.Unit = p.Unit
+		out.Prices = append(out.Prices, p)
+	}
+	if err := rows.Err(); err != nil {
+		return marketdata.CommoditySeries{}, fmt.Errorf("commodity: %w", marketdatadb.Translate(err))
+	}
+	if len(out.Prices) == 0 {
+		return marketdata.CommoditySeries{}, fmt.Errorf("commodity %q: %w", name, marketdata.ErrNotFound)
+	}
+	return out, nil
+}
+
+// CompanyRatings returns a symbol's ratings, newest first.
+func (s *Store) CompanyRatings(ctx context.Context, symbol string) ([]marketdata.Rating, error) {
+	rows, err := s.db.QueryContext(ctx, `
+SELECT company_name, analyst_name, analyst_firm, analyst_role, date, target_date, price_target, rated, conclusion
+FROM company_ratings WHERE symbol = $1
+ORDER BY date DESC, analyst_firm, analyst_name`, symbol)
+	if err != nil {
+		return nil, fmt.Errorf("company ratings: %w", marketdatadb.Translate(err))
+	}
+	defer rows.Close()
+	var out []marketdata.Rating
+	for rows.Next() {
+		r := marketdata.Rating{Symbol: symbol}
+		var target sql.NullTime
+		var price sql.NullFloat64
+		if err := rows.Scan(&r.CompanyName, &r.AnalystName, &r.AnalystFirm, &r.AnalystRole, &r.Date, &target, &price, &r.Rated, &r.Conclusion); err != nil {
+			return nil, fmt.Errorf("company ratings: %w", marketdatadb.Translate(err))
+		}
+		r.Date = r.Date.UTC()
+		if target.Valid {
+			t := target.Time.UTC()
+			r.TargetDate = &t
+		}
+		if price.Valid {
+			r.PriceTarget = &price.Float64
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("company ratings: %w", marketdatadb.Translate(err))
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("company ratings of %q: %w", symbol, marketdata.ErrNotFound)
+	}
+	return out, nil
+}
