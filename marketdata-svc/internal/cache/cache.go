@@ -374,7 +374,9 @@ func (s *Store) Exchange(ctx context.Context, mic string) (marketdata.Exchange, 
 // changes only with an import.
 func (s *Store) LoadedDatasets(ctx context.Context) (marketdata.LoadedDatasets, error) {
 	key := func(b []byte) []byte { return append(b, "datasets"...) }
-	return memoized(ctx, s, key, func(ctx context.Context, _ struct{}) (marketdata.LoadedDatasets, error) { return s.Store.LoadedDatasets(ctx) },
+	return memoized(ctx, s, key, func(ctx context.Context, _ struct{}) (marketdata.LoadedDatasets, error) {
+		return s.Store.LoadedDatasets(ctx)
+	},
 		struct{}{}, func(d marketdata.LoadedDatasets) int { return 64 + 32*len(d) })
 }
 

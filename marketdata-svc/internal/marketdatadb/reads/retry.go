@@ -81,7 +81,9 @@ func (r Retry) Indices(ctx context.Context, q marketdata.IndexQuery) (marketdata
 
 // LoadedDatasets implements marketdata.Store.
 func (r Retry) LoadedDatasets(ctx context.Context) (marketdata.LoadedDatasets, error) {
-	return retried(ctx, struct{}{}, func(ctx context.Context, _ struct{}) (marketdata.LoadedDatasets, error) { return r.next.LoadedDatasets(ctx) })
+	return retried(ctx, struct{}{}, func(ctx context.Context, _ struct{}) (marketdata.LoadedDatasets, error) {
+		return r.next.LoadedDatasets(ctx)
+	})
 }
 
 // Commodity implements marketdata.Store.
