@@ -876,6 +876,23 @@ type AnalystRating struct {
 // AnalystRatingRatingRated defines model for AnalystRating.Rating.Rated.
 type AnalystRatingRatingRated string
 
+// Bond The tenor's latest yield (percent, a decimal string); price_change_day its change in points since the yield before, the percentages its relative change since the last yield on or before a week, a month and a year earlier (null when the series is shorter).
+type Bond struct {
+	Country string `json:"country"`
+
+	// Date the latest yield's day, YYYY-MM-DD
+	Date            string  `json:"date"`
+	PercentageMonth *string `json:"percentage_month"`
+	PercentageWeek  *string `json:"percentage_week"`
+	PercentageYear  *string `json:"percentage_year"`
+	PriceChangeDay  *string `json:"price_change_day"`
+	Region          string  `json:"region"`
+
+	// Type the tenor, e.g. 10Y
+	Type  string `json:"type"`
+	Yield string `json:"yield"`
+}
+
 // Commodity Prices as decimal strings, percentages as strings ending in "%"; a change whose earlier price the series lacks is null, and so is a quarter of 2025 the series has no price in.
 type Commodity struct {
 	CommodityName  string `json:"commodity_name"`
@@ -1332,6 +1349,21 @@ type TimezonePage struct {
 
 // TooManyRequests defines model for TooManyRequests.
 type TooManyRequests = Error
+
+// BondParams defines parameters for Bond.
+type BondParams struct {
+	// Country A country of /v2/bondlist (case-insensitive), e.g. germany or united states.
+	Country string `form:"country" json:"country"`
+}
+
+// BondListParams defines parameters for BondList.
+type BondListParams struct {
+	// Limit Records per page, 1..1000.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Records skipped, 0 or more.
+	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
+}
 
 // CommoditiesParams defines parameters for Commodities.
 type CommoditiesParams struct {
@@ -2032,15 +2064,19 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
-	// Bond One country's government bond yields. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// Bond One country's government bonds, one item per tenor, with the latest yield and its changes, computed from the imported yields.
+	//
+	// 403 function_access_restricted while no bond yields are loaded (import --kind bonds).
 	//
 	// Corresponds with GET /v2/bond (the `Bond` operationId).
-	Bond(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	Bond(ctx context.Context, params *BondParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// BondList The government bonds carried. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// BondList The countries whose government bond yields are loaded, by name, paged.
+	//
+	// 403 function_access_restricted while no bond yields are loaded (import --kind bonds).
 	//
 	// Corresponds with GET /v2/bondlist (the `BondList` operationId).
-	BondList(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	BondList(ctx context.Context, params *BondListParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CikCode SEC EDGAR: companies by CIK. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
 	//
@@ -2263,11 +2299,13 @@ type ClientInterface interface {
 	ListTimezones(ctx context.Context, params *ListTimezonesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
-// Bond One country's government bond yields. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// Bond One country's government bonds, one item per tenor, with the latest yield and its changes, computed from the imported yields.
+//
+// 403 function_access_restricted while no bond yields are loaded (import --kind bonds).
 //
 // Corresponds with GET /v2/bond (the `Bond` operationId).
-func (c *Client) Bond(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewBondRequest(c.Server)
+func (c *Client) Bond(ctx context.Context, params *BondParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBondRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2278,11 +2316,13 @@ func (c *Client) Bond(ctx context.Context, reqEditors ...RequestEditorFn) (*http
 	return c.Client.Do(req)
 }
 
-// BondList The government bonds carried. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// BondList The countries whose government bond yields are loaded, by name, paged.
+//
+// 403 function_access_restricted while no bond yields are loaded (import --kind bonds).
 //
 // Corresponds with GET /v2/bondlist (the `BondList` operationId).
-func (c *Client) BondList(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewBondListRequest(c.Server)
+func (c *Client) BondList(ctx context.Context, params *BondListParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBondListRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2954,7 +2994,7 @@ func (c *Client) ListTimezones(ctx context.Context, params *ListTimezonesParams,
 }
 
 // NewBondRequest constructs an http.Request for the Bond method
-func NewBondRequest(server string) (*http.Request, error) {
+func NewBondRequest(server string, params *BondParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -2972,6 +3012,29 @@ func NewBondRequest(server string) (*http.Request, error) {
 		return nil, err
 	}
 
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "country", params.Country, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
@@ -2981,7 +3044,7 @@ func NewBondRequest(server string) (*http.Request, error) {
 }
 
 // NewBondListRequest constructs an http.Request for the BondList method
-func NewBondListRequest(server string) (*http.Request, error) {
+func NewBondListRequest(server string, params *BondListParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -2997,6 +3060,45 @@ func NewBondListRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -6696,19 +6798,23 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
-	// BondWithResponse One country's government bond yields. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// BondWithResponse One country's government bonds, one item per tenor, with the latest yield and its changes, computed from the imported yields.
+	//
+	// 403 function_access_restricted while no bond yields are loaded (import --kind bonds).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v2/bond (the `Bond` operationId).
-	BondWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*BondResponse, error)
+	BondWithResponse(ctx context.Context, params *BondParams, reqEditors ...RequestEditorFn) (*BondResponse, error)
 
-	// BondListWithResponse The government bonds carried. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// BondListWithResponse The countries whose government bond yields are loaded, by name, paged.
+	//
+	// 403 function_access_restricted while no bond yields are loaded (import --kind bonds).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v2/bondlist (the `BondList` operationId).
-	BondListWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*BondListResponse, error)
+	BondListWithResponse(ctx context.Context, params *BondListParams, reqEditors ...RequestEditorFn) (*BondListResponse, error)
 
 	// CikCodeWithResponse SEC EDGAR: companies by CIK. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
 	//
@@ -7027,16 +7133,35 @@ type BondResponse429Headers struct {
 type BondResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data       []Bond     `json:"data"`
+		Pagination Pagination `json:"pagination"`
+	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorResponse
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *BondResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r BondResponse) GetJSON200() *struct {
+	Data       []Bond     `json:"data"`
+	Pagination Pagination `json:"pagination"`
+} {
+	return r.JSON200
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -7049,6 +7174,16 @@ func (r BondResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r BondResponse) GetJSON404() *ErrorResponse {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r BondResponse) GetJSON422() *ErrorResponse {
+	return r.JSON422
+}
+
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r BondResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
@@ -7057,6 +7192,11 @@ func (r BondResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r BondResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r BondResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -7096,16 +7236,39 @@ type BondListResponse429Headers struct {
 type BondListResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []struct {
+			// Country lower case, as /v2/bond?country= takes it
+			Country string `json:"country"`
+		} `json:"data"`
+		Pagination Pagination `json:"pagination"`
+	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorResponse
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *BondListResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r BondListResponse) GetJSON200() *struct {
+	Data []struct {
+		// Country lower case, as /v2/bond?country= takes it
+		Country string `json:"country"`
+	} `json:"data"`
+	Pagination Pagination `json:"pagination"`
+} {
+	return r.JSON200
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -7118,6 +7281,11 @@ func (r BondListResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r BondListResponse) GetJSON422() *ErrorResponse {
+	return r.JSON422
+}
+
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r BondListResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
@@ -7126,6 +7294,11 @@ func (r BondListResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r BondListResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r BondListResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -11333,26 +11506,30 @@ func (r ListTimezonesResponse) ContentType() string {
 	return ""
 }
 
-// BondWithResponse One country's government bond yields. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// BondWithResponse One country's government bonds, one item per tenor, with the latest yield and its changes, computed from the imported yields.
+//
+// 403 function_access_restricted while no bond yields are loaded (import --kind bonds).
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v2/bond (the `Bond` operationId).
-func (c *ClientWithResponses) BondWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*BondResponse, error) {
-	rsp, err := c.Bond(ctx, reqEditors...)
+func (c *ClientWithResponses) BondWithResponse(ctx context.Context, params *BondParams, reqEditors ...RequestEditorFn) (*BondResponse, error) {
+	rsp, err := c.Bond(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
 	return ParseBondResponse(rsp)
 }
 
-// BondListWithResponse The government bonds carried. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// BondListWithResponse The countries whose government bond yields are loaded, by name, paged.
+//
+// 403 function_access_restricted while no bond yields are loaded (import --kind bonds).
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v2/bondlist (the `BondList` operationId).
-func (c *ClientWithResponses) BondListWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*BondListResponse, error) {
-	rsp, err := c.BondList(ctx, reqEditors...)
+func (c *ClientWithResponses) BondListWithResponse(ctx context.Context, params *BondListParams, reqEditors ...RequestEditorFn) (*BondListResponse, error) {
+	rsp, err := c.BondList(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -11945,6 +12122,19 @@ func ParseBondResponse(rsp *http.Response) (*BondResponse, error) {
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data       []Bond     `json:"data"`
+			Pagination Pagination `json:"pagination"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11959,6 +12149,20 @@ func ParseBondResponse(rsp *http.Response) (*BondResponse, error) {
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11972,6 +12176,13 @@ func ParseBondResponse(rsp *http.Response) (*BondResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -12005,6 +12216,22 @@ func ParseBondListResponse(rsp *http.Response) (*BondListResponse, error) {
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []struct {
+				// Country lower case, as /v2/bond?country= takes it
+				Country string `json:"country"`
+			} `json:"data"`
+			Pagination Pagination `json:"pagination"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12019,6 +12246,13 @@ func ParseBondListResponse(rsp *http.Response) (*BondListResponse, error) {
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12032,6 +12266,13 @@ func ParseBondListResponse(rsp *http.Response) (*BondListResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 

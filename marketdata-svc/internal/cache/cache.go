@@ -393,6 +393,22 @@ func (s *Store) CompanyRatings(ctx context.Context, symbol string) ([]marketdata
 	return memoized(ctx, s, key, s.Store.CompanyRatings, symbol, func(rs []marketdata.Rating) int { return 64 + 192*len(rs) })
 }
 
+// BondCountries answers a page of bond countries as Tickers answers a
+// list.
+func (s *Store) BondCountries(ctx context.Context, p marketdata.ListPage) (marketdata.NamePage, error) {
+	key := func(b []byte) []byte {
+		b = strconv.AppendInt(append(b, "bonds|"...), int64(p.Limit), 10)
+		return strconv.AppendInt(append(b, '|'), int64(p.Offset), 10)
+	}
+	return memoized(ctx, s, key, s.Store.BondCountries, p, func(n marketdata.NamePage) int { return 64 + 48*len(n.Names) })
+}
+
+// BondYields answers a country's yields as Commodity answers a series.
+func (s *Store) BondYields(ctx context.Context, country string) ([]marketdata.BondYield, error) {
+	key := func(b []byte) []byte { return append(append(b, "bond|"...), country...) }
+	return memoized(ctx, s, key, s.Store.BondYields, country, func(ys []marketdata.BondYield) int { return 64 + 96*len(ys) })
+}
+
 // memoized is reference data (what changes only with an import) read
 // through process memory at the current data version: appendKey writes
 // the query's key, read asks the inner store on a miss (concurrent misses

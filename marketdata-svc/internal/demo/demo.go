@@ -144,6 +144,7 @@ func Load(ctx context.Context, store Store) (ingest.LoadResult, error) {
 var DatasetFiles = []struct{ File, Kind string }{
 	{"data/commodities-synthetic.csv", "commodities"},
 	{"data/ratings-synthetic.csv", "ratings"},
+	{"data/bonds-synthetic.csv", "bonds"},
 }
 
 // loadDatasets loads every bundled dataset sample in one transaction.
@@ -161,6 +162,7 @@ func loadDatasets(ctx context.Context, store importer.DatasetApplier) (ingest.Da
 		}
 		all.Commodities = append(all.Commodities, l.Commodities...)
 		all.Ratings = append(all.Ratings, l.Ratings...)
+		all.Bonds = append(all.Bonds, l.Bonds...)
 	}
 	res, err := store.ApplyDatasets(ctx, all)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/eodjson"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
+	"github.com/tickerdesk/tickerdesk/pkg/pagination"
 )
 
 // maxDatasetName bounds a commodity or country name in a request, as the
@@ -379,4 +380,73 @@ func optionalDecimal(v *float64) *string {
 	}
 	s := decimal(*v)
 	return &s
+}
+
+// bondList serves /v2/bondlist: the countries with yields, paged.
+func (s *Server) bondList(c *gin.Context) {
+	p := parseQuery(c.Request.URL.RawQuery)
+	page, ok := s.validPage(c, p)
+	if !ok {
+		return
+	}
+	res, err := s.store.BondCountries(c.Request.Context(), marketdata.ListPage{Limit: page.Limit, Offset: page.Offset})
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	sendList(s, c, page, res.Names, res.Total, func(n string) struct {
+		Country string `json:"country"`
+	} {
+		return struct {
+			Country string `json:"country"`
+		}{n}
+	})
+}
+
+// bondJSON is an item of v2's /bond: one tenor's latest yield and its
+// changes (price_change_day the yield's change in points, the percentages
+// its relative change, as /indexinfo gives them).
+type bondJSON struct {
+	Region          string  `json:"region"`
+	Country         string  `json:"country"`
+	Type            string  `json:"type"`
+	Yield           string  `json:"yield"`
+	PriceChangeDay  *string `json:"price_change_day"`
+	PercentageWeek  *string `json:"percentage_week"`
+	PercentageMonth *string `json:"percentage_month"`
+	PercentageYear  *string `json:"percentage_year"`
+	Date            string  `json:"date"`
+}
+
+func bondDate(y marketdata.BondYield) time.Time { return y.Date }
+func bondYield(y marketdata.BondYield) float64  { return y.Yield }
+
+func newBond(series []marketdata.BondYield) bondJSON {
+	last := series[len(series)-1]
+	ch := changesOf(series, bondDate, bondYield)
+	return bondJSON{Region: last.Region, Country: last.Country, Type: last.Type, Yield: decimal(last.Yield),
+		PriceChangeDay: ch.PriceChangeDay, PercentageWeek: ch.PercentageWeek, PercentageMonth: ch.PercentageMonth,
+		PercentageYear: ch.PercentageYear, Date: marketdata.FormatDate(last.Date)}
+}
+
+// bond serves /v2/bond?country=: the country's bonds, one item per
+// tenor, in the list envelope.
+func (s *Server) bond(c *gin.Context) {
+	p := parseQuery(c.Request.URL.RawQuery)
+	country := datasetName(p, "country")
+	ys, ok := afterQuery(s, c, p, func(c *gin.Context) ([]marketdata.BondYield, bool) {
+		return lookupPath(s, c, country, func(n string) (string, error) { return n, nil }, s.store.BondYields)
+	})
+	if !ok {
+		return
+	}
+	var items []bondJSON
+	for start, i := 0, 1; i <= len(ys); i++ {
+		if i == len(ys) || ys[i].Type != ys[start].Type {
+			items = append(items, newBond(ys[start:i]))
+			start = i
+		}
+	}
+	page := pagination.Page{Limit: len(items)}
+	sendList(s, c, page, items, int64(len(items)), func(b bondJSON) bondJSON { return b })
 }

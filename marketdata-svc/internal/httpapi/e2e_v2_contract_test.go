@@ -55,10 +55,10 @@ var v2Calls = map[string]v2Call{
 	"/v2/commodities":        {"/v2/commodities", []string{"commodity_name", "gold"}, 200},
 	"/v2/commoditieshistory": {"/v2/commoditieshistory", []string{"commodity_name", "gold", "frequency", "monthly"}, 200},
 	"/v2/companyratings":     {"/v2/companyratings", []string{"ticker", "GOOG"}, 200},
+	"/v2/bondlist":           {"/v2/bondlist", nil, 200},
+	"/v2/bond":               {"/v2/bond", []string{"country", "germany"}, 200},
 	// The functions over datasets not loaded: marketstack's answer for a
 	// plan without them.
-	"/v2/bondlist":                {"/v2/bondlist", nil, 403},
-	"/v2/bond":                    {"/v2/bond", []string{"country", "germany"}, 403},
 	"/v2/etflist":                 {"/v2/etflist", nil, 403},
 	"/v2/etfholdings":             {"/v2/etfholdings", []string{"ticker", "SPY"}, 403},
 	"/v2/cik_code":                {"/v2/cik_code", []string{"cik_code", "1652044"}, 403},

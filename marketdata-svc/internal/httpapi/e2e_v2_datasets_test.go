@@ -32,6 +32,8 @@ func TestDatasetFunctionsRestrictedWithoutData(t *testing.T) {
 		{"/v2/commodities?commodity_name=gold", "commodities"},
 		{"/v2/commoditieshistory?commodity_name=gold", "commodities"},
 		{"/v2/companyratings?ticker=GOOG", "ratings"},
+		{"/v2/bondlist", "bonds"},
+		{"/v2/bond?country=germany", "bonds"},
 	} {
 		code, body := getJSON(t, e, c.path)
 		msg, _ := field(t, body, "error", "message").(string)
@@ -168,6 +170,52 @@ func TestCompanyRatingsEndToEnd(t *testing.T) {
 	} {
 		if rec := e.get(t, "/v2/companyratings", vals(c.q...)); rec.Code != c.code {
 			t.Errorf("companyratings %v: %d, want %d: %s", c.q, rec.Code, c.code, rec.Body)
+		}
+	}
+}
+
+// TestBondsEndToEnd holds /v2/bondlist and /v2/bond to the demo's bond
+// sample.
+func TestBondsEndToEnd(t *testing.T) {
+	e := demoE2E(t)
+	type list struct {
+		Pagination struct{ Count, Total int }
+		Data       []map[string]any
+	}
+	l := decode[list](t, e.get(t, "/v2/bondlist", vals("limit", "2", "offset", "1")))
+	if l.Pagination.Total != 3 || len(l.Data) != 2 || l.Data[0]["country"] != "japan" || l.Data[1]["country"] != "united states" {
+		t.Errorf("bondlist page 2: %+v", l)
+	}
+	var us [][]string
+	for _, r := range demoCSV(t, "bonds-synthetic.csv") {
+		if r[0] == "united states" && r[2] == "10Y" {
+			us = append(us, r)
+		}
+	}
+	last, prev := us[len(us)-1], us[len(us)-2]
+	b := decode[list](t, e.get(t, "/v2/bond", vals("country", "United States")))
+	if len(b.Data) != 2 || b.Data[0]["type"] != "10Y" || b.Data[1]["type"] != "2Y" {
+		t.Fatalf("bond united states: %+v", b)
+	}
+	lastY, _ := strconv.ParseFloat(last[4], 64)
+	prevY, _ := strconv.ParseFloat(prev[4], 64)
+	want := map[string]any{"country": "united states", "region": "North America", "yield": strconv.FormatFloat(lastY, 'f', -1, 64),
+		"price_change_day": strconv.FormatFloat(lastY-prevY, 'f', 2, 64), "date": last[3]}
+	for k, v := range want {
+		if got := b.Data[0][k]; got != v {
+			t.Errorf("bond 10Y %s = %v, want %v", k, got, v)
+		}
+	}
+	// The sample starts 2024-10-01: a year back from 2025-12-31 is in it.
+	if b.Data[0]["percentage_year"] == nil {
+		t.Error("percentage_year is null")
+	}
+	for _, c := range []struct {
+		q    []string
+		code int
+	}{{[]string{"country", "atlantis"}, 404}, {nil, 422}} {
+		if rec := e.get(t, "/v2/bond", vals(c.q...)); rec.Code != c.code {
+			t.Errorf("bond %v: %d, want %d: %s", c.q, rec.Code, c.code, rec.Body)
 		}
 	}
 }

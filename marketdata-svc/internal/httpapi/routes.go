@@ -80,6 +80,9 @@ func (s *Server) versionRoutes(g *gin.RouterGroup, v apiVersion) {
 		eod.GET("/commodities", commodities, s.commodities)
 		eod.GET("/commoditieshistory", commodities, s.commoditiesHistory)
 		eod.GET("/companyratings", s.needDataset(marketdata.DatasetRatings, "company ratings"), s.companyRatings)
+		bonds := s.needDataset(marketdata.DatasetBonds, "government bonds")
+		eod.GET("/bondlist", bonds, s.bondList)
+		eod.GET("/bond", bonds, s.bond)
 		// v2's functions over datasets not loaded here: behind the same
 		// key, scope and rate limit, so that a refusal costs what a
 		// request does and tells a key without eod nothing more.

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,7 +19,7 @@ import (
 // DatasetKinds are the --kind values of marketstack v2's reference
 // datasets. Like intraday, they are never detected from a header: each
 // file says what it is by its --kind.
-var DatasetKinds = []string{string(marketdata.DatasetCommodities), string(marketdata.DatasetRatings)}
+var DatasetKinds = []string{string(marketdata.DatasetCommodities), string(marketdata.DatasetRatings), string(marketdata.DatasetBonds)}
 
 // IsDataset reports whether kind is one of DatasetKinds.
 func IsDataset(kind string) bool { return slices.Contains(DatasetKinds, kind) }
@@ -74,6 +76,9 @@ func ReadDataset(name string, in io.Reader, kind string) (ingest.DatasetLoad, in
 	case marketdata.DatasetRatings:
 		load.Ratings, err = readRatings(t)
 		return load, len(load.Ratings), err
+	case marketdata.DatasetBonds:
+		load.Bonds, err = readBonds(t)
+		return load, len(load.Bonds), err
 	}
 	return load, 0, fmt.Errorf("unknown dataset kind %q (one of %s)", kind, strings.Join(DatasetKinds, ", "))
 }
@@ -187,6 +192,49 @@ func readRatings(t *table) ([]marketdata.Rating, error) {
 			continue
 		}
 		out = append(out, r)
+	}
+	return out, errs.err()
+}
+
+// readBonds reads government bond yields: country, region (optional),
+// type (the tenor, like 10Y), date and yield, in percent; a yield may be
+// negative.
+func readBonds(t *table) ([]marketdata.BondYield, error) {
+	if err := errors.Join(t.require("country"), t.require("type", "tenor"), t.require("date"), t.require("yield")); err != nil {
+		return nil, err
+	}
+	var out []marketdata.BondYield
+	var errs RowErrors
+	var dates dateParser
+	keys := keyLines{}
+	for i, rec := range t.rows {
+		line := t.line[i]
+		y := marketdata.BondYield{Country: strings.ToLower(t.field(rec, "country")), Region: t.field(rec, "region"),
+			Type: strings.ToUpper(t.field(rec, "type", "tenor"))}
+		if y.Country == "" || len(y.Country) > maxNameLen {
+			errs.add(t.path, line, "country must have 1 to %d characters", maxNameLen)
+			continue
+		}
+		if y.Type == "" || len(y.Type) > maxNameLen {
+			errs.add(t.path, line, "type must have 1 to %d characters", maxNameLen)
+			continue
+		}
+		var err error
+		if y.Date, err = dates.parse(t.field(rec, "date")); err != nil {
+			errs.add(t.path, line, "%v", err)
+			continue
+		}
+		raw := t.field(rec, "yield")
+		v, err := strconv.ParseFloat(raw, 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			errs.add(t.path, line, "invalid yield %q", raw)
+			continue
+		}
+		y.Yield = v
+		if keys.seen(&errs, t.path, line, y.Country, y.Type, y.Date.Format(time.DateOnly)) {
+			continue
+		}
+		out = append(out, y)
 	}
 	return out, errs.err()
 }

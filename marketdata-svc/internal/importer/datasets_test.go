@@ -30,6 +30,13 @@ func TestReadDatasetReportsEveryBadRowByLine(t *testing.T) {
 			"GOOG,Alphabet,A,F,Analyst,2025-01-03,,lots,buy,\n" +
 			"goog,Alphabet,A,F,Analyst,2025-01-02,,,hold,\n",
 			[]string{"f.csv:3: ticker", "f.csv:4: analyst_name", "f.csv:5: rated", "f.csv:6: target_date", "f.csv:7: invalid price_target", "f.csv:8: duplicate of line 2"}},
+		{"bonds", "country,region,type,date,yield\n" +
+			"Germany,Europe,10Y,2025-01-02,-0.25\n" +
+			",Europe,10Y,2025-01-03,2.5\n" +
+			"germany,Europe,,2025-01-03,2.5\n" +
+			"germany,Europe,10Y,2025-01-03,NaN\n" +
+			"germany,Europe,10y,2025-01-02,2.5\n",
+			[]string{"f.csv:3: country", "f.csv:4: type", "f.csv:5: invalid yield", "f.csv:6: duplicate of line 2"}},
 	} {
 		_, _, err := ReadDataset("f.csv", strings.NewReader(c.file), c.kind)
 		if err == nil {

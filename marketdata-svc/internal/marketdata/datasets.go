@@ -14,11 +14,12 @@ type Dataset string
 const (
 	DatasetCommodities Dataset = "commodities"
 	DatasetRatings     Dataset = "ratings"
+	DatasetBonds       Dataset = "bonds"
 )
 
 // Datasets lists the datasets a deployment can load, in the order the
 // store reports them.
-var Datasets = []Dataset{DatasetCommodities, DatasetRatings}
+var Datasets = []Dataset{DatasetCommodities, DatasetRatings, DatasetBonds}
 
 // LoadedDatasets tells which datasets hold at least one row.
 type LoadedDatasets map[Dataset]bool
@@ -53,6 +54,28 @@ type Rating struct {
 	Conclusion  string
 }
 
+// BondYield is a government bond's yield on a day: one country's bond of
+// one tenor (Type, like "10Y").
+type BondYield struct {
+	Country string // lower case, as /v2/bond?country= names it
+	Region  string
+	Type    string
+	Date    time.Time
+	Yield   float64
+}
+
+// ListPage selects a page of a list by position.
+type ListPage struct {
+	Limit, Offset int
+}
+
+// NamePage is one page of names (ETF tickers, bond countries) and how many
+// there are.
+type NamePage struct {
+	Names []string
+	Total int64
+}
+
 // DatasetStore is the read side of the v2 datasets. Each read of a named
 // item returns ErrNotFound when there is none; none is called on a
 // dataset that LoadedDatasets reports empty.
@@ -62,4 +85,9 @@ type DatasetStore interface {
 	Commodity(ctx context.Context, name string) (CommoditySeries, error)
 	// CompanyRatings returns a symbol's ratings, newest first.
 	CompanyRatings(ctx context.Context, symbol string) ([]Rating, error)
+	// BondCountries returns a page of the countries with yields, by name.
+	BondCountries(ctx context.Context, p ListPage) (NamePage, error)
+	// BondYields returns a country's yields, by tenor then date, oldest
+	// first.
+	BondYields(ctx context.Context, country string) ([]BondYield, error)
 }

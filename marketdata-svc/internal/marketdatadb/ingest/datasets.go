@@ -17,6 +17,7 @@ import (
 type DatasetLoad struct {
 	Commodities []marketdata.CommodityPrice
 	Ratings     []marketdata.Rating
+	Bonds       []marketdata.BondYield
 }
 
 // DatasetResult says what a dataset load changed.
@@ -36,7 +37,7 @@ func (r DatasetResult) changed() bool { return r.Changed > 0 }
 func (s *Store) ApplyDatasets(ctx context.Context, l DatasetLoad) (DatasetResult, error) {
 	var out DatasetResult
 	_, err := s.inLoadTx(ctx, "load datasets", func(ctx context.Context, tx pgx.Tx) (LoadResult, error) {
-		for _, upsert := range []func(context.Context, pgx.Tx, DatasetLoad) (int64, error){upsertCommodities, upsertRatings} {
+		for _, upsert := range []func(context.Context, pgx.Tx, DatasetLoad) (int64, error){upsertCommodities, upsertRatings, upsertBonds} {
 			n, err := upsert(ctx, tx, l)
 			if err != nil {
 				return LoadResult{}, err
@@ -102,6 +103,27 @@ WHERE (r.company_name, r.analyst_role, r.target_date, r.price_target, r.rated, r
 		syms, firms, names, dates, companies, roles, targets, prices, rated, conclusions)
 	if err != nil {
 		return 0, fmt.Errorf("ratings: %w", marketdatadb.Translate(err))
+	}
+	return tag.RowsAffected(), nil
+}
+
+func upsertBonds(ctx context.Context, tx pgx.Tx, l DatasetLoad) (int64, error) {
+	if len(l.Bonds) == 0 {
+		return 0, nil
+	}
+	n := len(l.Bonds)
+	countries, types, regions := make([]string, n), make([]string, n), make([]string, n)
+	dates, yields := make([]time.Time, n), make([]float64, n)
+	for i, y := range l.Bonds {
+		countries[i], types[i], regions[i], dates[i], yields[i] = y.Country, y.Type, y.Region, y.Date, y.Yield
+	}
+	tag, err := tx.Exec(ctx, `
+INSERT INTO bond_yields AS y (country, type, date, region, yield)
+SELECT * FROM unnest($1::text[], $2::text[], $3::date[], $4::text[], $5::float8[])
+ON CONFLICT (country, type, date) DO UPDATE SET region = EXCLUDED.region, yield = EXCLUDED.yield
+WHERE (y.region, y.yield) IS DISTINCT FROM (EXCLUDED.region, EXCLUDED.yield)`, countries, types, dates, regions, yields)
+	if err != nil {
+		return 0, fmt.Errorf("bonds: %w", marketdatadb.Translate(err))
 	}
 	return tag.RowsAffected(), nil
 }

@@ -11,7 +11,8 @@ import (
 
 // loadedDatasetsSQL probes each dataset's table for one row, in the order
 // of marketdata.Datasets.
-const loadedDatasetsSQL = `SELECT EXISTS (SELECT 1 FROM commodity_prices), EXISTS (SELECT 1 FROM company_ratings)`
+const loadedDatasetsSQL = `SELECT EXISTS (SELECT 1 FROM commodity_prices), EXISTS (SELECT 1 FROM company_ratings),
+  EXISTS (SELECT 1 FROM bond_yields)`
 
 // LoadedDatasets tells which datasets hold a row: one index probe each.
 func (s *Store) LoadedDatasets(ctx context.Context) (marketdata.LoadedDatasets, error) {
@@ -90,6 +91,47 @@ ORDER BY date DESC, analyst_firm, analyst_name`, symbol)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("company ratings of %q: %w", symbol, marketdata.ErrNotFound)
+	}
+	return out, nil
+}
+
+// BondCountries returns a page of the countries with yields, by name.
+func (s *Store) BondCountries(ctx context.Context, p marketdata.ListPage) (marketdata.NamePage, error) {
+	names, total, err := countedPage(ctx, s.db, `SELECT count(DISTINCT country) FROM bond_yields`,
+		`SELECT DISTINCT country FROM bond_yields ORDER BY country LIMIT $1 OFFSET $2`, nil, p.Limit, p.Offset, scanName)
+	if err != nil {
+		return marketdata.NamePage{}, fmt.Errorf("bond countries: %w", err)
+	}
+	return marketdata.NamePage{Names: names, Total: total}, nil
+}
+
+func scanName(sc scanner) (string, error) {
+	var s string
+	err := sc.Scan(&s)
+	return s, err
+}
+
+// BondYields returns a country's yields, by tenor then date, oldest first.
+func (s *Store) BondYields(ctx context.Context, country string) ([]marketdata.BondYield, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT type, date, region, yield FROM bond_yields WHERE country = $1 ORDER BY type, date`, country)
+	if err != nil {
+		return nil, fmt.Errorf("bond yields: %w", marketdatadb.Translate(err))
+	}
+	defer rows.Close()
+	var out []marketdata.BondYield
+	for rows.Next() {
+		y := marketdata.BondYield{Country: country}
+		if err := rows.Scan(&y.Type, &y.Date, &y.Region, &y.Yield); err != nil {
+			return nil, fmt.Errorf("bond yields: %w", marketdatadb.Translate(err))
+		}
+		y.Date = y.Date.UTC()
+		out = append(out, y)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("bond yields: %w", marketdatadb.Translate(err))
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("bond yields of %q: %w", country, marketdata.ErrNotFound)
 	}
 	return out, nil
 }

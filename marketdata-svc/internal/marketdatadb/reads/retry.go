@@ -95,3 +95,13 @@ func (r Retry) Commodity(ctx context.Context, name string) (marketdata.Commodity
 func (r Retry) CompanyRatings(ctx context.Context, symbol string) ([]marketdata.Rating, error) {
 	return retried(ctx, symbol, r.next.CompanyRatings)
 }
+
+// BondCountries implements marketdata.Store.
+func (r Retry) BondCountries(ctx context.Context, p marketdata.ListPage) (marketdata.NamePage, error) {
+	return retried(ctx, p, r.next.BondCountries)
+}
+
+// BondYields implements marketdata.Store.
+func (r Retry) BondYields(ctx context.Context, country string) ([]marketdata.BondYield, error) {
+	return retried(ctx, country, r.next.BondYields)
+}

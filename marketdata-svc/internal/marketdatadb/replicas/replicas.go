@@ -448,6 +448,17 @@ func (r *Router) CompanyRatings(ctx context.Context, symbol string) ([]marketdat
 	return routed(ctx, r, symbol, Reads.CompanyRatings)
 }
 
+// BondCountries reads a page of bond countries from a replica, else the
+// primary.
+func (r *Router) BondCountries(ctx context.Context, p marketdata.ListPage) (marketdata.NamePage, error) {
+	return routed(ctx, r, p, Reads.BondCountries)
+}
+
+// BondYields reads a country's yields from a replica, else the primary.
+func (r *Router) BondYields(ctx context.Context, country string) ([]marketdata.BondYield, error) {
+	return routed(ctx, r, country, Reads.BondYields)
+}
+
 // The router is the reads it wraps: a method of marketdata.Store that it
 // does not route fails the build here.
 var _ Reads = (*Router)(nil)
