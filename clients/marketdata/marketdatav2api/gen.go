@@ -265,6 +265,21 @@ func (e CompanyRatingsParamsRated) Valid() bool {
 	}
 }
 
+// Defines values for EtfListParamsList.
+const (
+	Ticker EtfListParamsList = "ticker"
+)
+
+// Valid indicates whether the value is a known member of the EtfListParamsList enum.
+func (e EtfListParamsList) Valid() bool {
+	switch e {
+	case Ticker:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ExchangeIntradayParamsInterval.
 const (
 	ExchangeIntradayParamsIntervalN10min  ExchangeIntradayParamsInterval = "10min"
@@ -955,6 +970,29 @@ type EOD struct {
 	Volume        float64  `json:"volume"`
 }
 
+// ETFSecurity A holding as the filing reports it; balance, value_usd and percent_value are decimal strings.
+type ETFSecurity struct {
+	AssetCategory     *string `json:"asset_category"`
+	Balance           *string `json:"balance"`
+	CashCollateral    *string `json:"cash_collateral"`
+	Currency          *string `json:"currency"`
+	Cusip             *string `json:"cusip"`
+	FairValueLevel    *string `json:"fair_value_level"`
+	InvestedCountry   *string `json:"invested_country"`
+	Isin              *string `json:"isin"`
+	IssuerCategory    *string `json:"issuer_category"`
+	Lei               *string `json:"lei"`
+	LoanByFund        *string `json:"loan_by_fund"`
+	Name              string  `json:"name"`
+	NonCashCollateral *string `json:"non_cash_collateral"`
+	PayoffProfile     *string `json:"payoff_profile"`
+	PercentValue      *string `json:"percent_value"`
+	RestrictedSec     *string `json:"restricted_sec"`
+	Title             *string `json:"title"`
+	Units             *string `json:"units"`
+	ValueUsd          *string `json:"value_usd"`
+}
+
 // Error defines model for Error.
 type Error struct {
 	Error struct {
@@ -1505,6 +1543,33 @@ type EodOnDateParams struct {
 	// Offset Records skipped, 0 or more.
 	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
 }
+
+// EtfHoldingsParams defines parameters for EtfHoldings.
+type EtfHoldingsParams struct {
+	// Ticker An ETF ticker of /v2/etflist.
+	Ticker string `form:"ticker" json:"ticker"`
+
+	// DateFrom First report date (end of period), inclusive, YYYY-MM-DD.
+	DateFrom *string `form:"date_from,omitempty" json:"date_from,omitempty"`
+
+	// DateTo Last report date (end of period), inclusive, YYYY-MM-DD.
+	DateTo *string `form:"date_to,omitempty" json:"date_to,omitempty"`
+}
+
+// EtfListParams defines parameters for EtfList.
+type EtfListParams struct {
+	// List The list to answer; ticker, the one marketstack documents, is the default.
+	List *EtfListParamsList `form:"list,omitempty" json:"list,omitempty"`
+
+	// Limit Records per page, 1..1000.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Records skipped, 0 or more.
+	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
+// EtfListParamsList defines parameters for EtfList.
+type EtfListParamsList string
 
 // ListExchangesParams defines parameters for ListExchanges.
 type ListExchangesParams struct {
@@ -2146,15 +2211,19 @@ type ClientInterface interface {
 	// Corresponds with GET /v2/eod/{date} (the `EodOnDate` operationId).
 	EodOnDate(ctx context.Context, date Date, params *EodOnDateParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// EtfHoldings One ETF's holdings. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// EtfHoldings The newest holdings filing of an ETF whose report period ends in the date range, with its holdings in the order reported.
+	//
+	// 403 function_access_restricted while no ETF holdings are loaded (import --kind etfs).
 	//
 	// Corresponds with GET /v2/etfholdings (the `EtfHoldings` operationId).
-	EtfHoldings(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	EtfHoldings(ctx context.Context, params *EtfHoldingsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// EtfList The ETFs carried. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// EtfList The ETF tickers with loaded holdings filings, by ticker, paged.
+	//
+	// 403 function_access_restricted while no ETF holdings are loaded (import --kind etfs).
 	//
 	// Corresponds with GET /v2/etflist (the `EtfList` operationId).
-	EtfList(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	EtfList(ctx context.Context, params *EtfListParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListExchanges performs a GET /v2/exchanges (the `ListExchanges` operationId) request.
 	ListExchanges(ctx context.Context, params *ListExchangesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2521,11 +2590,13 @@ func (c *Client) EodOnDate(ctx context.Context, date Date, params *EodOnDatePara
 	return c.Client.Do(req)
 }
 
-// EtfHoldings One ETF's holdings. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// EtfHoldings The newest holdings filing of an ETF whose report period ends in the date range, with its holdings in the order reported.
+//
+// 403 function_access_restricted while no ETF holdings are loaded (import --kind etfs).
 //
 // Corresponds with GET /v2/etfholdings (the `EtfHoldings` operationId).
-func (c *Client) EtfHoldings(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewEtfHoldingsRequest(c.Server)
+func (c *Client) EtfHoldings(ctx context.Context, params *EtfHoldingsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEtfHoldingsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2536,11 +2607,13 @@ func (c *Client) EtfHoldings(ctx context.Context, reqEditors ...RequestEditorFn)
 	return c.Client.Do(req)
 }
 
-// EtfList The ETFs carried. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// EtfList The ETF tickers with loaded holdings filings, by ticker, paged.
+//
+// 403 function_access_restricted while no ETF holdings are loaded (import --kind etfs).
 //
 // Corresponds with GET /v2/etflist (the `EtfList` operationId).
-func (c *Client) EtfList(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewEtfListRequest(c.Server)
+func (c *Client) EtfList(ctx context.Context, params *EtfListParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEtfListRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3972,7 +4045,7 @@ func NewEodOnDateRequest(server string, date Date, params *EodOnDateParams) (*ht
 }
 
 // NewEtfHoldingsRequest constructs an http.Request for the EtfHoldings method
-func NewEtfHoldingsRequest(server string) (*http.Request, error) {
+func NewEtfHoldingsRequest(server string, params *EtfHoldingsParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -3990,6 +4063,53 @@ func NewEtfHoldingsRequest(server string) (*http.Request, error) {
 		return nil, err
 	}
 
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ticker", params.Ticker, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.DateFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_from", *params.DateFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.DateTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_to", *params.DateTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
@@ -3999,7 +4119,7 @@ func NewEtfHoldingsRequest(server string) (*http.Request, error) {
 }
 
 // NewEtfListRequest constructs an http.Request for the EtfList method
-func NewEtfListRequest(server string) (*http.Request, error) {
+func NewEtfListRequest(server string, params *EtfListParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -4015,6 +4135,57 @@ func NewEtfListRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.List != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "list", *params.List, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -6908,19 +7079,23 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v2/eod/{date} (the `EodOnDate` operationId).
 	EodOnDateWithResponse(ctx context.Context, date Date, params *EodOnDateParams, reqEditors ...RequestEditorFn) (*EodOnDateResponse, error)
 
-	// EtfHoldingsWithResponse One ETF's holdings. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// EtfHoldingsWithResponse The newest holdings filing of an ETF whose report period ends in the date range, with its holdings in the order reported.
+	//
+	// 403 function_access_restricted while no ETF holdings are loaded (import --kind etfs).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v2/etfholdings (the `EtfHoldings` operationId).
-	EtfHoldingsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*EtfHoldingsResponse, error)
+	EtfHoldingsWithResponse(ctx context.Context, params *EtfHoldingsParams, reqEditors ...RequestEditorFn) (*EtfHoldingsResponse, error)
 
-	// EtfListWithResponse The ETFs carried. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// EtfListWithResponse The ETF tickers with loaded holdings filings, by ticker, paged.
+	//
+	// 403 function_access_restricted while no ETF holdings are loaded (import --kind etfs).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v2/etflist (the `EtfList` operationId).
-	EtfListWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*EtfListResponse, error)
+	EtfListWithResponse(ctx context.Context, params *EtfListParams, reqEditors ...RequestEditorFn) (*EtfListResponse, error)
 
 	// ListExchangesWithResponse performs a GET /v2/exchanges (the `ListExchanges` operationId) request.
 	//
@@ -8461,16 +8636,89 @@ type EtfHoldingsResponse429Headers struct {
 type EtfHoldingsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Basics struct {
+			Cik        *string `json:"cik"`
+			FileNumber *string `json:"file_number"`
+			FundName   *string `json:"fund_name"`
+			RegLei     *string `json:"reg_lei"`
+		} `json:"basics"`
+		Output struct {
+			Attributes struct {
+				DateReportPeriod *string `json:"date_report_period"`
+				EndReportPeriod  string  `json:"end_report_period"`
+				FinalFiling      bool    `json:"final_filing"`
+				Isin             *string `json:"isin"`
+				SeriesId         *string `json:"series_id"`
+				SeriesLei        *string `json:"series_lei"`
+				SeriesName       *string `json:"series_name"`
+				Ticker           string  `json:"ticker"`
+			} `json:"attributes"`
+			Holdings []struct {
+				// InvestmentSecurity A holding as the filing reports it; balance, value_usd and percent_value are decimal strings.
+				InvestmentSecurity ETFSecurity `json:"investment_security"`
+			} `json:"holdings"`
+			Signature struct {
+				DateSigned      *string `json:"date_signed"`
+				NameOfApplicant *string `json:"name_of_applicant"`
+				Signature       *string `json:"signature"`
+				SignerName      *string `json:"signer_name"`
+				Title           *string `json:"title"`
+			} `json:"signature"`
+		} `json:"output"`
+	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorResponse
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *EtfHoldingsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r EtfHoldingsResponse) GetJSON200() *struct {
+	Basics struct {
+		Cik        *string `json:"cik"`
+		FileNumber *string `json:"file_number"`
+		FundName   *string `json:"fund_name"`
+		RegLei     *string `json:"reg_lei"`
+	} `json:"basics"`
+	Output struct {
+		Attributes struct {
+			DateReportPeriod *string `json:"date_report_period"`
+			EndReportPeriod  string  `json:"end_report_period"`
+			FinalFiling      bool    `json:"final_filing"`
+			Isin             *string `json:"isin"`
+			SeriesId         *string `json:"series_id"`
+			SeriesLei        *string `json:"series_lei"`
+			SeriesName       *string `json:"series_name"`
+			Ticker           string  `json:"ticker"`
+		} `json:"attributes"`
+		Holdings []struct {
+			// InvestmentSecurity A holding as the filing reports it; balance, value_usd and percent_value are decimal strings.
+			InvestmentSecurity ETFSecurity `json:"investment_security"`
+		} `json:"holdings"`
+		Signature struct {
+			DateSigned      *string `json:"date_signed"`
+			NameOfApplicant *string `json:"name_of_applicant"`
+			Signature       *string `json:"signature"`
+			SignerName      *string `json:"signer_name"`
+			Title           *string `json:"title"`
+		} `json:"signature"`
+	} `json:"output"`
+} {
+	return r.JSON200
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -8483,6 +8731,16 @@ func (r EtfHoldingsResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r EtfHoldingsResponse) GetJSON404() *ErrorResponse {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r EtfHoldingsResponse) GetJSON422() *ErrorResponse {
+	return r.JSON422
+}
+
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r EtfHoldingsResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
@@ -8491,6 +8749,11 @@ func (r EtfHoldingsResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r EtfHoldingsResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r EtfHoldingsResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -8530,16 +8793,37 @@ type EtfListResponse429Headers struct {
 type EtfListResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []struct {
+			Ticker string `json:"ticker"`
+		} `json:"data"`
+		Pagination Pagination `json:"pagination"`
+	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorResponse
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *EtfListResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r EtfListResponse) GetJSON200() *struct {
+	Data []struct {
+		Ticker string `json:"ticker"`
+	} `json:"data"`
+	Pagination Pagination `json:"pagination"`
+} {
+	return r.JSON200
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -8552,6 +8836,11 @@ func (r EtfListResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r EtfListResponse) GetJSON422() *ErrorResponse {
+	return r.JSON422
+}
+
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r EtfListResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
@@ -8560,6 +8849,11 @@ func (r EtfListResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r EtfListResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r EtfListResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -11700,26 +11994,30 @@ func (c *ClientWithResponses) EodOnDateWithResponse(ctx context.Context, date Da
 	return ParseEodOnDateResponse(rsp)
 }
 
-// EtfHoldingsWithResponse One ETF's holdings. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// EtfHoldingsWithResponse The newest holdings filing of an ETF whose report period ends in the date range, with its holdings in the order reported.
+//
+// 403 function_access_restricted while no ETF holdings are loaded (import --kind etfs).
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v2/etfholdings (the `EtfHoldings` operationId).
-func (c *ClientWithResponses) EtfHoldingsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*EtfHoldingsResponse, error) {
-	rsp, err := c.EtfHoldings(ctx, reqEditors...)
+func (c *ClientWithResponses) EtfHoldingsWithResponse(ctx context.Context, params *EtfHoldingsParams, reqEditors ...RequestEditorFn) (*EtfHoldingsResponse, error) {
+	rsp, err := c.EtfHoldings(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
 	return ParseEtfHoldingsResponse(rsp)
 }
 
-// EtfListWithResponse The ETFs carried. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// EtfListWithResponse The ETF tickers with loaded holdings filings, by ticker, paged.
+//
+// 403 function_access_restricted while no ETF holdings are loaded (import --kind etfs).
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v2/etflist (the `EtfList` operationId).
-func (c *ClientWithResponses) EtfListWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*EtfListResponse, error) {
-	rsp, err := c.EtfList(ctx, reqEditors...)
+func (c *ClientWithResponses) EtfListWithResponse(ctx context.Context, params *EtfListParams, reqEditors ...RequestEditorFn) (*EtfListResponse, error) {
+	rsp, err := c.EtfList(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -13354,6 +13652,46 @@ func ParseEtfHoldingsResponse(rsp *http.Response) (*EtfHoldingsResponse, error) 
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Basics struct {
+				Cik        *string `json:"cik"`
+				FileNumber *string `json:"file_number"`
+				FundName   *string `json:"fund_name"`
+				RegLei     *string `json:"reg_lei"`
+			} `json:"basics"`
+			Output struct {
+				Attributes struct {
+					DateReportPeriod *string `json:"date_report_period"`
+					EndReportPeriod  string  `json:"end_report_period"`
+					FinalFiling      bool    `json:"final_filing"`
+					Isin             *string `json:"isin"`
+					SeriesId         *string `json:"series_id"`
+					SeriesLei        *string `json:"series_lei"`
+					SeriesName       *string `json:"series_name"`
+					Ticker           string  `json:"ticker"`
+				} `json:"attributes"`
+				Holdings []struct {
+					// InvestmentSecurity A holding as the filing reports it; balance, value_usd and percent_value are decimal strings.
+					InvestmentSecurity ETFSecurity `json:"investment_security"`
+				} `json:"holdings"`
+				Signature struct {
+					DateSigned      *string `json:"date_signed"`
+					NameOfApplicant *string `json:"name_of_applicant"`
+					Signature       *string `json:"signature"`
+					SignerName      *string `json:"signer_name"`
+					Title           *string `json:"title"`
+				} `json:"signature"`
+			} `json:"output"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13368,6 +13706,20 @@ func ParseEtfHoldingsResponse(rsp *http.Response) (*EtfHoldingsResponse, error) 
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13381,6 +13733,13 @@ func ParseEtfHoldingsResponse(rsp *http.Response) (*EtfHoldingsResponse, error) 
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -13414,6 +13773,21 @@ func ParseEtfListResponse(rsp *http.Response) (*EtfListResponse, error) {
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []struct {
+				Ticker string `json:"ticker"`
+			} `json:"data"`
+			Pagination Pagination `json:"pagination"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13428,6 +13802,13 @@ func ParseEtfListResponse(rsp *http.Response) (*EtfListResponse, error) {
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13441,6 +13822,13 @@ func ParseEtfListResponse(rsp *http.Response) (*EtfListResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 

@@ -409,6 +409,26 @@ func (s *Store) BondYields(ctx context.Context, country string) ([]marketdata.Bo
 	return memoized(ctx, s, key, s.Store.BondYields, country, func(ys []marketdata.BondYield) int { return 64 + 96*len(ys) })
 }
 
+// ETFs answers a page of ETF tickers as Tickers answers a list.
+func (s *Store) ETFs(ctx context.Context, p marketdata.ListPage) (marketdata.NamePage, error) {
+	key := func(b []byte) []byte {
+		b = strconv.AppendInt(append(b, "etfs|"...), int64(p.Limit), 10)
+		return strconv.AppendInt(append(b, '|'), int64(p.Offset), 10)
+	}
+	return memoized(ctx, s, key, s.Store.ETFs, p, func(n marketdata.NamePage) int { return 64 + 48*len(n.Names) })
+}
+
+// ETFHoldings answers an ETF's filing as Commodity answers a series.
+func (s *Store) ETFHoldings(ctx context.Context, q marketdata.ETFQuery) (marketdata.ETFFilingHoldings, error) {
+	key := func(b []byte) []byte {
+		b = append(append(b, "etf|"...), q.From.Format(time.DateOnly)...)
+		b = append(append(b, '|'), q.To.Format(time.DateOnly)...)
+		// Last, so that the ticker's text cannot be read as another field.
+		return append(append(b, '|'), q.Ticker...)
+	}
+	return memoized(ctx, s, key, s.Store.ETFHoldings, q, func(f marketdata.ETFFilingHoldings) int { return 512 + 320*len(f.Holdings) })
+}
+
 // memoized is reference data (what changes only with an import) read
 // through process memory at the current data version: appendKey writes
 // the query's key, read asks the inner store on a miss (concurrent misses

@@ -145,6 +145,7 @@ var DatasetFiles = []struct{ File, Kind string }{
 	{"data/commodities-synthetic.csv", "commodities"},
 	{"data/ratings-synthetic.csv", "ratings"},
 	{"data/bonds-synthetic.csv", "bonds"},
+	{"data/etfs-synthetic.csv", "etfs"},
 }
 
 // loadDatasets loads every bundled dataset sample in one transaction.
@@ -163,6 +164,7 @@ func loadDatasets(ctx context.Context, store importer.DatasetApplier) (ingest.Da
 		all.Commodities = append(all.Commodities, l.Commodities...)
 		all.Ratings = append(all.Ratings, l.Ratings...)
 		all.Bonds = append(all.Bonds, l.Bonds...)
+		all.ETFs = append(all.ETFs, l.ETFs...)
 	}
 	res, err := store.ApplyDatasets(ctx, all)
 	if err != nil {

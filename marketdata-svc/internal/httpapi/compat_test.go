@@ -293,9 +293,9 @@ func TestMarketstackClientErrors(t *testing.T) {
 	// The functions whose dataset is not loaded answer as for a plan
 	// without them, never 404 (those the demo loads a sample of, without
 	// data: TestDatasetFunctionsRestrictedWithoutData); v1 never had any.
-	unloaded := []string{"/etflist", "/etfholdings",
+	unloaded := []string{
 		"/cik_code", "/company_name", "/submissions", "/company_facts", "/concept/accounts_payable", "/frames/accounts_payable/USD"}
-	for _, f := range append([]string{"/commodities", "/commoditieshistory", "/companyratings", "/bondlist", "/bond"}, unloaded...) {
+	for _, f := range append([]string{"/commodities", "/commoditieshistory", "/companyratings", "/bondlist", "/bond", "/etflist", "/etfholdings"}, unloaded...) {
 		cases = append(cases, struct {
 			target, key string
 			status      int

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"time"
@@ -449,4 +450,133 @@ func (s *Server) bond(c *gin.Context) {
 	}
 	page := pagination.Page{Limit: len(items)}
 	sendList(s, c, page, items, int64(len(items)), func(b bondJSON) bondJSON { return b })
+}
+
+// etfList serves /v2/etflist?list=ticker: the ETF tickers with filings,
+// paged. ticker is the one list marketstack documents, and the default.
+func (s *Server) etfList(c *gin.Context) {
+	p := parseQuery(c.Request.URL.RawQuery)
+	if raw, ok := p.single("list"); ok && raw != "" && !strings.EqualFold(raw, "ticker") {
+		p.fail("list", "invalid_list", "must be ticker")
+	}
+	page, ok := s.validPage(c, p)
+	if !ok {
+		return
+	}
+	res, err := s.store.ETFs(c.Request.Context(), marketdata.ListPage{Limit: page.Limit, Offset: page.Offset})
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	type item struct {
+		Ticker string `json:"ticker"`
+	}
+	sendList(s, c, page, res.Names, res.Total, func(n string) item { return item{n} })
+}
+
+// etfSecurityJSON is a holding of /v2/etfholdings: numbers as strings, as
+// marketstack's document gives them; a field the filing did not give is
+// null.
+type etfSecurityJSON struct {
+	LEI             *string `json:"lei"`
+	ISIN            *string `json:"isin"`
+	Name            string  `json:"name"`
+	CUSIP           *string `json:"cusip"`
+	Title           *string `json:"title"`
+	Units           *string `json:"units"`
+	Balance         *string `json:"balance"`
+	Currency        *string `json:"currency"`
+	ValueUSD        *string `json:"value_usd"`
+	LoanByFund      *string `json:"loan_by_fund"`
+	PercentValue    *string `json:"percent_value"`
+	AssetCategory   *string `json:"asset_category"`
+	PayoffProfile   *string `json:"payoff_profile"`
+	RestrictedSec   *string `json:"restricted_sec"`
+	CashCollateral  *string `json:"cash_collateral"`
+	IssuerCategory  *string `json:"issuer_category"`
+	FairValueLevel  *string `json:"fair_value_level"`
+	InvestedCountry *string `json:"invested_country"`
+	NonCash         *string `json:"non_cash_collateral"`
+}
+
+func newETFSecurity(h marketdata.ETFSecurity) etfSecurityJSON {
+	return etfSecurityJSON{LEI: optional(h.LEI), ISIN: optional(h.ISIN), Name: h.Name, CUSIP: optional(h.CUSIP),
+		Title: optional(h.Title), Units: optional(h.Units), Balance: optionalDecimal(h.Balance), Currency: optional(h.Currency),
+		ValueUSD: optionalDecimal(h.ValueUSD), LoanByFund: optional(h.LoanByFund), PercentValue: optionalDecimal(h.Percent),
+		AssetCategory: optional(h.AssetCategory), PayoffProfile: optional(h.PayoffProfile), RestrictedSec: optional(h.RestrictedSec),
+		CashCollateral: optional(h.CashCollateral), IssuerCategory: optional(h.IssuerCategory),
+		FairValueLevel: optional(h.FairValueLevel), InvestedCountry: optional(h.InvestedCountry), NonCash: optional(h.NonCash)}
+}
+
+func optionalDate(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := marketdata.FormatDate(*t)
+	return &s
+}
+
+// etfHoldings serves /v2/etfholdings?ticker=: the newest filing of the ETF
+// whose report date is in [date_from, date_to], with its holdings in the
+// order reported.
+func (s *Server) etfHoldings(c *gin.Context) {
+	p := parseQuery(c.Request.URL.RawQuery)
+	raw := requiredParam(p, "ticker")
+	from, to := p.dateRange()
+	fh, ok := afterQuery(s, c, p, func(c *gin.Context) (marketdata.ETFFilingHoldings, bool) {
+		return lookupPath(s, c, raw, marketdata.NormaliseSymbol, func(ctx context.Context, sym string) (marketdata.ETFFilingHoldings, error) {
+			return s.store.ETFHoldings(ctx, marketdata.ETFQuery{Ticker: sym, From: from, To: to})
+		})
+	})
+	if !ok {
+		return
+	}
+	f := fh.Filing
+	type basics struct {
+		FundName   *string `json:"fund_name"`
+		FileNumber *string `json:"file_number"`
+		CIK        *string `json:"cik"`
+		RegLEI     *string `json:"reg_lei"`
+	}
+	type attributes struct {
+		SeriesName       *string `json:"series_name"`
+		SeriesID         *string `json:"series_id"`
+		SeriesLEI        *string `json:"series_lei"`
+		Ticker           string  `json:"ticker"`
+		ISIN             *string `json:"isin"`
+		DateReportPeriod *string `json:"date_report_period"`
+		EndReportPeriod  string  `json:"end_report_period"`
+		FinalFiling      bool    `json:"final_filing"`
+	}
+	type signature struct {
+		DateSigned      *string `json:"date_signed"`
+		NameOfApplicant *string `json:"name_of_applicant"`
+		Signature       *string `json:"signature"`
+		SignerName      *string `json:"signer_name"`
+		Title           *string `json:"title"`
+	}
+	type holding struct {
+		Security etfSecurityJSON `json:"investment_security"`
+	}
+	type output struct {
+		Attributes attributes `json:"attributes"`
+		Signature  signature  `json:"signature"`
+		Holdings   []holding  `json:"holdings"`
+	}
+	holdings := make([]holding, len(fh.Holdings))
+	for i, h := range fh.Holdings {
+		holdings[i] = holding{newETFSecurity(h)}
+	}
+	s.sendValue(c, struct {
+		Basics basics `json:"basics"`
+		Output output `json:"output"`
+	}{
+		basics{optional(f.FundName), optional(f.FileNumber), optional(f.CIK), optional(f.RegLEI)},
+		output{
+			attributes{optional(f.SeriesName), optional(f.SeriesID), optional(f.SeriesLEI), f.Ticker, optional(f.ISIN),
+				optionalDate(f.PeriodStart), marketdata.FormatDate(f.ReportDate), f.FinalFiling},
+			signature{optionalDate(f.DateSigned), optional(f.NameOfApplicant), optional(f.Signature), optional(f.SignerName), optional(f.SignerTitle)},
+			holdings,
+		},
+	})
 }

@@ -57,10 +57,10 @@ var v2Calls = map[string]v2Call{
 	"/v2/companyratings":     {"/v2/companyratings", []string{"ticker", "GOOG"}, 200},
 	"/v2/bondlist":           {"/v2/bondlist", nil, 200},
 	"/v2/bond":               {"/v2/bond", []string{"country", "germany"}, 200},
+	"/v2/etflist":            {"/v2/etflist", []string{"list", "ticker"}, 200},
+	"/v2/etfholdings":        {"/v2/etfholdings", []string{"ticker", "SMPL"}, 200},
 	// The functions over datasets not loaded: marketstack's answer for a
 	// plan without them.
-	"/v2/etflist":                 {"/v2/etflist", nil, 403},
-	"/v2/etfholdings":             {"/v2/etfholdings", []string{"ticker", "SPY"}, 403},
 	"/v2/cik_code":                {"/v2/cik_code", []string{"cik_code", "1652044"}, 403},
 	"/v2/company_name":            {"/v2/company_name", []string{"cik_code", "1652044"}, 403},
 	"/v2/submissions":             {"/v2/submissions", []string{"cik_code", "1652044"}, 403},

@@ -34,6 +34,8 @@ func TestDatasetFunctionsRestrictedWithoutData(t *testing.T) {
 		{"/v2/companyratings?ticker=GOOG", "ratings"},
 		{"/v2/bondlist", "bonds"},
 		{"/v2/bond?country=germany", "bonds"},
+		{"/v2/etflist", "etfs"},
+		{"/v2/etfholdings?ticker=SMPL", "etfs"},
 	} {
 		code, body := getJSON(t, e, c.path)
 		msg, _ := field(t, body, "error", "message").(string)
@@ -216,6 +218,54 @@ func TestBondsEndToEnd(t *testing.T) {
 	}{{[]string{"country", "atlantis"}, 404}, {nil, 422}} {
 		if rec := e.get(t, "/v2/bond", vals(c.q...)); rec.Code != c.code {
 			t.Errorf("bond %v: %d, want %d: %s", c.q, rec.Code, c.code, rec.Body)
+		}
+	}
+}
+
+// TestETFsEndToEnd holds /v2/etflist and /v2/etfholdings to the demo's ETF
+// sample.
+func TestETFsEndToEnd(t *testing.T) {
+	e := demoE2E(t)
+	code, body := getJSON(t, e, "/v2/etflist?list=ticker")
+	if code != 200 || field(t, body, "pagination", "total") != 2.0 || field(t, body, "data", "0", "ticker") != "SMPL" || field(t, body, "data", "1", "ticker") != "SMPX" {
+		t.Errorf("etflist: %d %v", code, body)
+	}
+	type holdings struct {
+		Basics map[string]any
+		Output struct {
+			Attributes map[string]any
+			Signature  map[string]any
+			Holdings   []struct {
+				Security map[string]any `json:"investment_security"`
+			}
+		}
+	}
+	// The newest filing, its holdings in the file's order.
+	h := decode[holdings](t, e.get(t, "/v2/etfholdings", vals("ticker", "smpl")))
+	if h.Output.Attributes["end_report_period"] != "2025-09-30" || h.Output.Attributes["date_report_period"] != "2025-01-01" ||
+		h.Basics["fund_name"] != "Sample Index Trust" || h.Basics["cik"] != nil || h.Output.Signature["date_signed"] != "2025-11-21" {
+		t.Errorf("newest filing: %+v", h)
+	}
+	if n := len(h.Output.Holdings); n != 5 || h.Output.Holdings[0].Security["name"] != "NVIDIA Corporation" ||
+		h.Output.Holdings[0].Security["value_usd"] != "279000" || h.Output.Holdings[4].Security["balance"] != nil {
+		t.Errorf("holdings: %+v", h.Output.Holdings)
+	}
+	older := decode[holdings](t, e.get(t, "/v2/etfholdings", vals("ticker", "SMPL", "date_to", "2025-07-31")))
+	if older.Output.Attributes["end_report_period"] != "2025-06-30" || len(older.Output.Holdings) != 4 {
+		t.Errorf("filing through July: %+v", older)
+	}
+	for _, c := range []struct {
+		path string
+		q    []string
+		code int
+	}{
+		{"/v2/etfholdings", []string{"ticker", "NOPE"}, 404},
+		{"/v2/etfholdings", []string{"ticker", "SMPL", "date_to", "2025-01-01"}, 404},
+		{"/v2/etfholdings", nil, 422},
+		{"/v2/etflist", []string{"list", "isin"}, 422},
+	} {
+		if rec := e.get(t, c.path, vals(c.q...)); rec.Code != c.code {
+			t.Errorf("%s %v: %d, want %d: %s", c.path, c.q, rec.Code, c.code, rec.Body)
 		}
 	}
 }

@@ -83,6 +83,9 @@ func (s *Server) versionRoutes(g *gin.RouterGroup, v apiVersion) {
 		bonds := s.needDataset(marketdata.DatasetBonds, "government bonds")
 		eod.GET("/bondlist", bonds, s.bondList)
 		eod.GET("/bond", bonds, s.bond)
+		etfs := s.needDataset(marketdata.DatasetETFs, "ETF holdings")
+		eod.GET("/etflist", etfs, s.etfList)
+		eod.GET("/etfholdings", etfs, s.etfHoldings)
 		// v2's functions over datasets not loaded here: behind the same
 		// key, scope and rate limit, so that a refusal costs what a
 		// request does and tells a key without eod nothing more.

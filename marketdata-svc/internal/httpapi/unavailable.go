@@ -7,8 +7,6 @@ import "github.com/gin-gonic/gin"
 // routed (not left to the 404 of an unknown path) so that a client reads
 // marketstack's answer to a plan without the function.
 var unavailableFunctions = [...]struct{ path, dataset string }{
-	{"/etflist", "ETF holdings"},
-	{"/etfholdings", "ETF holdings"},
 	{"/cik_code", "SEC EDGAR filings"},
 	{"/company_name", "SEC EDGAR filings"},
 	{"/submissions", "SEC EDGAR filings"},

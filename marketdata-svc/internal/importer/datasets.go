@@ -19,7 +19,7 @@ import (
 // DatasetKinds are the --kind values of marketstack v2's reference
 // datasets. Like intraday, they are never detected from a header: each
 // file says what it is by its --kind.
-var DatasetKinds = []string{string(marketdata.DatasetCommodities), string(marketdata.DatasetRatings), string(marketdata.DatasetBonds)}
+var DatasetKinds = []string{string(marketdata.DatasetCommodities), string(marketdata.DatasetRatings), string(marketdata.DatasetBonds), string(marketdata.DatasetETFs)}
 
 // IsDataset reports whether kind is one of DatasetKinds.
 func IsDataset(kind string) bool { return slices.Contains(DatasetKinds, kind) }
@@ -79,6 +79,10 @@ func ReadDataset(name string, in io.Reader, kind string) (ingest.DatasetLoad, in
 	case marketdata.DatasetBonds:
 		load.Bonds, err = readBonds(t)
 		return load, len(load.Bonds), err
+	case marketdata.DatasetETFs:
+		var rows int
+		load.ETFs, rows, err = readETFs(t)
+		return load, rows, err
 	}
 	return load, 0, fmt.Errorf("unknown dataset kind %q (one of %s)", kind, strings.Join(DatasetKinds, ", "))
 }
@@ -237,4 +241,103 @@ func readBonds(t *table) ([]marketdata.BondYield, error) {
 		out = append(out, y)
 	}
 	return out, errs.err()
+}
+
+// readETFs reads ETF holdings, one row per holding in the order reported,
+// each with its filing's columns: ticker, report_date (the period's end),
+// then optional fund and signature columns, taken from the filing's first
+// row, and the holding's name and optional fields. Returns the filings
+// and the row count.
+func readETFs(t *table) ([]marketdata.ETFFilingHoldings, int, error) {
+	if err := errors.Join(t.require("ticker"), t.require("reportdate", "endreportperiod"), t.require("name", "holdingname")); err != nil {
+		return nil, 0, err
+	}
+	var out []marketdata.ETFFilingHoldings
+	index := map[string]int{}
+	var errs RowErrors
+	var dates dateParser
+	optionalDate := func(line int, name, col string) (*time.Time, bool) {
+		raw := t.field(t.rows[line], col)
+		if raw == "" {
+			return nil, true
+		}
+		d, err := dates.parse(raw)
+		if err != nil {
+			errs.add(t.path, t.line[line], "%s: %v", name, err)
+			return nil, false
+		}
+		return &d, true
+	}
+	optionalNumber := func(i int, name, col string) (*float64, bool) {
+		raw := t.field(t.rows[i], col)
+		if raw == "" {
+			return nil, true
+		}
+		v, err := strconv.ParseFloat(raw, 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			errs.add(t.path, t.line[i], "invalid %s %q", name, raw)
+			return nil, false
+		}
+		return &v, true
+	}
+	for i, rec := range t.rows {
+		line := t.line[i]
+		ticker := normalizeSymbol(t.field(rec, "ticker"))
+		if _, err := marketdata.NormaliseSymbol(ticker); err != nil {
+			errs.add(t.path, line, "ticker: %v", err)
+			continue
+		}
+		report, err := dates.parse(t.field(rec, "reportdate", "endreportperiod"))
+		if err != nil {
+			errs.add(t.path, line, "report_date: %v", err)
+			continue
+		}
+		h := marketdata.ETFSecurity{Name: t.field(rec, "name", "holdingname"), Title: t.field(rec, "title", "holdingtitle"),
+			LEI: t.field(rec, "lei", "holdinglei"), ISIN: t.field(rec, "holdingisin"), CUSIP: t.field(rec, "cusip"),
+			Units: t.field(rec, "units"), Currency: strings.ToUpper(t.field(rec, "currency")),
+			AssetCategory: t.field(rec, "assetcategory"), IssuerCategory: t.field(rec, "issuercategory"),
+			PayoffProfile: t.field(rec, "payoffprofile"), FairValueLevel: t.field(rec, "fairvaluelevel"),
+			InvestedCountry: strings.ToUpper(t.field(rec, "investedcountry")), LoanByFund: t.field(rec, "loanbyfund"),
+			RestrictedSec: t.field(rec, "restrictedsec"), CashCollateral: t.field(rec, "cashcollateral"),
+			NonCash: t.field(rec, "noncashcollateral")}
+		if h.Name == "" {
+			errs.add(t.path, line, "empty holding name")
+			continue
+		}
+		var ok [3]bool
+		h.Balance, ok[0] = optionalNumber(i, "balance", "balance")
+		h.ValueUSD, ok[1] = optionalNumber(i, "value_usd", "valueusd")
+		h.Percent, ok[2] = optionalNumber(i, "percent_value", "percentvalue")
+		if !ok[0] || !ok[1] || !ok[2] {
+			continue
+		}
+		key := ticker + "\x00" + report.Format(time.DateOnly)
+		at, seen := index[key]
+		if !seen {
+			f := marketdata.ETFFiling{Ticker: ticker, ReportDate: report, FundName: t.field(rec, "fundname"),
+				FileNumber: t.field(rec, "filenumber"), CIK: t.field(rec, "cik"), RegLEI: t.field(rec, "reglei"),
+				SeriesName: t.field(rec, "seriesname"), SeriesID: t.field(rec, "seriesid"), SeriesLEI: t.field(rec, "serieslei"),
+				ISIN: t.field(rec, "isin"), NameOfApplicant: t.field(rec, "nameofapplicant"), Signature: t.field(rec, "signature"),
+				SignerName: t.field(rec, "signername"), SignerTitle: t.field(rec, "signertitle")}
+			switch strings.ToLower(t.field(rec, "finalfiling")) {
+			case "", "false", "0", "no":
+			case "true", "1", "yes":
+				f.FinalFiling = true
+			default:
+				errs.add(t.path, line, "final_filing must be true or false")
+				continue
+			}
+			var okStart, okSigned bool
+			f.PeriodStart, okStart = optionalDate(i, "date_report_period", "datereportperiod")
+			f.DateSigned, okSigned = optionalDate(i, "date_signed", "datesigned")
+			if !okStart || !okSigned {
+				continue
+			}
+			at = len(out)
+			index[key] = at
+			out = append(out, marketdata.ETFFilingHoldings{Filing: f})
+		}
+		out[at].Holdings = append(out[at].Holdings, h)
+	}
+	return out, len(t.rows), errs.err()
 }

@@ -37,6 +37,15 @@ func TestReadDatasetReportsEveryBadRowByLine(t *testing.T) {
 			"germany,Europe,10Y,2025-01-03,NaN\n" +
 			"germany,Europe,10y,2025-01-02,2.5\n",
 			[]string{"f.csv:3: country", "f.csv:4: type", "f.csv:5: invalid yield", "f.csv:6: duplicate of line 2"}},
+		{"etfs", "ticker,report_date,date_signed,final_filing,holding_name,balance\n" +
+			"SMPL,2025-06-30,2025-08-20,false,Apple Inc.,12\n" +
+			"SM PL,2025-06-30,,,Apple Inc.,12\n" +
+			"SMPL,June,,,Apple Inc.,12\n" +
+			"SMPL,2025-06-30,,,,12\n" +
+			"SMPL,2025-06-30,,,Apple Inc.,many\n" +
+			"SMPX,2025-06-30,later,,Apple Inc.,1\n" +
+			"SMPY,2025-06-30,,maybe,Apple Inc.,1\n",
+			[]string{"f.csv:3: ticker", "f.csv:4: report_date", "f.csv:5: empty holding name", "f.csv:6: invalid balance", "f.csv:7: date_signed", "f.csv:8: final_filing"}},
 	} {
 		_, _, err := ReadDataset("f.csv", strings.NewReader(c.file), c.kind)
 		if err == nil {
@@ -60,5 +69,19 @@ func TestReadDatasetReportsEveryBadRowByLine(t *testing.T) {
 	}
 	if _, _, err := ReadDataset("f.csv", strings.NewReader("a\n1\n"), "nope"); err == nil {
 		t.Error("unknown kind: no error")
+	}
+}
+
+// TestReadETFsGroupsHoldingsByFiling: rows of one ticker and report date
+// are one filing, its holdings in the file's order.
+func TestReadETFsGroupsHoldingsByFiling(t *testing.T) {
+	l, n, err := ReadDataset("f.csv", strings.NewReader("ticker,report_date,fund_name,holding_name,value_usd\n"+
+		"SMPL,2025-06-30,Trust,A,1\nSMPL,2025-09-30,Trust,C,3\nSMPL,2025-06-30,Trust,B,-2\n"), "etfs")
+	if err != nil || n != 3 || len(l.ETFs) != 2 {
+		t.Fatalf("%+v %d %v", l, n, err)
+	}
+	june := l.ETFs[0]
+	if june.Filing.FundName != "Trust" || len(june.Holdings) != 2 || june.Holdings[0].Name != "A" || *june.Holdings[1].ValueUSD != -2 {
+		t.Errorf("june: %+v", june)
 	}
 }

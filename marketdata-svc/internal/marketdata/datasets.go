@@ -15,11 +15,12 @@ const (
 	DatasetCommodities Dataset = "commodities"
 	DatasetRatings     Dataset = "ratings"
 	DatasetBonds       Dataset = "bonds"
+	DatasetETFs        Dataset = "etfs"
 )
 
 // Datasets lists the datasets a deployment can load, in the order the
 // store reports them.
-var Datasets = []Dataset{DatasetCommodities, DatasetRatings, DatasetBonds}
+var Datasets = []Dataset{DatasetCommodities, DatasetRatings, DatasetBonds, DatasetETFs}
 
 // LoadedDatasets tells which datasets hold at least one row.
 type LoadedDatasets map[Dataset]bool
@@ -64,6 +65,56 @@ type BondYield struct {
 	Yield   float64
 }
 
+// ETFFiling is one ETF's holdings report: the fund, the series, the period
+// and the signature. Empty strings are fields the source did not give.
+type ETFFiling struct {
+	Ticker          string
+	ReportDate      time.Time // end of the report period
+	PeriodStart     *time.Time
+	FundName        string
+	FileNumber      string
+	CIK             string
+	RegLEI          string
+	SeriesName      string
+	SeriesID        string
+	SeriesLEI       string
+	ISIN            string
+	FinalFiling     bool
+	DateSigned      *time.Time
+	NameOfApplicant string
+	Signature       string
+	SignerName      string
+	SignerTitle     string
+}
+
+// ETFSecurity is one holding of a filing. Numbers the source did not give
+// are nil.
+type ETFSecurity struct {
+	Name, Title, LEI, ISIN, CUSIP string
+	Units                         string
+	Balance, ValueUSD, Percent    *float64
+	Currency                      string
+	AssetCategory, IssuerCategory string
+	PayoffProfile                 string
+	FairValueLevel                string
+	InvestedCountry               string
+	LoanByFund, RestrictedSec     string
+	CashCollateral, NonCash       string
+}
+
+// ETFQuery selects the newest of one ETF's filings whose report date is in
+// [From, To] (a zero bound is open).
+type ETFQuery struct {
+	Ticker   string
+	From, To time.Time
+}
+
+// ETFFilingHoldings is a filing with its holdings.
+type ETFFilingHoldings struct {
+	Filing   ETFFiling
+	Holdings []ETFSecurity
+}
+
 // ListPage selects a page of a list by position.
 type ListPage struct {
 	Limit, Offset int
@@ -90,4 +141,8 @@ type DatasetStore interface {
 	// BondYields returns a country's yields, by tenor then date, oldest
 	// first.
 	BondYields(ctx context.Context, country string) ([]BondYield, error)
+	// ETFs returns a page of the tickers with filings, by ticker.
+	ETFs(ctx context.Context, p ListPage) (NamePage, error)
+	// ETFHoldings returns q's filing with its holdings in their order.
+	ETFHoldings(ctx context.Context, q ETFQuery) (ETFFilingHoldings, error)
 }

@@ -18,6 +18,9 @@ type DatasetLoad struct {
 	Commodities []marketdata.CommodityPrice
 	Ratings     []marketdata.Rating
 	Bonds       []marketdata.BondYield
+	// ETFs are filings with all their holdings: each replaces the
+	// holdings stored for its ticker and report date.
+	ETFs []marketdata.ETFFilingHoldings
 }
 
 // DatasetResult says what a dataset load changed.
@@ -37,7 +40,7 @@ func (r DatasetResult) changed() bool { return r.Changed > 0 }
 func (s *Store) ApplyDatasets(ctx context.Context, l DatasetLoad) (DatasetResult, error) {
 	var out DatasetResult
 	_, err := s.inLoadTx(ctx, "load datasets", func(ctx context.Context, tx pgx.Tx) (LoadResult, error) {
-		for _, upsert := range []func(context.Context, pgx.Tx, DatasetLoad) (int64, error){upsertCommodities, upsertRatings, upsertBonds} {
+		for _, upsert := range []func(context.Context, pgx.Tx, DatasetLoad) (int64, error){upsertCommodities, upsertRatings, upsertBonds, upsertETFs} {
 			n, err := upsert(ctx, tx, l)
 			if err != nil {
 				return LoadResult{}, err
@@ -126,4 +129,68 @@ WHERE (y.region, y.yield) IS DISTINCT FROM (EXCLUDED.region, EXCLUDED.yield)`, c
 		return 0, fmt.Errorf("bonds: %w", marketdatadb.Translate(err))
 	}
 	return tag.RowsAffected(), nil
+}
+
+func upsertETFs(ctx context.Context, tx pgx.Tx, l DatasetLoad) (int64, error) {
+	var changed int64
+	for _, e := range l.ETFs {
+		f := e.Filing
+		tag, err := tx.Exec(ctx, `
+INSERT INTO etf_filings AS f (ticker, report_date, period_start, fund_name, file_number, cik, reg_lei, series_name, series_id,
+  series_lei, isin, final_filing, date_signed, name_of_applicant, signature, signer_name, signer_title)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+ON CONFLICT (ticker, report_date) DO UPDATE SET period_start = EXCLUDED.period_start, fund_name = EXCLUDED.fund_name,
+  file_number = EXCLUDED.file_number, cik = EXCLUDED.cik, reg_lei = EXCLUDED.reg_lei, series_name = EXCLUDED.series_name,
+  series_id = EXCLUDED.series_id, series_lei = EXCLUDED.series_lei, isin = EXCLUDED.isin, final_filing = EXCLUDED.final_filing,
+  date_signed = EXCLUDED.date_signed, name_of_applicant = EXCLUDED.name_of_applicant, signature = EXCLUDED.signature,
+  signer_name = EXCLUDED.signer_name, signer_title = EXCLUDED.signer_title
+WHERE (f.period_start, f.fund_name, f.file_number, f.cik, f.reg_lei, f.series_name, f.series_id, f.series_lei, f.isin,
+  f.final_filing, f.date_signed, f.name_of_applicant, f.signature, f.signer_name, f.signer_title)
+  IS DISTINCT FROM (EXCLUDED.period_start, EXCLUDED.fund_name, EXCLUDED.file_number, EXCLUDED.cik, EXCLUDED.reg_lei,
+  EXCLUDED.series_name, EXCLUDED.series_id, EXCLUDED.series_lei, EXCLUDED.isin, EXCLUDED.final_filing, EXCLUDED.date_signed,
+  EXCLUDED.name_of_applicant, EXCLUDED.signature, EXCLUDED.signer_name, EXCLUDED.signer_title)`,
+			f.Ticker, f.ReportDate, f.PeriodStart, f.FundName, f.FileNumber, f.CIK, f.RegLEI, f.SeriesName, f.SeriesID,
+			f.SeriesLEI, f.ISIN, f.FinalFiling, f.DateSigned, f.NameOfApplicant, f.Signature, f.SignerName, f.SignerTitle)
+		if err != nil {
+			return 0, fmt.Errorf("etf %s %s: %w", f.Ticker, f.ReportDate.Format(time.DateOnly), marketdatadb.Translate(err))
+		}
+		changed += tag.RowsAffected()
+		for i, h := range e.Holdings {
+			tag, err := tx.Exec(ctx, `
+INSERT INTO etf_holdings AS h (ticker, report_date, position, name, title, lei, isin, cusip, units, balance, currency, value_usd,
+  percent_value, asset_category, issuer_category, payoff_profile, fair_value_level, invested_country, loan_by_fund,
+  restricted_sec, cash_collateral, non_cash_collateral)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)
+ON CONFLICT (ticker, report_date, position) DO UPDATE SET name = EXCLUDED.name, title = EXCLUDED.title, lei = EXCLUDED.lei,
+  isin = EXCLUDED.isin, cusip = EXCLUDED.cusip, units = EXCLUDED.units, balance = EXCLUDED.balance,
+  currency = EXCLUDED.currency, value_usd = EXCLUDED.value_usd, percent_value = EXCLUDED.percent_value,
+  asset_category = EXCLUDED.asset_category, issuer_category = EXCLUDED.issuer_category,
+  payoff_profile = EXCLUDED.payoff_profile, fair_value_level = EXCLUDED.fair_value_level,
+  invested_country = EXCLUDED.invested_country, loan_by_fund = EXCLUDED.loan_by_fund,
+  restricted_sec = EXCLUDED.restricted_sec, cash_collateral = EXCLUDED.cash_collateral,
+  non_cash_collateral = EXCLUDED.non_cash_collateral
+WHERE (h.name, h.title, h.lei, h.isin, h.cusip, h.units, h.balance, h.currency, h.value_usd, h.percent_value,
+  h.asset_category, h.issuer_category, h.payoff_profile, h.fair_value_level, h.invested_country, h.loan_by_fund,
+  h.restricted_sec, h.cash_collateral, h.non_cash_collateral)
+  IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.title, EXCLUDED.lei, EXCLUDED.isin, EXCLUDED.cusip, EXCLUDED.units,
+  EXCLUDED.balance, EXCLUDED.currency, EXCLUDED.value_usd, EXCLUDED.percent_value, EXCLUDED.asset_category,
+  EXCLUDED.issuer_category, EXCLUDED.payoff_profile, EXCLUDED.fair_value_level, EXCLUDED.invested_country,
+  EXCLUDED.loan_by_fund, EXCLUDED.restricted_sec, EXCLUDED.cash_collateral, EXCLUDED.non_cash_collateral)`,
+				f.Ticker, f.ReportDate, i+1, h.Name, h.Title, h.LEI, h.ISIN, h.CUSIP, h.Units, h.Balance, h.Currency, h.ValueUSD,
+				h.Percent, h.AssetCategory, h.IssuerCategory, h.PayoffProfile, h.FairValueLevel, h.InvestedCountry, h.LoanByFund,
+				h.RestrictedSec, h.CashCollateral, h.NonCash)
+			if err != nil {
+				return 0, fmt.Errorf("etf %s holding %d: %w", f.Ticker, i+1, marketdatadb.Translate(err))
+			}
+			changed += tag.RowsAffected()
+		}
+		// The filing's holdings are the load's: any stored past them go.
+		tag, err = tx.Exec(ctx, `DELETE FROM etf_holdings WHERE ticker = $1 AND report_date = $2 AND position > $3`,
+			f.Ticker, f.ReportDate, len(e.Holdings))
+		if err != nil {
+			return 0, fmt.Errorf("etf %s: %w", f.Ticker, marketdatadb.Translate(err))
+		}
+		changed += tag.RowsAffected()
+	}
+	return changed, nil
 }

@@ -56,3 +56,33 @@ func TestApplyDatasets(t *testing.T) {
 		t.Errorf("gold: %+v %v", gold, err)
 	}
 }
+
+// TestApplyETFsReplacesAFilingsHoldings: a filing imported again with
+// fewer holdings keeps exactly the new ones; the same file twice changes
+// nothing.
+func TestApplyETFsReplacesAFilingsHoldings(t *testing.T) {
+	s := testenv.Store(t)
+	ctx := context.Background()
+	end := time.Date(2025, 6, 30, 0, 0, 0, 0, time.UTC)
+	v := 10.0
+	filing := func(names ...string) ingest.DatasetLoad {
+		f := marketdata.ETFFilingHoldings{Filing: marketdata.ETFFiling{Ticker: "SMPL", ReportDate: end, FundName: "Trust"}}
+		for _, n := range names {
+			f.Holdings = append(f.Holdings, marketdata.ETFSecurity{Name: n, ValueUSD: &v})
+		}
+		return ingest.DatasetLoad{ETFs: []marketdata.ETFFilingHoldings{f}}
+	}
+	if res, err := s.Ingest.ApplyDatasets(ctx, filing("A", "B", "C")); err != nil || res.Changed != 4 {
+		t.Fatalf("first: %+v %v, want the filing and 3 holdings", res, err)
+	}
+	if res, err := s.Ingest.ApplyDatasets(ctx, filing("A", "B", "C")); err != nil || res.Version != 0 {
+		t.Fatalf("again: %+v %v, want no change", res, err)
+	}
+	if res, err := s.Ingest.ApplyDatasets(ctx, filing("B", "A")); err != nil || res.Changed != 3 {
+		t.Fatalf("replaced: %+v %v, want 2 holdings updated and 1 removed", res, err)
+	}
+	got, err := s.Reads.ETFHoldings(ctx, marketdata.ETFQuery{Ticker: "SMPL"})
+	if err != nil || len(got.Holdings) != 2 || got.Holdings[0].Name != "B" || got.Holdings[1].Name != "A" || *got.Holdings[0].ValueUSD != 10 {
+		t.Errorf("holdings: %+v %v", got, err)
+	}
+}

@@ -3,7 +3,9 @@ package reads
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
@@ -12,7 +14,7 @@ import (
 // loadedDatasetsSQL probes each dataset's table for one row, in the order
 // of marketdata.Datasets.
 const loadedDatasetsSQL = `SELECT EXISTS (SELECT 1 FROM commodity_prices), EXISTS (SELECT 1 FROM company_ratings),
-  EXISTS (SELECT 1 FROM bond_yields)`
+  EXISTS (SELECT 1 FROM bond_yields), EXISTS (SELECT 1 FROM etf_filings)`
 
 // LoadedDatasets tells which datasets hold a row: one index probe each.
 func (s *Store) LoadedDatasets(ctx context.Context) (marketdata.LoadedDatasets, error) {
@@ -134,4 +136,74 @@ func (s *Store) BondYields(ctx context.Context, country string) ([]marketdata.Bo
 		return nil, fmt.Errorf("bond yields of %q: %w", country, marketdata.ErrNotFound)
 	}
 	return out, nil
+}
+
+// ETFs returns a page of the tickers with filings, by ticker.
+func (s *Store) ETFs(ctx context.Context, p marketdata.ListPage) (marketdata.NamePage, error) {
+	names, total, err := countedPage(ctx, s.db, `SELECT count(DISTINCT ticker) FROM etf_filings`,
+		`SELECT DISTINCT ticker FROM etf_filings ORDER BY ticker LIMIT $1 OFFSET $2`, nil, p.Limit, p.Offset, scanName)
+	if err != nil {
+		return marketdata.NamePage{}, fmt.Errorf("etfs: %w", err)
+	}
+	return marketdata.NamePage{Names: names, Total: total}, nil
+}
+
+// ETFHoldings returns the newest of q's filings with its holdings.
+func (s *Store) ETFHoldings(ctx context.Context, q marketdata.ETFQuery) (marketdata.ETFFilingHoldings, error) {
+	var out marketdata.ETFFilingHoldings
+	f := &out.Filing
+	var start, signed sql.NullTime
+	err := s.db.QueryRowContext(ctx, `
+SELECT ticker, report_date, period_start, fund_name, file_number, cik, reg_lei, series_name, series_id, series_lei, isin,
+       final_filing, date_signed, name_of_applicant, signature, signer_name, signer_title
+FROM etf_filings WHERE ticker = $1 AND report_date BETWEEN $2 AND $3
+ORDER BY report_date DESC LIMIT 1`, q.Ticker, dateBound(q.From, false), dateBound(q.To, true)).Scan(
+		&f.Ticker, &f.ReportDate, &start, &f.FundName, &f.FileNumber, &f.CIK, &f.RegLEI, &f.SeriesName, &f.SeriesID, &f.SeriesLEI,
+		&f.ISIN, &f.FinalFiling, &signed, &f.NameOfApplicant, &f.Signature, &f.SignerName, &f.SignerTitle)
+	if errors.Is(err, sql.ErrNoRows) {
+		return out, fmt.Errorf("etf holdings of %q: %w", q.Ticker, marketdata.ErrNotFound)
+	}
+	if err != nil {
+		return out, fmt.Errorf("etf holdings: %w", marketdatadb.Translate(err))
+	}
+	f.ReportDate = f.ReportDate.UTC()
+	f.PeriodStart, f.DateSigned = utcDate(start), utcDate(signed)
+	rows, err := s.db.QueryContext(ctx, `
+SELECT name, title, lei, isin, cusip, units, balance, currency, value_usd, percent_value, asset_category, issuer_category,
+       payoff_profile, fair_value_level, invested_country, loan_by_fund, restricted_sec, cash_collateral, non_cash_collateral
+FROM etf_holdings WHERE ticker = $1 AND report_date = $2 ORDER BY position`, f.Ticker, f.ReportDate)
+	if err != nil {
+		return out, fmt.Errorf("etf holdings: %w", marketdatadb.Translate(err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var h marketdata.ETFSecurity
+		var balance, value, pct sql.NullFloat64
+		if err := rows.Scan(&h.Name, &h.Title, &h.LEI, &h.ISIN, &h.CUSIP, &h.Units, &balance, &h.Currency, &value, &pct,
+			&h.AssetCategory, &h.IssuerCategory, &h.PayoffProfile, &h.FairValueLevel, &h.InvestedCountry, &h.LoanByFund,
+			&h.RestrictedSec, &h.CashCollateral, &h.NonCash); err != nil {
+			return out, fmt.Errorf("etf holdings: %w", marketdatadb.Translate(err))
+		}
+		h.Balance, h.ValueUSD, h.Percent = nullFloat(balance), nullFloat(value), nullFloat(pct)
+		out.Holdings = append(out.Holdings, h)
+	}
+	if err := rows.Err(); err != nil {
+		return out, fmt.Errorf("etf holdings: %w", marketdatadb.Translate(err))
+	}
+	return out, nil
+}
+
+func utcDate(t sql.NullTime) *time.Time {
+	if !t.Valid {
+		return nil
+	}
+	u := t.Time.UTC()
+	return &u
+}
+
+func nullFloat(f sql.NullFloat64) *float64 {
+	if !f.Valid {
+		return nil
+	}
+	return &f.Float64
 }

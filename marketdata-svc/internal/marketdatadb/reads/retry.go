@@ -105,3 +105,13 @@ func (r Retry) BondCountries(ctx context.Context, p marketdata.ListPage) (market
 func (r Retry) BondYields(ctx context.Context, country string) ([]marketdata.BondYield, error) {
 	return retried(ctx, country, r.next.BondYields)
 }
+
+// ETFs implements marketdata.Store.
+func (r Retry) ETFs(ctx context.Context, p marketdata.ListPage) (marketdata.NamePage, error) {
+	return retried(ctx, p, r.next.ETFs)
+}
+
+// ETFHoldings implements marketdata.Store.
+func (r Retry) ETFHoldings(ctx context.Context, q marketdata.ETFQuery) (marketdata.ETFFilingHoldings, error) {
+	return retried(ctx, q, r.next.ETFHoldings)
+}

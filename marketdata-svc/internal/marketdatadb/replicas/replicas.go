@@ -459,6 +459,16 @@ func (r *Router) BondYields(ctx context.Context, country string) ([]marketdata.B
 	return routed(ctx, r, country, Reads.BondYields)
 }
 
+// ETFs reads a page of ETF tickers from a replica, else the primary.
+func (r *Router) ETFs(ctx context.Context, p marketdata.ListPage) (marketdata.NamePage, error) {
+	return routed(ctx, r, p, Reads.ETFs)
+}
+
+// ETFHoldings reads an ETF's filing from a replica, else the primary.
+func (r *Router) ETFHoldings(ctx context.Context, q marketdata.ETFQuery) (marketdata.ETFFilingHoldings, error) {
+	return routed(ctx, r, q, Reads.ETFHoldings)
+}
+
 // The router is the reads it wraps: a method of marketdata.Store that it
 // does not route fails the build here.
 var _ Reads = (*Router)(nil)
