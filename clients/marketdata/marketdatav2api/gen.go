@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/oapi-codegen/runtime"
 	openapi_types "github.com/oapi-codegen/runtime/types"
@@ -914,13 +915,13 @@ type Commodity struct {
 	CommodityPrice string `json:"commodity_price"`
 	CommodityUnit  string `json:"commodity_unit"`
 
-	// Datetime the latest price's day, YYYY-MM-DDT00:00:00+0000
-	Datetime        string  `json:"datetime"`
-	PercentageDay   *string `json:"percentage_day"`
-	PercentageMonth *string `json:"percentage_month"`
-	PercentageWeek  *string `json:"percentage_week"`
-	PercentageYear  *string `json:"percentage_year"`
-	PriceChangeDay  *string `json:"price_change_day"`
+	// Datetime the latest price's day in RFC 3339, YYYY-MM-DDT00:00:00+00:00
+	Datetime        time.Time `json:"datetime"`
+	PercentageDay   *string   `json:"percentage_day"`
+	PercentageMonth *string   `json:"percentage_month"`
+	PercentageWeek  *string   `json:"percentage_week"`
+	PercentageYear  *string   `json:"percentage_year"`
+	PriceChangeDay  *string   `json:"price_change_day"`
 
 	// Quarter125 the last price of the first quarter of 2025
 	Quarter125 *string `json:"quarter1_25"`

@@ -8,7 +8,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/eodjson"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 	"github.com/tickerdesk/tickerdesk/pkg/pagination"
 )
@@ -91,7 +90,8 @@ func changesOf[T any](series []T, date func(T) time.Time, value func(T) float64)
 
 // commodityJSON is an item of v2's /commodities: the latest price and its
 // changes, and the last price of each quarter of 2025 (null for a quarter
-// the series has no price in).
+// the series has no price in). datetime is RFC 3339, the date-time format
+// v2's document gives it, unlike the +0000 of the price records.
 type commodityJSON struct {
 	Name           string  `json:"commodity_name"`
 	Unit           string  `json:"commodity_unit"`
@@ -116,7 +116,7 @@ func newCommodity(c marketdata.CommoditySeries) commodityJSON {
 	ch := changesOf(c.Prices, commodityDate, commodityPrice)
 	out := commodityJSON{Name: c.Name, Unit: c.Unit, Price: decimal(last.Price), PriceChangeDay: ch.PriceChangeDay,
 		PercentageDay: ch.PercentageDay, PercentageWeek: ch.PercentageWeek, PercentageMon: ch.PercentageMonth,
-		PercentageYear: ch.PercentageYear, Datetime: string(eodjson.AppendTimestamp(nil, last.Date))}
+		PercentageYear: ch.PercentageYear, Datetime: last.Date.UTC().Format("2006-01-02T15:04:05-07:00")}
 	for q, dst := range []**string{&out.Quarter1, &out.Quarter2, &out.Quarter3, &out.Quarter4} {
 		start := time.Date(2025, time.Month(3*q+1), 1, 0, 0, 0, 0, time.UTC)
 		*dst = quarterPrice(c.Prices, start, start.AddDate(0, 3, -1))

@@ -66,7 +66,7 @@ func TestCommoditiesEndToEnd(t *testing.T) {
 		"commodity_name": "gold", "commodity_unit": last[1], "commodity_price": strconv.FormatFloat(lastP, 'f', -1, 64),
 		"price_change_day": strconv.FormatFloat(lastP-prevP, 'f', 2, 64),
 		"percentage_day":   strconv.FormatFloat((lastP-prevP)/prevP*100, 'f', 2, 64) + "%",
-		"datetime":         last[2] + "T00:00:00+0000",
+		"datetime":         last[2] + "T00:00:00+00:00",
 		// The sample ends on 2025-12-31: its last price is the fourth
 		// quarter's.
 		"quarter4_25": strconv.FormatFloat(lastP, 'f', -1, 64),
