@@ -396,12 +396,18 @@ func (s *Store) CompanyRatings(ctx context.Context, symbol string) ([]marketdata
 // BondCountries answers a page of bond countries as Tickers answers a
 // list.
 func (s *Store) BondCountries(ctx context.Context, p marketdata.ListPage) (marketdata.NamePage, error) {
-	key := func(b []byte) []byte {
-		b = strconv.AppendInt(append(b, "bonds|"...), int64(p.Limit), 10)
+	return memoized(ctx, s, pageKey("bonds|", p), s.Store.BondCountries, p, namePageSize)
+}
+
+// pageKey writes the key of a page of a list named by prefix.
+func pageKey(prefix string, p marketdata.ListPage) func([]byte) []byte {
+	return func(b []byte) []byte {
+		b = strconv.AppendInt(append(b, prefix...), int64(p.Limit), 10)
 		return strconv.AppendInt(append(b, '|'), int64(p.Offset), 10)
 	}
-	return memoized(ctx, s, key, s.Store.BondCountries, p, func(n marketdata.NamePage) int { return 64 + 48*len(n.Names) })
 }
+
+func namePageSize(n marketdata.NamePage) int { return 64 + 48*len(n.Names) }
 
 // BondYields answers a country's yields as Commodity answers a series.
 func (s *Store) BondYields(ctx context.Context, country string) ([]marketdata.BondYield, error) {
@@ -411,11 +417,7 @@ func (s *Store) BondYields(ctx context.Context, country string) ([]marketdata.Bo
 
 // ETFs answers a page of ETF tickers as Tickers answers a list.
 func (s *Store) ETFs(ctx context.Context, p marketdata.ListPage) (marketdata.NamePage, error) {
-	key := func(b []byte) []byte {
-		b = strconv.AppendInt(append(b, "etfs|"...), int64(p.Limit), 10)
-		return strconv.AppendInt(append(b, '|'), int64(p.Offset), 10)
-	}
-	return memoized(ctx, s, key, s.Store.ETFs, p, func(n marketdata.NamePage) int { return 64 + 48*len(n.Names) })
+	return memoized(ctx, s, pageKey("etfs|", p), s.Store.ETFs, p, namePageSize)
 }
 
 // ETFHoldings answers an ETF's filing as Commodity answers a series.

@@ -93,19 +93,15 @@ func changesOf[T any](series []T, date func(T) time.Time, value func(T) float64)
 // the series has no price in). datetime is RFC 3339, the date-time format
 // v2's document gives it, unlike the +0000 of the price records.
 type commodityJSON struct {
-	Name           string  `json:"commodity_name"`
-	Unit           string  `json:"commodity_unit"`
-	Price          string  `json:"commodity_price"`
-	PriceChangeDay *string `json:"price_change_day"`
-	PercentageDay  *string `json:"percentage_day"`
-	PercentageWeek *string `json:"percentage_week"`
-	PercentageMon  *string `json:"percentage_month"`
-	PercentageYear *string `json:"percentage_year"`
-	Quarter1       *string `json:"quarter1_25"`
-	Quarter2       *string `json:"quarter2_25"`
-	Quarter3       *string `json:"quarter3_25"`
-	Quarter4       *string `json:"quarter4_25"`
-	Datetime       string  `json:"datetime"`
+	Name  string `json:"commodity_name"`
+	Unit  string `json:"commodity_unit"`
+	Price string `json:"commodity_price"`
+	changes
+	Quarter1 *string `json:"quarter1_25"`
+	Quarter2 *string `json:"quarter2_25"`
+	Quarter3 *string `json:"quarter3_25"`
+	Quarter4 *string `json:"quarter4_25"`
+	Datetime string  `json:"datetime"`
 }
 
 func commodityDate(p marketdata.CommodityPrice) time.Time { return p.Date }
@@ -113,10 +109,8 @@ func commodityPrice(p marketdata.CommodityPrice) float64  { return p.Price }
 
 func newCommodity(c marketdata.CommoditySeries) commodityJSON {
 	last := c.Prices[len(c.Prices)-1]
-	ch := changesOf(c.Prices, commodityDate, commodityPrice)
-	out := commodityJSON{Name: c.Name, Unit: c.Unit, Price: decimal(last.Price), PriceChangeDay: ch.PriceChangeDay,
-		PercentageDay: ch.PercentageDay, PercentageWeek: ch.PercentageWeek, PercentageMon: ch.PercentageMonth,
-		PercentageYear: ch.PercentageYear, Datetime: last.Date.UTC().Format("2006-01-02T15:04:05-07:00")}
+	out := commodityJSON{Name: c.Name, Unit: c.Unit, Price: decimal(last.Price), changes: changesOf(c.Prices, commodityDate, commodityPrice),
+		Datetime: last.Date.UTC().Format("2006-01-02T15:04:05-07:00")}
 	for q, dst := range []**string{&out.Quarter1, &out.Quarter2, &out.Quarter3, &out.Quarter4} {
 		start := time.Date(2025, time.Month(3*q+1), 1, 0, 0, 0, 0, time.UTC)
 		*dst = quarterPrice(c.Prices, start, start.AddDate(0, 3, -1))
@@ -385,23 +379,25 @@ func optionalDecimal(v *float64) *string {
 
 // bondList serves /v2/bondlist: the countries with yields, paged.
 func (s *Server) bondList(c *gin.Context) {
-	p := parseQuery(c.Request.URL.RawQuery)
+	type item struct {
+		Country string `json:"country"`
+	}
+	sendNames(s, c, parseQuery(c.Request.URL.RawQuery), s.store.BondCountries, func(n string) item { return item{n} })
+}
+
+// sendNames answers a page of a list of names read by read, each encoded
+// by encode, after the page's parameters and any failed before in p.
+func sendNames[J any](s *Server, c *gin.Context, p *queryParams, read func(context.Context, marketdata.ListPage) (marketdata.NamePage, error), encode func(string) J) {
 	page, ok := s.validPage(c, p)
 	if !ok {
 		return
 	}
-	res, err := s.store.BondCountries(c.Request.Context(), marketdata.ListPage{Limit: page.Limit, Offset: page.Offset})
+	res, err := read(c.Request.Context(), marketdata.ListPage{Limit: page.Limit, Offset: page.Offset})
 	if err != nil {
 		s.writeError(c, err)
 		return
 	}
-	sendList(s, c, page, res.Names, res.Total, func(n string) struct {
-		Country string `json:"country"`
-	} {
-		return struct {
-			Country string `json:"country"`
-		}{n}
-	})
+	sendList(s, c, page, res.Names, res.Total, encode)
 }
 
 // bondJSON is an item of v2's /bond: one tenor's latest yield and its
@@ -459,19 +455,10 @@ func (s *Server) etfList(c *gin.Context) {
 	if raw, ok := p.single("list"); ok && raw != "" && !strings.EqualFold(raw, "ticker") {
 		p.fail("list", "invalid_list", "must be ticker")
 	}
-	page, ok := s.validPage(c, p)
-	if !ok {
-		return
-	}
-	res, err := s.store.ETFs(c.Request.Context(), marketdata.ListPage{Limit: page.Limit, Offset: page.Offset})
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
 	type item struct {
 		Ticker string `json:"ticker"`
 	}
-	sendList(s, c, page, res.Names, res.Total, func(n string) item { return item{n} })
+	sendNames(s, c, p, s.store.ETFs, func(n string) item { return item{n} })
 }
 
 // etfSecurityJSON is a holding of /v2/etfholdings: numbers as strings, as

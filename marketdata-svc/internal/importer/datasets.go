@@ -105,6 +105,40 @@ func (k keyLines) seen(errs *RowErrors, path string, line int, key ...string) bo
 	return false
 }
 
+// rowReader is what a dataset's row parser is given: the file's errors,
+// its date parser (one layout per file) and the row's line.
+type rowReader struct {
+	t     *table
+	errs  RowErrors
+	dates dateParser
+	line  int
+}
+
+// fail records the row's error and reports false, so a parser can return
+// it.
+func (r *rowReader) fail(format string, args ...any) bool {
+	r.errs.add(r.t.path, r.line, format, args...)
+	return false
+}
+
+// readRows parses every row of t with parse, which returns the row's
+// value, its key (a key given twice is reported with the first's line)
+// and whether the row is good; every bad row is reported.
+func readRows[T any](t *table, parse func(r *rowReader, rec []string) (T, []string, bool)) ([]T, error) {
+	r := &rowReader{t: t}
+	keys := keyLines{}
+	var out []T
+	for i, rec := range t.rows {
+		r.line = t.line[i]
+		v, key, ok := parse(r, rec)
+		if !ok || keys.seen(&r.errs, t.path, r.line, key...) {
+			continue
+		}
+		out = append(out, v)
+	}
+	return out, r.errs.err()
+}
+
 // readCommodities reads commodity prices: commodity_name, commodity_unit
 // (optional), date and price.
 func readCommodities(t *table) ([]marketdata.CommodityPrice, error) {
@@ -112,33 +146,20 @@ func readCommodities(t *table) ([]marketdata.CommodityPrice, error) {
 		t.require("price", "commodityprice")); err != nil {
 		return nil, err
 	}
-	var out []marketdata.CommodityPrice
-	var errs RowErrors
-	var dates dateParser
-	keys := keyLines{}
-	for i, rec := range t.rows {
-		line := t.line[i]
-		name := strings.ToLower(t.field(rec, "commodityname", "commodity", "name"))
-		if name == "" || len(name) > maxNameLen {
-			errs.add(t.path, line, "commodity_name must have 1 to %d characters", maxNameLen)
-			continue
+	return readRows(t, func(r *rowReader, rec []string) (marketdata.CommodityPrice, []string, bool) {
+		p := marketdata.CommodityPrice{Name: strings.ToLower(t.field(rec, "commodityname", "commodity", "name")), Unit: t.field(rec, "commodityunit", "unit")}
+		if p.Name == "" || len(p.Name) > maxNameLen {
+			return p, nil, r.fail("commodity_name must have 1 to %d characters", maxNameLen)
 		}
-		date, err := dates.parse(t.field(rec, "date"))
-		if err != nil {
-			errs.add(t.path, line, "%v", err)
-			continue
+		var err error
+		if p.Date, err = r.dates.parse(t.field(rec, "date")); err != nil {
+			return p, nil, r.fail("%v", err)
 		}
-		price, err := parseNumber("price", t.field(rec, "price", "commodityprice"))
-		if err != nil {
-			errs.add(t.path, line, "%v", err)
-			continue
+		if p.Price, err = parseNumber("price", t.field(rec, "price", "commodityprice")); err != nil {
+			return p, nil, r.fail("%v", err)
 		}
-		if keys.seen(&errs, t.path, line, name, date.Format(time.DateOnly)) {
-			continue
-		}
-		out = append(out, marketdata.CommodityPrice{Name: name, Unit: t.field(rec, "commodityunit", "unit"), Date: date, Price: price})
-	}
-	return out, errs.err()
+		return p, []string{p.Name, p.Date.Format(time.DateOnly)}, true
+	})
 }
 
 // readRatings reads analyst ratings: ticker, company_name, analyst_name,
@@ -150,54 +171,39 @@ func readRatings(t *table) ([]marketdata.Rating, error) {
 		t.require("daterating", "date"), t.require("rated")); err != nil {
 		return nil, err
 	}
-	var out []marketdata.Rating
-	var errs RowErrors
-	var dates dateParser
-	keys := keyLines{}
-	for i, rec := range t.rows {
-		line := t.line[i]
-		r := marketdata.Rating{Symbol: normalizeSymbol(t.field(rec, "ticker", "symbol")), CompanyName: t.field(rec, "companyname"),
+	return readRows(t, func(r *rowReader, rec []string) (marketdata.Rating, []string, bool) {
+		x := marketdata.Rating{Symbol: normalizeSymbol(t.field(rec, "ticker", "symbol")), CompanyName: t.field(rec, "companyname"),
 			AnalystName: t.field(rec, "analystname"), AnalystFirm: t.field(rec, "analystfirm"), AnalystRole: t.field(rec, "analystrole"),
 			Rated: strings.ToLower(t.field(rec, "rated")), Conclusion: t.field(rec, "conclusion")}
-		if _, err := marketdata.NormaliseSymbol(r.Symbol); err != nil {
-			errs.add(t.path, line, "ticker: %v", err)
-			continue
+		if _, err := marketdata.NormaliseSymbol(x.Symbol); err != nil {
+			return x, nil, r.fail("ticker: %v", err)
 		}
-		if r.AnalystName == "" || r.AnalystFirm == "" {
-			errs.add(t.path, line, "analyst_name and analyst_firm are required")
-			continue
+		if x.AnalystName == "" || x.AnalystFirm == "" {
+			return x, nil, r.fail("analyst_name and analyst_firm are required")
 		}
-		if r.Rated != "buy" && r.Rated != "hold" && r.Rated != "sell" {
-			errs.add(t.path, line, "rated must be buy, hold or sell, not %q", r.Rated)
-			continue
+		if x.Rated != "buy" && x.Rated != "hold" && x.Rated != "sell" {
+			return x, nil, r.fail("rated must be buy, hold or sell, not %q", x.Rated)
 		}
 		var err error
-		if r.Date, err = dates.parse(t.field(rec, "daterating", "date")); err != nil {
-			errs.add(t.path, line, "%v", err)
-			continue
+		if x.Date, err = r.dates.parse(t.field(rec, "daterating", "date")); err != nil {
+			return x, nil, r.fail("%v", err)
 		}
 		if raw := t.field(rec, "targetdate"); raw != "" {
-			d, err := dates.parse(raw)
+			d, err := r.dates.parse(raw)
 			if err != nil {
-				errs.add(t.path, line, "target_date: %v", err)
-				continue
+				return x, nil, r.fail("target_date: %v", err)
 			}
-			r.TargetDate = &d
+			x.TargetDate = &d
 		}
 		if raw := t.field(rec, "pricetarget"); raw != "" {
 			v, err := parseNumber("price_target", raw)
 			if err != nil {
-				errs.add(t.path, line, "%v", err)
-				continue
+				return x, nil, r.fail("%v", err)
 			}
-			r.PriceTarget = &v
+			x.PriceTarget = &v
 		}
-		if keys.seen(&errs, t.path, line, r.Symbol, r.AnalystFirm, r.AnalystName, r.Date.Format(time.DateOnly)) {
-			continue
-		}
-		out = append(out, r)
-	}
-	return out, errs.err()
+		return x, []string{x.Symbol, x.AnalystFirm, x.AnalystName, x.Date.Format(time.DateOnly)}, true
+	})
 }
 
 // readBonds reads government bond yields: country, region (optional),
@@ -207,40 +213,39 @@ func readBonds(t *table) ([]marketdata.BondYield, error) {
 	if err := errors.Join(t.require("country"), t.require("type", "tenor"), t.require("date"), t.require("yield")); err != nil {
 		return nil, err
 	}
-	var out []marketdata.BondYield
-	var errs RowErrors
-	var dates dateParser
-	keys := keyLines{}
-	for i, rec := range t.rows {
-		line := t.line[i]
+	return readRows(t, func(r *rowReader, rec []string) (marketdata.BondYield, []string, bool) {
 		y := marketdata.BondYield{Country: strings.ToLower(t.field(rec, "country")), Region: t.field(rec, "region"),
 			Type: strings.ToUpper(t.field(rec, "type", "tenor"))}
 		if y.Country == "" || len(y.Country) > maxNameLen {
-			errs.add(t.path, line, "country must have 1 to %d characters", maxNameLen)
-			continue
+			return y, nil, r.fail("country must have 1 to %d characters", maxNameLen)
 		}
 		if y.Type == "" || len(y.Type) > maxNameLen {
-			errs.add(t.path, line, "type must have 1 to %d characters", maxNameLen)
-			continue
+			return y, nil, r.fail("type must have 1 to %d characters", maxNameLen)
 		}
 		var err error
-		if y.Date, err = dates.parse(t.field(rec, "date")); err != nil {
-			errs.add(t.path, line, "%v", err)
-			continue
+		if y.Date, err = r.dates.parse(t.field(rec, "date")); err != nil {
+			return y, nil, r.fail("%v", err)
 		}
-		raw := t.field(rec, "yield")
-		v, err := strconv.ParseFloat(raw, 64)
-		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-			errs.add(t.path, line, "invalid yield %q", raw)
-			continue
+		v, ok := signedNumber(t.field(rec, "yield"))
+		if !ok || v == nil {
+			return y, nil, r.fail("invalid yield %q", t.field(rec, "yield"))
 		}
-		y.Yield = v
-		if keys.seen(&errs, t.path, line, y.Country, y.Type, y.Date.Format(time.DateOnly)) {
-			continue
-		}
-		out = append(out, y)
+		y.Yield = *v
+		return y, []string{y.Country, y.Type, y.Date.Format(time.DateOnly)}, true
+	})
+}
+
+// signedNumber reads an optional number that may be negative: nil for an
+// empty field, false for one that is not a finite number.
+func signedNumber(raw string) (*float64, bool) {
+	if raw == "" {
+		return nil, true
 	}
-	return out, errs.err()
+	v, err := strconv.ParseFloat(raw, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil, false
+	}
+	return &v, true
 }
 
 // readETFs reads ETF holdings, one row per holding in the order reported,
@@ -270,15 +275,11 @@ func readETFs(t *table) ([]marketdata.ETFFilingHoldings, int, error) {
 	}
 	optionalNumber := func(i int, name, col string) (*float64, bool) {
 		raw := t.field(t.rows[i], col)
-		if raw == "" {
-			return nil, true
-		}
-		v, err := strconv.ParseFloat(raw, 64)
-		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		v, ok := signedNumber(raw)
+		if !ok {
 			errs.add(t.path, t.line[i], "invalid %s %q", name, raw)
-			return nil, false
 		}
-		return &v, true
+		return v, ok
 	}
 	for i, rec := range t.rows {
 		line := t.line[i]

@@ -61,74 +61,60 @@ func (s *Store) ApplyDatasets(ctx context.Context, l DatasetLoad) (DatasetResult
 	return out, nil
 }
 
-func upsertCommodities(ctx context.Context, tx pgx.Tx, l DatasetLoad) (int64, error) {
-	rows := l.Commodities
+// upsertRows runs upsert once per row, with the row's arguments, in one
+// round trip, and counts the rows it inserted or changed.
+func upsertRows[T any](ctx context.Context, tx pgx.Tx, what, upsert string, rows []T, args func(T) []any) (int64, error) {
 	if len(rows) == 0 {
 		return 0, nil
 	}
-	names, units := make([]string, len(rows)), make([]string, len(rows))
-	dates, prices := make([]time.Time, len(rows)), make([]float64, len(rows))
-	for i, r := range rows {
-		names[i], units[i], dates[i], prices[i] = r.Name, r.Unit, r.Date, r.Price
+	var b pgx.Batch
+	for _, r := range rows {
+		b.Queue(upsert, args(r)...)
 	}
-	tag, err := tx.Exec(ctx, `
-INSERT INTO commodity_prices AS c (name, unit, date, price)
-SELECT * FROM unnest($1::text[], $2::text[], $3::date[], $4::float8[])
+	res := tx.SendBatch(ctx, &b)
+	var n int64
+	for range rows {
+		tag, err := res.Exec()
+		if err != nil {
+			res.Close() // #nosec G104 -- the statement's error is the one returned
+			return 0, fmt.Errorf("%s: %w", what, marketdatadb.Translate(err))
+		}
+		n += tag.RowsAffected()
+	}
+	if err := res.Close(); err != nil {
+		return 0, fmt.Errorf("%s: %w", what, marketdatadb.Translate(err))
+	}
+	return n, nil
+}
+
+func upsertCommodities(ctx context.Context, tx pgx.Tx, l DatasetLoad) (int64, error) {
+	return upsertRows(ctx, tx, "commodities", `
+INSERT INTO commodity_prices AS c (name, unit, date, price) VALUES ($1, $2, $3, $4)
 ON CONFLICT (name, date) DO UPDATE SET unit = EXCLUDED.unit, price = EXCLUDED.price
-WHERE (c.unit, c.price) IS DISTINCT FROM (EXCLUDED.unit, EXCLUDED.price)`, names, units, dates, prices)
-	if err != nil {
-		return 0, fmt.Errorf("commodities: %w", marketdatadb.Translate(err))
-	}
-	return tag.RowsAffected(), nil
+WHERE (c.unit, c.price) IS DISTINCT FROM (EXCLUDED.unit, EXCLUDED.price)`, l.Commodities,
+		func(r marketdata.CommodityPrice) []any { return []any{r.Name, r.Unit, r.Date, r.Price} })
 }
 
 func upsertRatings(ctx context.Context, tx pgx.Tx, l DatasetLoad) (int64, error) {
-	if len(l.Ratings) == 0 {
-		return 0, nil
-	}
-	n := len(l.Ratings)
-	syms, firms, names, companies, roles := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	rated, conclusions := make([]string, n), make([]string, n)
-	dates, targets := make([]time.Time, n), make([]*time.Time, n)
-	prices := make([]*float64, n)
-	for i, r := range l.Ratings {
-		syms[i], firms[i], names[i], companies[i], roles[i] = r.Symbol, r.AnalystFirm, r.AnalystName, r.CompanyName, r.AnalystRole
-		rated[i], conclusions[i], dates[i], targets[i], prices[i] = r.Rated, r.Conclusion, r.Date, r.TargetDate, r.PriceTarget
-	}
-	tag, err := tx.Exec(ctx, `
+	return upsertRows(ctx, tx, "ratings", `
 INSERT INTO company_ratings AS r (symbol, analyst_firm, analyst_name, date, company_name, analyst_role, target_date, price_target, rated, conclusion)
-SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::date[], $5::text[], $6::text[], $7::date[], $8::float8[], $9::text[], $10::text[])
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 ON CONFLICT (symbol, analyst_firm, analyst_name, date) DO UPDATE SET company_name = EXCLUDED.company_name,
   analyst_role = EXCLUDED.analyst_role, target_date = EXCLUDED.target_date, price_target = EXCLUDED.price_target,
   rated = EXCLUDED.rated, conclusion = EXCLUDED.conclusion
 WHERE (r.company_name, r.analyst_role, r.target_date, r.price_target, r.rated, r.conclusion)
   IS DISTINCT FROM (EXCLUDED.company_name, EXCLUDED.analyst_role, EXCLUDED.target_date, EXCLUDED.price_target, EXCLUDED.rated, EXCLUDED.conclusion)`,
-		syms, firms, names, dates, companies, roles, targets, prices, rated, conclusions)
-	if err != nil {
-		return 0, fmt.Errorf("ratings: %w", marketdatadb.Translate(err))
-	}
-	return tag.RowsAffected(), nil
+		l.Ratings, func(r marketdata.Rating) []any {
+			return []any{r.Symbol, r.AnalystFirm, r.AnalystName, r.Date, r.CompanyName, r.AnalystRole, r.TargetDate, r.PriceTarget, r.Rated, r.Conclusion}
+		})
 }
 
 func upsertBonds(ctx context.Context, tx pgx.Tx, l DatasetLoad) (int64, error) {
-	if len(l.Bonds) == 0 {
-		return 0, nil
-	}
-	n := len(l.Bonds)
-	countries, types, regions := make([]string, n), make([]string, n), make([]string, n)
-	dates, yields := make([]time.Time, n), make([]float64, n)
-	for i, y := range l.Bonds {
-		countries[i], types[i], regions[i], dates[i], yields[i] = y.Country, y.Type, y.Region, y.Date, y.Yield
-	}
-	tag, err := tx.Exec(ctx, `
-INSERT INTO bond_yields AS y (country, type, date, region, yield)
-SELECT * FROM unnest($1::text[], $2::text[], $3::date[], $4::text[], $5::float8[])
+	return upsertRows(ctx, tx, "bonds", `
+INSERT INTO bond_yields AS y (country, type, date, region, yield) VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (country, type, date) DO UPDATE SET region = EXCLUDED.region, yield = EXCLUDED.yield
-WHERE (y.region, y.yield) IS DISTINCT FROM (EXCLUDED.region, EXCLUDED.yield)`, countries, types, dates, regions, yields)
-	if err != nil {
-		return 0, fmt.Errorf("bonds: %w", marketdatadb.Translate(err))
-	}
-	return tag.RowsAffected(), nil
+WHERE (y.region, y.yield) IS DISTINCT FROM (EXCLUDED.region, EXCLUDED.yield)`, l.Bonds,
+		func(y marketdata.BondYield) []any { return []any{y.Country, y.Type, y.Date, y.Region, y.Yield} })
 }
 
 func upsertETFs(ctx context.Context, tx pgx.Tx, l DatasetLoad) (int64, error) {
@@ -155,8 +141,15 @@ WHERE (f.period_start, f.fund_name, f.file_number, f.cik, f.reg_lei, f.series_na
 			return 0, fmt.Errorf("etf %s %s: %w", f.Ticker, f.ReportDate.Format(time.DateOnly), marketdatadb.Translate(err))
 		}
 		changed += tag.RowsAffected()
+		type position struct {
+			n int
+			h marketdata.ETFSecurity
+		}
+		held := make([]position, len(e.Holdings))
 		for i, h := range e.Holdings {
-			tag, err := tx.Exec(ctx, `
+			held[i] = position{i + 1, h}
+		}
+		n, err := upsertRows(ctx, tx, "etf "+f.Ticker+" holdings", `
 INSERT INTO etf_holdings AS h (ticker, report_date, position, name, title, lei, isin, cusip, units, balance, currency, value_usd,
   percent_value, asset_category, issuer_category, payoff_profile, fair_value_level, invested_country, loan_by_fund,
   restricted_sec, cash_collateral, non_cash_collateral)
@@ -175,15 +168,16 @@ WHERE (h.name, h.title, h.lei, h.isin, h.cusip, h.units, h.balance, h.currency, 
   IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.title, EXCLUDED.lei, EXCLUDED.isin, EXCLUDED.cusip, EXCLUDED.units,
   EXCLUDED.balance, EXCLUDED.currency, EXCLUDED.value_usd, EXCLUDED.percent_value, EXCLUDED.asset_category,
   EXCLUDED.issuer_category, EXCLUDED.payoff_profile, EXCLUDED.fair_value_level, EXCLUDED.invested_country,
-  EXCLUDED.loan_by_fund, EXCLUDED.restricted_sec, EXCLUDED.cash_collateral, EXCLUDED.non_cash_collateral)`,
-				f.Ticker, f.ReportDate, i+1, h.Name, h.Title, h.LEI, h.ISIN, h.CUSIP, h.Units, h.Balance, h.Currency, h.ValueUSD,
+  EXCLUDED.loan_by_fund, EXCLUDED.restricted_sec, EXCLUDED.cash_collateral, EXCLUDED.non_cash_collateral)`, held, func(p position) []any {
+			h := p.h
+			return []any{f.Ticker, f.ReportDate, p.n, h.Name, h.Title, h.LEI, h.ISIN, h.CUSIP, h.Units, h.Balance, h.Currency, h.ValueUSD,
 				h.Percent, h.AssetCategory, h.IssuerCategory, h.PayoffProfile, h.FairValueLevel, h.InvestedCountry, h.LoanByFund,
-				h.RestrictedSec, h.CashCollateral, h.NonCash)
-			if err != nil {
-				return 0, fmt.Errorf("etf %s holding %d: %w", f.Ticker, i+1, marketdatadb.Translate(err))
-			}
-			changed += tag.RowsAffected()
+				h.RestrictedSec, h.CashCollateral, h.NonCash}
+		})
+		if err != nil {
+			return 0, err
 		}
+		changed += n
 		// The filing's holdings are the load's: any stored past them go.
 		tag, err = tx.Exec(ctx, `DELETE FROM etf_holdings WHERE ticker = $1 AND report_date = $2 AND position > $3`,
 			f.Ticker, f.ReportDate, len(e.Holdings))

@@ -35,66 +35,58 @@ func (s *Store) LoadedDatasets(ctx context.Context) (marketdata.LoadedDatasets, 
 
 // Commodity returns one commodity's prices, oldest first.
 func (s *Store) Commodity(ctx context.Context, name string) (marketdata.CommoditySeries, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT unit, date, price FROM commodity_prices WHERE name = $1 ORDER BY date`, name)
+	prices, err := allRows(ctx, s.db, "commodity "+name, `SELECT unit, date, price FROM commodity_prices WHERE name = $1 ORDER BY date`,
+		[]any{name}, func(sc scanner) (marketdata.CommodityPrice, error) {
+			p := marketdata.CommodityPrice{Name: name}
+			err := sc.Scan(&p.Unit, &p.Date, &p.Price)
+			p.Date = p.Date.UTC()
+			return p, err
+		})
 	if err != nil {
-		return marketdata.CommoditySeries{}, fmt.Errorf("commodity: %w", marketdatadb.Translate(err))
+		return marketdata.CommoditySeries{}, err
+	}
+	// The latest row's unit is the series'.
+	return marketdata.CommoditySeries{Name: name, Unit: prices[len(prices)-1].Unit, Prices: prices}, nil
+}
+
+// allRows runs query and scans every row; none is marketdata.ErrNotFound,
+// as the reads of one named item (a commodity, a company) answer it.
+func allRows[T any](ctx context.Context, db *sql.DB, what, query string, args []any, scan func(scanner) (T, error)) ([]T, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, marketdatadb.Translate(err))
 	}
 	defer rows.Close()
-	out := marketdata.CommoditySeries{Name: name}
+	var out []T
 	for rows.Next() {
-		p := marketdata.CommodityPrice{Name: name}
-		if err := rows.Scan(&p.Unit, &p.Date, &p.Price); err != nil {
-			return marketdata.CommoditySeries{}, fmt.Errorf("commodity: %w", marketdatadb.Translate(err))
+		v, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, marketdatadb.Translate(err))
 		}
-		p.Date = p.Date.UTC()
-		// The latest row's unit is the series'.
-		out.Unit = p.Unit
-		out.Prices = append(out.Prices, p)
+		out = append(out, v)
 	}
 	if err := rows.Err(); err != nil {
-		return marketdata.CommoditySeries{}, fmt.Errorf("commodity: %w", marketdatadb.Translate(err))
+		return nil, fmt.Errorf("%s: %w", what, marketdatadb.Translate(err))
 	}
-	if len(out.Prices) == 0 {
-		return marketdata.CommoditySeries{}, fmt.Errorf("commodity %q: %w", name, marketdata.ErrNotFound)
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: %w", what, marketdata.ErrNotFound)
 	}
 	return out, nil
 }
 
 // CompanyRatings returns a symbol's ratings, newest first.
 func (s *Store) CompanyRatings(ctx context.Context, symbol string) ([]marketdata.Rating, error) {
-	rows, err := s.db.QueryContext(ctx, `
+	return allRows(ctx, s.db, "company ratings of "+symbol, `
 SELECT company_name, analyst_name, analyst_firm, analyst_role, date, target_date, price_target, rated, conclusion
 FROM company_ratings WHERE symbol = $1
-ORDER BY date DESC, analyst_firm, analyst_name`, symbol)
-	if err != nil {
-		return nil, fmt.Errorf("company ratings: %w", marketdatadb.Translate(err))
-	}
-	defer rows.Close()
-	var out []marketdata.Rating
-	for rows.Next() {
+ORDER BY date DESC, analyst_firm, analyst_name`, []any{symbol}, func(sc scanner) (marketdata.Rating, error) {
 		r := marketdata.Rating{Symbol: symbol}
 		var target sql.NullTime
 		var price sql.NullFloat64
-		if err := rows.Scan(&r.CompanyName, &r.AnalystName, &r.AnalystFirm, &r.AnalystRole, &r.Date, &target, &price, &r.Rated, &r.Conclusion); err != nil {
-			return nil, fmt.Errorf("company ratings: %w", marketdatadb.Translate(err))
-		}
-		r.Date = r.Date.UTC()
-		if target.Valid {
-			t := target.Time.UTC()
-			r.TargetDate = &t
-		}
-		if price.Valid {
-			r.PriceTarget = &price.Float64
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("company ratings: %w", marketdatadb.Translate(err))
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("company ratings of %q: %w", symbol, marketdata.ErrNotFound)
-	}
-	return out, nil
+		err := sc.Scan(&r.CompanyName, &r.AnalystName, &r.AnalystFirm, &r.AnalystRole, &r.Date, &target, &price, &r.Rated, &r.Conclusion)
+		r.Date, r.TargetDate, r.PriceTarget = r.Date.UTC(), utcDate(target), nullFloat(price)
+		return r, err
+	})
 }
 
 // BondCountries returns a page of the countries with yields, by name.
@@ -115,27 +107,13 @@ func scanName(sc scanner) (string, error) {
 
 // BondYields returns a country's yields, by tenor then date, oldest first.
 func (s *Store) BondYields(ctx context.Context, country string) ([]marketdata.BondYield, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT type, date, region, yield FROM bond_yields WHERE country = $1 ORDER BY type, date`, country)
-	if err != nil {
-		return nil, fmt.Errorf("bond yields: %w", marketdatadb.Translate(err))
-	}
-	defer rows.Close()
-	var out []marketdata.BondYield
-	for rows.Next() {
-		y := marketdata.BondYield{Country: country}
-		if err := rows.Scan(&y.Type, &y.Date, &y.Region, &y.Yield); err != nil {
-			return nil, fmt.Errorf("bond yields: %w", marketdatadb.Translate(err))
-		}
-		y.Date = y.Date.UTC()
-		out = append(out, y)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("bond yields: %w", marketdatadb.Translate(err))
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("bond yields of %q: %w", country, marketdata.ErrNotFound)
-	}
-	return out, nil
+	return allRows(ctx, s.db, "bond yields of "+country, `SELECT type, date, region, yield FROM bond_yields WHERE country = $1 ORDER BY type, date`,
+		[]any{country}, func(sc scanner) (marketdata.BondYield, error) {
+			y := marketdata.BondYield{Country: country}
+			err := sc.Scan(&y.Type, &y.Date, &y.Region, &y.Yield)
+			y.Date = y.Date.UTC()
+			return y, err
+		})
 }
 
 // ETFs returns a page of the tickers with filings, by ticker.
@@ -168,29 +146,23 @@ ORDER BY report_date DESC LIMIT 1`, q.Ticker, dateBound(q.From, false), dateBoun
 	}
 	f.ReportDate = f.ReportDate.UTC()
 	f.PeriodStart, f.DateSigned = utcDate(start), utcDate(signed)
-	rows, err := s.db.QueryContext(ctx, `
+	out.Holdings, err = allRows(ctx, s.db, "etf holdings", `
 SELECT name, title, lei, isin, cusip, units, balance, currency, value_usd, percent_value, asset_category, issuer_category,
        payoff_profile, fair_value_level, invested_country, loan_by_fund, restricted_sec, cash_collateral, non_cash_collateral
-FROM etf_holdings WHERE ticker = $1 AND report_date = $2 ORDER BY position`, f.Ticker, f.ReportDate)
-	if err != nil {
-		return out, fmt.Errorf("etf holdings: %w", marketdatadb.Translate(err))
+FROM etf_holdings WHERE ticker = $1 AND report_date = $2 ORDER BY position`, []any{f.Ticker, f.ReportDate},
+		func(sc scanner) (marketdata.ETFSecurity, error) {
+			var h marketdata.ETFSecurity
+			var balance, value, pct sql.NullFloat64
+			err := sc.Scan(&h.Name, &h.Title, &h.LEI, &h.ISIN, &h.CUSIP, &h.Units, &balance, &h.Currency, &value, &pct,
+				&h.AssetCategory, &h.IssuerCategory, &h.PayoffProfile, &h.FairValueLevel, &h.InvestedCountry, &h.LoanByFund,
+				&h.RestrictedSec, &h.CashCollateral, &h.NonCash)
+			h.Balance, h.ValueUSD, h.Percent = nullFloat(balance), nullFloat(value), nullFloat(pct)
+			return h, err
+		})
+	if errors.Is(err, marketdata.ErrNotFound) {
+		return out, nil // a filing may report no holdings
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var h marketdata.ETFSecurity
-		var balance, value, pct sql.NullFloat64
-		if err := rows.Scan(&h.Name, &h.Title, &h.LEI, &h.ISIN, &h.CUSIP, &h.Units, &balance, &h.Currency, &value, &pct,
-			&h.AssetCategory, &h.IssuerCategory, &h.PayoffProfile, &h.FairValueLevel, &h.InvestedCountry, &h.LoanByFund,
-			&h.RestrictedSec, &h.CashCollateral, &h.NonCash); err != nil {
-			return out, fmt.Errorf("etf holdings: %w", marketdatadb.Translate(err))
-		}
-		h.Balance, h.ValueUSD, h.Percent = nullFloat(balance), nullFloat(value), nullFloat(pct)
-		out.Holdings = append(out.Holdings, h)
-	}
-	if err := rows.Err(); err != nil {
-		return out, fmt.Errorf("etf holdings: %w", marketdatadb.Translate(err))
-	}
-	return out, nil
+	return out, err
 }
 
 func utcDate(t sql.NullTime) *time.Time {
