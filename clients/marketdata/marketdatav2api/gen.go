@@ -939,6 +939,32 @@ type Currency struct {
 	SymbolNative string `json:"symbol_native"`
 }
 
+// EDGARCompany defines model for EDGARCompany.
+type EDGARCompany struct {
+	// CikCode ten digits
+	CikCode        string  `json:"cik_code"`
+	CompanyName    string  `json:"company_name"`
+	Ein            *string `json:"ein"`
+	Sic            *string `json:"sic"`
+	SicDescription *string `json:"sic_description"`
+}
+
+// EDGARConcept defines model for EDGARConcept.
+type EDGARConcept struct {
+	Description *string `json:"description"`
+	Label       *string `json:"label"`
+	Units       map[string][]struct {
+		Accn  string  `json:"accn"`
+		End   string  `json:"end"`
+		Filed string  `json:"filed"`
+		Form  string  `json:"form"`
+		Fp    *string `json:"fp"`
+		Frame *string `json:"frame,omitempty"`
+		Fy    *int    `json:"fy"`
+		Val   float64 `json:"val"`
+	} `json:"units"`
+}
+
 // EOD defines model for EOD.
 type EOD struct {
 	// AdjClose equals close for an index
@@ -1404,6 +1430,18 @@ type BondListParams struct {
 	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
 }
 
+// CikCodeParams defines parameters for CikCode.
+type CikCodeParams struct {
+	// CompanyName Part of the company's name, 3 to 64 characters, case-insensitive.
+	CompanyName string `form:"company_name" json:"company_name"`
+
+	// Limit Records per page, 1..1000.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Records skipped, 0 or more.
+	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
 // CommoditiesParams defines parameters for Commodities.
 type CommoditiesParams struct {
 	// CommodityName The commodity, as the imported file names it (case-insensitive), e.g. gold.
@@ -1431,6 +1469,18 @@ type CommoditiesHistoryParamsFrequency string
 // CommoditiesHistory200JSONResponseBodyResultBasicsFrequency defines parameters for CommoditiesHistory.
 type CommoditiesHistory200JSONResponseBodyResultBasicsFrequency string
 
+// CompanyFactsParams defines parameters for CompanyFacts.
+type CompanyFactsParams struct {
+	// CikCode The company's SEC Central Index Key, 10 digits with the leading zeros (fewer digits are padded).
+	CikCode string `form:"cik_code" json:"cik_code"`
+}
+
+// CompanyNameParams defines parameters for CompanyName.
+type CompanyNameParams struct {
+	// CikCode The company's SEC Central Index Key, 10 digits with the leading zeros (fewer digits are padded).
+	CikCode string `form:"cik_code" json:"cik_code"`
+}
+
 // CompanyRatingsParams defines parameters for CompanyRatings.
 type CompanyRatingsParams struct {
 	// Ticker The company's ticker symbol.
@@ -1448,6 +1498,12 @@ type CompanyRatingsParams struct {
 
 // CompanyRatingsParamsRated defines parameters for CompanyRatings.
 type CompanyRatingsParamsRated string
+
+// ConceptParams defines parameters for Concept.
+type ConceptParams struct {
+	// CikCode The company's SEC Central Index Key, 10 digits with the leading zeros (fewer digits are padded).
+	CikCode string `form:"cik_code" json:"cik_code"`
+}
 
 // ListCurrenciesParams defines parameters for ListCurrencies.
 type ListCurrenciesParams struct {
@@ -1752,6 +1808,12 @@ type ExchangeTickersParams struct {
 	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
 }
 
+// FramesParams defines parameters for Frames.
+type FramesParams struct {
+	// Frame CY####, CY####Q# or CY####Q#I.
+	Frame string `form:"frame" json:"frame"`
+}
+
 // IndexInfoParams defines parameters for IndexInfo.
 type IndexInfoParams struct {
 	// Index A benchmark code of /v2/indexlist, e.g. GSPC.INDX.
@@ -1896,6 +1958,30 @@ type StockPriceParams struct {
 
 	// Exchange The ticker's exchange by acronym (NASDAQ) or MIC; another is 404.
 	Exchange *string `form:"exchange,omitempty" json:"exchange,omitempty"`
+}
+
+// SubmissionsParams defines parameters for Submissions.
+type SubmissionsParams struct {
+	// CikCode The CIK, 10 digits (or give cik_code_name).
+	CikCode *string `form:"cik_code,omitempty" json:"cik_code,omitempty"`
+
+	// CikCodeName CIK##########-submissions.json, SEC's file name.
+	CikCodeName *string `form:"cik_code_name,omitempty" json:"cik_code_name,omitempty"`
+
+	// ReportFrom First report date, YYYY-MM-DD.
+	ReportFrom *string `form:"report_from,omitempty" json:"report_from,omitempty"`
+
+	// ReportTo Last report date, YYYY-MM-DD.
+	ReportTo *string `form:"report_to,omitempty" json:"report_to,omitempty"`
+
+	// FilingFrom First filing date, YYYY-MM-DD.
+	FilingFrom *string `form:"filing_from,omitempty" json:"filing_from,omitempty"`
+
+	// FilingTo Last filing date, YYYY-MM-DD.
+	FilingTo *string `form:"filing_to,omitempty" json:"filing_to,omitempty"`
+
+	// AccessionNumber One filing's accession number.
+	AccessionNumber *string `form:"accession_number,omitempty" json:"accession_number,omitempty"`
 }
 
 // TickerInfoParams defines parameters for TickerInfo.
@@ -2144,10 +2230,12 @@ type ClientInterface interface {
 	// Corresponds with GET /v2/bondlist (the `BondList` operationId).
 	BondList(ctx context.Context, params *BondListParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// CikCode SEC EDGAR: companies by CIK. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// CikCode SEC EDGAR: the companies whose name contains the text, by name, paged.
+	//
+	// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 	//
 	// Corresponds with GET /v2/cik_code (the `CikCode` operationId).
-	CikCode(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CikCode(ctx context.Context, params *CikCodeParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// Commodities A commodity's latest price, its day, week, month and year changes, and its last price in each quarter of 2025, computed from the imported commodity prices.
 	//
@@ -2163,15 +2251,19 @@ type ClientInterface interface {
 	// Corresponds with GET /v2/commoditieshistory (the `CommoditiesHistory` operationId).
 	CommoditiesHistory(ctx context.Context, params *CommoditiesHistoryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// CompanyFacts SEC EDGAR: a company's XBRL facts. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// CompanyFacts SEC EDGAR: every XBRL fact of a company, by taxonomy, concept and unit, as SEC's company-facts document holds them.
+	//
+	// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 	//
 	// Corresponds with GET /v2/company_facts (the `CompanyFacts` operationId).
-	CompanyFacts(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CompanyFacts(ctx context.Context, params *CompanyFactsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// CompanyName SEC EDGAR: a company's name by CIK. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// CompanyName SEC EDGAR: a company by its CIK, with its addresses, from its submissions.
+	//
+	// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 	//
 	// Corresponds with GET /v2/company_name (the `CompanyName` operationId).
-	CompanyName(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CompanyName(ctx context.Context, params *CompanyNameParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CompanyRatings A company's analyst ratings, newest first, with their consensus (each analyst's latest rating answered), from the imported ratings.
 	//
@@ -2180,10 +2272,12 @@ type ClientInterface interface {
 	// Corresponds with GET /v2/companyratings (the `CompanyRatings` operationId).
 	CompanyRatings(ctx context.Context, params *CompanyRatingsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// Concept SEC EDGAR: one XBRL concept of a company (marketstack documents accounts_payable). Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// Concept SEC EDGAR: one us-gaap concept of a company, every unit. The concept is a us-gaap tag (AccountsPayableCurrent) or marketstack's name for it (accounts_payable).
+	//
+	// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 	//
 	// Corresponds with GET /v2/concept/{concept} (the `Concept` operationId).
-	Concept(ctx context.Context, concept string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	Concept(ctx context.Context, concept string, params *ConceptParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListCurrencies Currencies of the main exchanges, by code.
 	//
@@ -2269,10 +2363,12 @@ type ClientInterface interface {
 	// Corresponds with GET /v2/exchanges/{mic}/tickers (the `ExchangeTickers` operationId).
 	ExchangeTickers(ctx context.Context, mic Mic, params *ExchangeTickersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// Frames SEC EDGAR: one XBRL concept across companies for a period (marketstack documents accounts_payable). Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// Frames SEC EDGAR: one us-gaap concept across companies for a calendar frame (CY2024, CY2024Q4, CY2024Q4I), each company's fact that SEC assigned to the frame.
+	//
+	// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 	//
 	// Corresponds with GET /v2/frames/{concept}/{unit} (the `Frames` operationId).
-	Frames(ctx context.Context, concept string, unit string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	Frames(ctx context.Context, concept string, unit string, params *FramesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// IndexInfo One index's latest close and its day, week, month and year changes, computed from its end-of-day bars.
 	//
@@ -2309,10 +2405,12 @@ type ClientInterface interface {
 	// Corresponds with GET /v2/stockprice (the `StockPrice` operationId).
 	StockPrice(ctx context.Context, params *StockPriceParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// Submissions SEC EDGAR: a company's filings. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// Submissions SEC EDGAR: a company's submissions (SEC's document under marketstack's names), its recent filings filtered by report date, filing date and accession number.
+	//
+	// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 	//
 	// Corresponds with GET /v2/submissions (the `Submissions` operationId).
-	Submissions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	Submissions(ctx context.Context, params *SubmissionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// TickerInfo A ticker's detail in v2's shape; the company facts this service has no source for are null.
 	//
@@ -2403,11 +2501,13 @@ func (c *Client) BondList(ctx context.Context, params *BondListParams, reqEditor
 	return c.Client.Do(req)
 }
 
-// CikCode SEC EDGAR: companies by CIK. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// CikCode SEC EDGAR: the companies whose name contains the text, by name, paged.
+//
+// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 //
 // Corresponds with GET /v2/cik_code (the `CikCode` operationId).
-func (c *Client) CikCode(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCikCodeRequest(c.Server)
+func (c *Client) CikCode(ctx context.Context, params *CikCodeParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCikCodeRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2452,11 +2552,13 @@ func (c *Client) CommoditiesHistory(ctx context.Context, params *CommoditiesHist
 	return c.Client.Do(req)
 }
 
-// CompanyFacts SEC EDGAR: a company's XBRL facts. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// CompanyFacts SEC EDGAR: every XBRL fact of a company, by taxonomy, concept and unit, as SEC's company-facts document holds them.
+//
+// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 //
 // Corresponds with GET /v2/company_facts (the `CompanyFacts` operationId).
-func (c *Client) CompanyFacts(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCompanyFactsRequest(c.Server)
+func (c *Client) CompanyFacts(ctx context.Context, params *CompanyFactsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCompanyFactsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2467,11 +2569,13 @@ func (c *Client) CompanyFacts(ctx context.Context, reqEditors ...RequestEditorFn
 	return c.Client.Do(req)
 }
 
-// CompanyName SEC EDGAR: a company's name by CIK. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// CompanyName SEC EDGAR: a company by its CIK, with its addresses, from its submissions.
+//
+// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 //
 // Corresponds with GET /v2/company_name (the `CompanyName` operationId).
-func (c *Client) CompanyName(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCompanyNameRequest(c.Server)
+func (c *Client) CompanyName(ctx context.Context, params *CompanyNameParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCompanyNameRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2499,11 +2603,13 @@ func (c *Client) CompanyRatings(ctx context.Context, params *CompanyRatingsParam
 	return c.Client.Do(req)
 }
 
-// Concept SEC EDGAR: one XBRL concept of a company (marketstack documents accounts_payable). Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// Concept SEC EDGAR: one us-gaap concept of a company, every unit. The concept is a us-gaap tag (AccountsPayableCurrent) or marketstack's name for it (accounts_payable).
+//
+// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 //
 // Corresponds with GET /v2/concept/{concept} (the `Concept` operationId).
-func (c *Client) Concept(ctx context.Context, concept string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewConceptRequest(c.Server, concept)
+func (c *Client) Concept(ctx context.Context, concept string, params *ConceptParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewConceptRequest(c.Server, concept, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2758,11 +2864,13 @@ func (c *Client) ExchangeTickers(ctx context.Context, mic Mic, params *ExchangeT
 	return c.Client.Do(req)
 }
 
-// Frames SEC EDGAR: one XBRL concept across companies for a period (marketstack documents accounts_payable). Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// Frames SEC EDGAR: one us-gaap concept across companies for a calendar frame (CY2024, CY2024Q4, CY2024Q4I), each company's fact that SEC assigned to the frame.
+//
+// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 //
 // Corresponds with GET /v2/frames/{concept}/{unit} (the `Frames` operationId).
-func (c *Client) Frames(ctx context.Context, concept string, unit string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewFramesRequest(c.Server, concept, unit)
+func (c *Client) Frames(ctx context.Context, concept string, unit string, params *FramesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFramesRequest(c.Server, concept, unit, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2878,11 +2986,13 @@ func (c *Client) StockPrice(ctx context.Context, params *StockPriceParams, reqEd
 	return c.Client.Do(req)
 }
 
-// Submissions SEC EDGAR: a company's filings. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// Submissions SEC EDGAR: a company's submissions (SEC's document under marketstack's names), its recent filings filtered by report date, filing date and accession number.
+//
+// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 //
 // Corresponds with GET /v2/submissions (the `Submissions` operationId).
-func (c *Client) Submissions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSubmissionsRequest(c.Server)
+func (c *Client) Submissions(ctx context.Context, params *SubmissionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSubmissionsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3184,7 +3294,7 @@ func NewBondListRequest(server string, params *BondListParams) (*http.Request, e
 }
 
 // NewCikCodeRequest constructs an http.Request for the CikCode method
-func NewCikCodeRequest(server string) (*http.Request, error) {
+func NewCikCodeRequest(server string, params *CikCodeParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -3200,6 +3310,53 @@ func NewCikCodeRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "company_name", params.CompanyName, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -3347,7 +3504,7 @@ func NewCommoditiesHistoryRequest(server string, params *CommoditiesHistoryParam
 }
 
 // NewCompanyFactsRequest constructs an http.Request for the CompanyFacts method
-func NewCompanyFactsRequest(server string) (*http.Request, error) {
+func NewCompanyFactsRequest(server string, params *CompanyFactsParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -3365,6 +3522,29 @@ func NewCompanyFactsRequest(server string) (*http.Request, error) {
 		return nil, err
 	}
 
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cik_code", params.CikCode, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
@@ -3374,7 +3554,7 @@ func NewCompanyFactsRequest(server string) (*http.Request, error) {
 }
 
 // NewCompanyNameRequest constructs an http.Request for the CompanyName method
-func NewCompanyNameRequest(server string) (*http.Request, error) {
+func NewCompanyNameRequest(server string, params *CompanyNameParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -3390,6 +3570,29 @@ func NewCompanyNameRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cik_code", params.CikCode, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -3487,7 +3690,7 @@ func NewCompanyRatingsRequest(server string, params *CompanyRatingsParams) (*htt
 }
 
 // NewConceptRequest constructs an http.Request for the Concept method
-func NewConceptRequest(server string, concept string) (*http.Request, error) {
+func NewConceptRequest(server string, concept string, params *ConceptParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -3510,6 +3713,29 @@ func NewConceptRequest(server string, concept string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cik_code", params.CikCode, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -5162,7 +5388,7 @@ func NewExchangeTickersRequest(server string, mic Mic, params *ExchangeTickersPa
 }
 
 // NewFramesRequest constructs an http.Request for the Frames method
-func NewFramesRequest(server string, concept string, unit string) (*http.Request, error) {
+func NewFramesRequest(server string, concept string, unit string, params *FramesParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -5192,6 +5418,29 @@ func NewFramesRequest(server string, concept string, unit string) (*http.Request
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "frame", params.Frame, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -5912,7 +6161,7 @@ func NewStockPriceRequest(server string, params *StockPriceParams) (*http.Reques
 }
 
 // NewSubmissionsRequest constructs an http.Request for the Submissions method
-func NewSubmissionsRequest(server string) (*http.Request, error) {
+func NewSubmissionsRequest(server string, params *SubmissionsParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -5928,6 +6177,105 @@ func NewSubmissionsRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.CikCode != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cik_code", *params.CikCode, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CikCodeName != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cik_code_name", *params.CikCodeName, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ReportFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "report_from", *params.ReportFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ReportTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "report_to", *params.ReportTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.FilingFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "filing_from", *params.FilingFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.FilingTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "filing_to", *params.FilingTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.AccessionNumber != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "accession_number", *params.AccessionNumber, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -6988,12 +7336,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v2/bondlist (the `BondList` operationId).
 	BondListWithResponse(ctx context.Context, params *BondListParams, reqEditors ...RequestEditorFn) (*BondListResponse, error)
 
-	// CikCodeWithResponse SEC EDGAR: companies by CIK. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// CikCodeWithResponse SEC EDGAR: the companies whose name contains the text, by name, paged.
+	//
+	// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v2/cik_code (the `CikCode` operationId).
-	CikCodeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*CikCodeResponse, error)
+	CikCodeWithResponse(ctx context.Context, params *CikCodeParams, reqEditors ...RequestEditorFn) (*CikCodeResponse, error)
 
 	// CommoditiesWithResponse A commodity's latest price, its day, week, month and year changes, and its last price in each quarter of 2025, computed from the imported commodity prices.
 	//
@@ -7013,19 +7363,23 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v2/commoditieshistory (the `CommoditiesHistory` operationId).
 	CommoditiesHistoryWithResponse(ctx context.Context, params *CommoditiesHistoryParams, reqEditors ...RequestEditorFn) (*CommoditiesHistoryResponse, error)
 
-	// CompanyFactsWithResponse SEC EDGAR: a company's XBRL facts. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// CompanyFactsWithResponse SEC EDGAR: every XBRL fact of a company, by taxonomy, concept and unit, as SEC's company-facts document holds them.
+	//
+	// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v2/company_facts (the `CompanyFacts` operationId).
-	CompanyFactsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*CompanyFactsResponse, error)
+	CompanyFactsWithResponse(ctx context.Context, params *CompanyFactsParams, reqEditors ...RequestEditorFn) (*CompanyFactsResponse, error)
 
-	// CompanyNameWithResponse SEC EDGAR: a company's name by CIK. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// CompanyNameWithResponse SEC EDGAR: a company by its CIK, with its addresses, from its submissions.
+	//
+	// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v2/company_name (the `CompanyName` operationId).
-	CompanyNameWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*CompanyNameResponse, error)
+	CompanyNameWithResponse(ctx context.Context, params *CompanyNameParams, reqEditors ...RequestEditorFn) (*CompanyNameResponse, error)
 
 	// CompanyRatingsWithResponse A company's analyst ratings, newest first, with their consensus (each analyst's latest rating answered), from the imported ratings.
 	//
@@ -7036,12 +7390,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v2/companyratings (the `CompanyRatings` operationId).
 	CompanyRatingsWithResponse(ctx context.Context, params *CompanyRatingsParams, reqEditors ...RequestEditorFn) (*CompanyRatingsResponse, error)
 
-	// ConceptWithResponse SEC EDGAR: one XBRL concept of a company (marketstack documents accounts_payable). Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// ConceptWithResponse SEC EDGAR: one us-gaap concept of a company, every unit. The concept is a us-gaap tag (AccountsPayableCurrent) or marketstack's name for it (accounts_payable).
+	//
+	// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v2/concept/{concept} (the `Concept` operationId).
-	ConceptWithResponse(ctx context.Context, concept string, reqEditors ...RequestEditorFn) (*ConceptResponse, error)
+	ConceptWithResponse(ctx context.Context, concept string, params *ConceptParams, reqEditors ...RequestEditorFn) (*ConceptResponse, error)
 
 	// ListCurrenciesWithResponse Currencies of the main exchanges, by code.
 	//
@@ -7159,12 +7515,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v2/exchanges/{mic}/tickers (the `ExchangeTickers` operationId).
 	ExchangeTickersWithResponse(ctx context.Context, mic Mic, params *ExchangeTickersParams, reqEditors ...RequestEditorFn) (*ExchangeTickersResponse, error)
 
-	// FramesWithResponse SEC EDGAR: one XBRL concept across companies for a period (marketstack documents accounts_payable). Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// FramesWithResponse SEC EDGAR: one us-gaap concept across companies for a calendar frame (CY2024, CY2024Q4, CY2024Q4I), each company's fact that SEC assigned to the frame.
+	//
+	// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v2/frames/{concept}/{unit} (the `Frames` operationId).
-	FramesWithResponse(ctx context.Context, concept string, unit string, reqEditors ...RequestEditorFn) (*FramesResponse, error)
+	FramesWithResponse(ctx context.Context, concept string, unit string, params *FramesParams, reqEditors ...RequestEditorFn) (*FramesResponse, error)
 
 	// IndexInfoWithResponse One index's latest close and its day, week, month and year changes, computed from its end-of-day bars.
 	//
@@ -7215,12 +7573,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v2/stockprice (the `StockPrice` operationId).
 	StockPriceWithResponse(ctx context.Context, params *StockPriceParams, reqEditors ...RequestEditorFn) (*StockPriceResponse, error)
 
-	// SubmissionsWithResponse SEC EDGAR: a company's filings. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// SubmissionsWithResponse SEC EDGAR: a company's submissions (SEC's document under marketstack's names), its recent filings filtered by report date, filing date and accession number.
+	//
+	// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v2/submissions (the `Submissions` operationId).
-	SubmissionsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*SubmissionsResponse, error)
+	SubmissionsWithResponse(ctx context.Context, params *SubmissionsParams, reqEditors ...RequestEditorFn) (*SubmissionsResponse, error)
 
 	// TickerInfoWithResponse A ticker's detail in v2's shape; the company facts this service has no source for are null.
 	//
@@ -7514,16 +7874,35 @@ type CikCodeResponse429Headers struct {
 type CikCodeResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data       []EDGARCompany `json:"data"`
+		Pagination Pagination     `json:"pagination"`
+	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorResponse
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CikCodeResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CikCodeResponse) GetJSON200() *struct {
+	Data       []EDGARCompany `json:"data"`
+	Pagination Pagination     `json:"pagination"`
+} {
+	return r.JSON200
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -7536,6 +7915,16 @@ func (r CikCodeResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CikCodeResponse) GetJSON404() *ErrorResponse {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CikCodeResponse) GetJSON422() *ErrorResponse {
+	return r.JSON422
+}
+
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r CikCodeResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
@@ -7544,6 +7933,11 @@ func (r CikCodeResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CikCodeResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CikCodeResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -7815,16 +8209,41 @@ type CompanyFactsResponse429Headers struct {
 type CompanyFactsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data struct {
+			Cik         int                                `json:"cik"`
+			CompanyName string                             `json:"company_name"`
+			Facts       map[string]map[string]EDGARConcept `json:"facts"`
+		} `json:"data"`
+	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorResponse
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CompanyFactsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CompanyFactsResponse) GetJSON200() *struct {
+	Data struct {
+		Cik         int                                `json:"cik"`
+		CompanyName string                             `json:"company_name"`
+		Facts       map[string]map[string]EDGARConcept `json:"facts"`
+	} `json:"data"`
+} {
+	return r.JSON200
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -7837,6 +8256,16 @@ func (r CompanyFactsResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CompanyFactsResponse) GetJSON404() *ErrorResponse {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CompanyFactsResponse) GetJSON422() *ErrorResponse {
+	return r.JSON422
+}
+
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r CompanyFactsResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
@@ -7845,6 +8274,11 @@ func (r CompanyFactsResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CompanyFactsResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CompanyFactsResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -7884,16 +8318,61 @@ type CompanyNameResponse429Headers struct {
 type CompanyNameResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Addresses struct {
+			Business map[string]interface{} `json:"business"`
+			Mailing  map[string]interface{} `json:"mailing"`
+		} `json:"addresses"`
+		Data []struct {
+			Incorporationstate *string `json:"Incorporationstate"`
+
+			// CikCode ten digits
+			CikCode        string  `json:"cik_code"`
+			CompanyName    string  `json:"company_name"`
+			Ein            *string `json:"ein"`
+			Phone          *string `json:"phone"`
+			Sic            *string `json:"sic"`
+			SicDescription *string `json:"sic_description"`
+		} `json:"data"`
+	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorResponse
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CompanyNameResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CompanyNameResponse) GetJSON200() *struct {
+	Addresses struct {
+		Business map[string]interface{} `json:"business"`
+		Mailing  map[string]interface{} `json:"mailing"`
+	} `json:"addresses"`
+	Data []struct {
+		Incorporationstate *string `json:"Incorporationstate"`
+
+		// CikCode ten digits
+		CikCode        string  `json:"cik_code"`
+		CompanyName    string  `json:"company_name"`
+		Ein            *string `json:"ein"`
+		Phone          *string `json:"phone"`
+		Sic            *string `json:"sic"`
+		SicDescription *string `json:"sic_description"`
+	} `json:"data"`
+} {
+	return r.JSON200
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -7906,6 +8385,16 @@ func (r CompanyNameResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CompanyNameResponse) GetJSON404() *ErrorResponse {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CompanyNameResponse) GetJSON422() *ErrorResponse {
+	return r.JSON422
+}
+
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r CompanyNameResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
@@ -7914,6 +8403,11 @@ func (r CompanyNameResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CompanyNameResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CompanyNameResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -8084,16 +8578,41 @@ type ConceptResponse429Headers struct {
 type ConceptResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data struct {
+			Cik         int                     `json:"cik"`
+			CompanyName string                  `json:"company_name"`
+			UsGaap      map[string]EDGARConcept `json:"us-gaap"`
+		} `json:"data"`
+	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorResponse
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ConceptResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ConceptResponse) GetJSON200() *struct {
+	Data struct {
+		Cik         int                     `json:"cik"`
+		CompanyName string                  `json:"company_name"`
+		UsGaap      map[string]EDGARConcept `json:"us-gaap"`
+	} `json:"data"`
+} {
+	return r.JSON200
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -8106,6 +8625,16 @@ func (r ConceptResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ConceptResponse) GetJSON404() *ErrorResponse {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ConceptResponse) GetJSON422() *ErrorResponse {
+	return r.JSON422
+}
+
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r ConceptResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
@@ -8114,6 +8643,11 @@ func (r ConceptResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ConceptResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ConceptResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -9799,16 +10333,63 @@ type FramesResponse429Headers struct {
 type FramesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data struct {
+			Ccp         string `json:"ccp"`
+			Description string `json:"description"`
+			FrameData   []struct {
+				Accn       string  `json:"accn"`
+				Cik        int     `json:"cik"`
+				End        string  `json:"end"`
+				EntityName string  `json:"entityName"`
+				Val        float64 `json:"val"`
+			} `json:"frame_data"`
+			Label    string `json:"label"`
+			Tag      string `json:"tag"`
+			Taxonomy string `json:"taxonomy"`
+			Uom      string `json:"uom"`
+		} `json:"data"`
+		Pagination Pagination `json:"pagination"`
+	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorResponse
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *FramesResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r FramesResponse) GetJSON200() *struct {
+	Data struct {
+		Ccp         string `json:"ccp"`
+		Description string `json:"description"`
+		FrameData   []struct {
+			Accn       string  `json:"accn"`
+			Cik        int     `json:"cik"`
+			End        string  `json:"end"`
+			EntityName string  `json:"entityName"`
+			Val        float64 `json:"val"`
+		} `json:"frame_data"`
+		Label    string `json:"label"`
+		Tag      string `json:"tag"`
+		Taxonomy string `json:"taxonomy"`
+		Uom      string `json:"uom"`
+	} `json:"data"`
+	Pagination Pagination `json:"pagination"`
+} {
+	return r.JSON200
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -9821,6 +10402,16 @@ func (r FramesResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r FramesResponse) GetJSON404() *ErrorResponse {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r FramesResponse) GetJSON422() *ErrorResponse {
+	return r.JSON422
+}
+
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r FramesResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
@@ -9829,6 +10420,11 @@ func (r FramesResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r FramesResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r FramesResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -10547,16 +11143,55 @@ type SubmissionsResponse429Headers struct {
 type SubmissionsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data struct {
+			Addresses map[string]interface{} `json:"addresses"`
+			Cik       string                 `json:"cik"`
+			Exchanges []*string              `json:"exchanges"`
+			Filings   struct {
+				Files  []map[string]interface{} `json:"files"`
+				Recent map[string][]interface{} `json:"recent"`
+			} `json:"filings"`
+			FormerNames []map[string]interface{} `json:"former_Names"`
+			Name        string                   `json:"name"`
+			Tickers     []string                 `json:"tickers"`
+		} `json:"data"`
+	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorResponse
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *SubmissionsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SubmissionsResponse) GetJSON200() *struct {
+	Data struct {
+		Addresses map[string]interface{} `json:"addresses"`
+		Cik       string                 `json:"cik"`
+		Exchanges []*string              `json:"exchanges"`
+		Filings   struct {
+			Files  []map[string]interface{} `json:"files"`
+			Recent map[string][]interface{} `json:"recent"`
+		} `json:"filings"`
+		FormerNames []map[string]interface{} `json:"former_Names"`
+		Name        string                   `json:"name"`
+		Tickers     []string                 `json:"tickers"`
+	} `json:"data"`
+} {
+	return r.JSON200
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -10569,6 +11204,16 @@ func (r SubmissionsResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r SubmissionsResponse) GetJSON404() *ErrorResponse {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r SubmissionsResponse) GetJSON422() *ErrorResponse {
+	return r.JSON422
+}
+
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r SubmissionsResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
@@ -10577,6 +11222,11 @@ func (r SubmissionsResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r SubmissionsResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SubmissionsResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -11831,13 +12481,15 @@ func (c *ClientWithResponses) BondListWithResponse(ctx context.Context, params *
 	return ParseBondListResponse(rsp)
 }
 
-// CikCodeWithResponse SEC EDGAR: companies by CIK. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// CikCodeWithResponse SEC EDGAR: the companies whose name contains the text, by name, paged.
+//
+// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v2/cik_code (the `CikCode` operationId).
-func (c *ClientWithResponses) CikCodeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*CikCodeResponse, error) {
-	rsp, err := c.CikCode(ctx, reqEditors...)
+func (c *ClientWithResponses) CikCodeWithResponse(ctx context.Context, params *CikCodeParams, reqEditors ...RequestEditorFn) (*CikCodeResponse, error) {
+	rsp, err := c.CikCode(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -11874,26 +12526,30 @@ func (c *ClientWithResponses) CommoditiesHistoryWithResponse(ctx context.Context
 	return ParseCommoditiesHistoryResponse(rsp)
 }
 
-// CompanyFactsWithResponse SEC EDGAR: a company's XBRL facts. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// CompanyFactsWithResponse SEC EDGAR: every XBRL fact of a company, by taxonomy, concept and unit, as SEC's company-facts document holds them.
+//
+// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v2/company_facts (the `CompanyFacts` operationId).
-func (c *ClientWithResponses) CompanyFactsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*CompanyFactsResponse, error) {
-	rsp, err := c.CompanyFacts(ctx, reqEditors...)
+func (c *ClientWithResponses) CompanyFactsWithResponse(ctx context.Context, params *CompanyFactsParams, reqEditors ...RequestEditorFn) (*CompanyFactsResponse, error) {
+	rsp, err := c.CompanyFacts(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
 	return ParseCompanyFactsResponse(rsp)
 }
 
-// CompanyNameWithResponse SEC EDGAR: a company's name by CIK. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// CompanyNameWithResponse SEC EDGAR: a company by its CIK, with its addresses, from its submissions.
+//
+// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v2/company_name (the `CompanyName` operationId).
-func (c *ClientWithResponses) CompanyNameWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*CompanyNameResponse, error) {
-	rsp, err := c.CompanyName(ctx, reqEditors...)
+func (c *ClientWithResponses) CompanyNameWithResponse(ctx context.Context, params *CompanyNameParams, reqEditors ...RequestEditorFn) (*CompanyNameResponse, error) {
+	rsp, err := c.CompanyName(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -11915,13 +12571,15 @@ func (c *ClientWithResponses) CompanyRatingsWithResponse(ctx context.Context, pa
 	return ParseCompanyRatingsResponse(rsp)
 }
 
-// ConceptWithResponse SEC EDGAR: one XBRL concept of a company (marketstack documents accounts_payable). Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// ConceptWithResponse SEC EDGAR: one us-gaap concept of a company, every unit. The concept is a us-gaap tag (AccountsPayableCurrent) or marketstack's name for it (accounts_payable).
+//
+// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v2/concept/{concept} (the `Concept` operationId).
-func (c *ClientWithResponses) ConceptWithResponse(ctx context.Context, concept string, reqEditors ...RequestEditorFn) (*ConceptResponse, error) {
-	rsp, err := c.Concept(ctx, concept, reqEditors...)
+func (c *ClientWithResponses) ConceptWithResponse(ctx context.Context, concept string, params *ConceptParams, reqEditors ...RequestEditorFn) (*ConceptResponse, error) {
+	rsp, err := c.Concept(ctx, concept, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -12140,13 +12798,15 @@ func (c *ClientWithResponses) ExchangeTickersWithResponse(ctx context.Context, m
 	return ParseExchangeTickersResponse(rsp)
 }
 
-// FramesWithResponse SEC EDGAR: one XBRL concept across companies for a period (marketstack documents accounts_payable). Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// FramesWithResponse SEC EDGAR: one us-gaap concept across companies for a calendar frame (CY2024, CY2024Q4, CY2024Q4I), each company's fact that SEC assigned to the frame.
+//
+// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v2/frames/{concept}/{unit} (the `Frames` operationId).
-func (c *ClientWithResponses) FramesWithResponse(ctx context.Context, concept string, unit string, reqEditors ...RequestEditorFn) (*FramesResponse, error) {
-	rsp, err := c.Frames(ctx, concept, unit, reqEditors...)
+func (c *ClientWithResponses) FramesWithResponse(ctx context.Context, concept string, unit string, params *FramesParams, reqEditors ...RequestEditorFn) (*FramesResponse, error) {
+	rsp, err := c.Frames(ctx, concept, unit, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -12244,13 +12904,15 @@ func (c *ClientWithResponses) StockPriceWithResponse(ctx context.Context, params
 	return ParseStockPriceResponse(rsp)
 }
 
-// SubmissionsWithResponse SEC EDGAR: a company's filings. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// SubmissionsWithResponse SEC EDGAR: a company's submissions (SEC's document under marketstack's names), its recent filings filtered by report date, filing date and accession number.
+//
+// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v2/submissions (the `Submissions` operationId).
-func (c *ClientWithResponses) SubmissionsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*SubmissionsResponse, error) {
-	rsp, err := c.Submissions(ctx, reqEditors...)
+func (c *ClientWithResponses) SubmissionsWithResponse(ctx context.Context, params *SubmissionsParams, reqEditors ...RequestEditorFn) (*SubmissionsResponse, error) {
+	rsp, err := c.Submissions(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -12605,6 +13267,19 @@ func ParseCikCodeResponse(rsp *http.Response) (*CikCodeResponse, error) {
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data       []EDGARCompany `json:"data"`
+			Pagination Pagination     `json:"pagination"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12619,6 +13294,20 @@ func ParseCikCodeResponse(rsp *http.Response) (*CikCodeResponse, error) {
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12632,6 +13321,13 @@ func ParseCikCodeResponse(rsp *http.Response) (*CikCodeResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -12866,6 +13562,22 @@ func ParseCompanyFactsResponse(rsp *http.Response) (*CompanyFactsResponse, error
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data struct {
+				Cik         int                                `json:"cik"`
+				CompanyName string                             `json:"company_name"`
+				Facts       map[string]map[string]EDGARConcept `json:"facts"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12880,6 +13592,20 @@ func ParseCompanyFactsResponse(rsp *http.Response) (*CompanyFactsResponse, error
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12893,6 +13619,13 @@ func ParseCompanyFactsResponse(rsp *http.Response) (*CompanyFactsResponse, error
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -12926,6 +13659,32 @@ func ParseCompanyNameResponse(rsp *http.Response) (*CompanyNameResponse, error) 
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Addresses struct {
+				Business map[string]interface{} `json:"business"`
+				Mailing  map[string]interface{} `json:"mailing"`
+			} `json:"addresses"`
+			Data []struct {
+				Incorporationstate *string `json:"Incorporationstate"`
+
+				// CikCode ten digits
+				CikCode        string  `json:"cik_code"`
+				CompanyName    string  `json:"company_name"`
+				Ein            *string `json:"ein"`
+				Phone          *string `json:"phone"`
+				Sic            *string `json:"sic"`
+				SicDescription *string `json:"sic_description"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12940,6 +13699,20 @@ func ParseCompanyNameResponse(rsp *http.Response) (*CompanyNameResponse, error) 
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12953,6 +13726,13 @@ func ParseCompanyNameResponse(rsp *http.Response) (*CompanyNameResponse, error) 
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -13094,6 +13874,22 @@ func ParseConceptResponse(rsp *http.Response) (*ConceptResponse, error) {
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data struct {
+				Cik         int                     `json:"cik"`
+				CompanyName string                  `json:"company_name"`
+				UsGaap      map[string]EDGARConcept `json:"us-gaap"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13108,6 +13904,20 @@ func ParseConceptResponse(rsp *http.Response) (*ConceptResponse, error) {
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13121,6 +13931,13 @@ func ParseConceptResponse(rsp *http.Response) (*ConceptResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -14714,6 +15531,33 @@ func ParseFramesResponse(rsp *http.Response) (*FramesResponse, error) {
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data struct {
+				Ccp         string `json:"ccp"`
+				Description string `json:"description"`
+				FrameData   []struct {
+					Accn       string  `json:"accn"`
+					Cik        int     `json:"cik"`
+					End        string  `json:"end"`
+					EntityName string  `json:"entityName"`
+					Val        float64 `json:"val"`
+				} `json:"frame_data"`
+				Label    string `json:"label"`
+				Tag      string `json:"tag"`
+				Taxonomy string `json:"taxonomy"`
+				Uom      string `json:"uom"`
+			} `json:"data"`
+			Pagination Pagination `json:"pagination"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14728,6 +15572,20 @@ func ParseFramesResponse(rsp *http.Response) (*FramesResponse, error) {
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14741,6 +15599,13 @@ func ParseFramesResponse(rsp *http.Response) (*FramesResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -15413,6 +16278,29 @@ func ParseSubmissionsResponse(rsp *http.Response) (*SubmissionsResponse, error) 
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data struct {
+				Addresses map[string]interface{} `json:"addresses"`
+				Cik       string                 `json:"cik"`
+				Exchanges []*string              `json:"exchanges"`
+				Filings   struct {
+					Files  []map[string]interface{} `json:"files"`
+					Recent map[string][]interface{} `json:"recent"`
+				} `json:"filings"`
+				FormerNames []map[string]interface{} `json:"former_Names"`
+				Name        string                   `json:"name"`
+				Tickers     []string                 `json:"tickers"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15427,6 +16315,20 @@ func ParseSubmissionsResponse(rsp *http.Response) (*SubmissionsResponse, error) 
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15440,6 +16342,13 @@ func ParseSubmissionsResponse(rsp *http.Response) (*SubmissionsResponse, error) 
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 

@@ -15,7 +15,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/ingest"
 )
 
-const importUsage = `usage: marketdata-svc import [--kind prices|tickers|exchanges|splits|dividends|intraday|commodities|ratings|bonds|etfs] [--tz ZONE] [--symbol SYM] [--exchange MIC] FILE [FILE ...]`
+const importUsage = `usage: marketdata-svc import [--kind prices|tickers|exchanges|splits|dividends|intraday|commodities|ratings|bonds|etfs|edgar] [--tz ZONE] [--symbol SYM] [--exchange MIC] FILE [FILE ...]`
 
 // importData imports CSV files, one transaction per file, stopping at the
 // first file that fails (it applies nothing).

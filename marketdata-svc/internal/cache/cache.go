@@ -431,6 +431,42 @@ func (s *Store) ETFHoldings(ctx context.Context, q marketdata.ETFQuery) (marketd
 	return memoized(ctx, s, key, s.Store.ETFHoldings, q, func(f marketdata.ETFFilingHoldings) int { return 512 + 320*len(f.Holdings) })
 }
 
+// EDGARCompanies answers a page of EDGAR companies as Tickers answers a
+// list.
+func (s *Store) EDGARCompanies(ctx context.Context, q marketdata.EDGARQuery) (marketdata.EDGARPage, error) {
+	key := func(b []byte) []byte {
+		// The name last, so that its text cannot be read as another field.
+		return append(append(pageKey("edgar|", q.Page)(b), '|'), q.Name...)
+	}
+	return memoized(ctx, s, key, s.Store.EDGARCompanies, q, func(p marketdata.EDGARPage) int {
+		size := 64
+		for _, c := range p.Companies {
+			size += 64 + len(c.Submissions)
+		}
+		return size
+	})
+}
+
+// EDGARCompany answers one company's documents as Ticker answers a
+// lookup.
+func (s *Store) EDGARCompany(ctx context.Context, cik string) (marketdata.EDGARCompany, error) {
+	key := func(b []byte) []byte { return append(append(b, "cik|"...), cik...) }
+	return memoized(ctx, s, key, s.Store.EDGARCompany, cik, func(c marketdata.EDGARCompany) int {
+		return 64 + len(c.Submissions) + len(c.Facts)
+	})
+}
+
+// Frame answers a frame's facts as Commodity answers a series.
+func (s *Store) Frame(ctx context.Context, q marketdata.FrameQuery) ([]marketdata.FramePoint, error) {
+	key := func(b []byte) []byte {
+		for _, f := range []string{"frame", q.Taxonomy, q.Tag, q.Unit, q.Frame} {
+			b = append(append(b, f...), '|')
+		}
+		return b
+	}
+	return memoized(ctx, s, key, s.Store.Frame, q, func(ps []marketdata.FramePoint) int { return 64 + 160*len(ps) })
+}
+
 // memoized is reference data (what changes only with an import) read
 // through process memory at the current data version: appendKey writes
 // the query's key, read asks the inner store on a miss (concurrent misses

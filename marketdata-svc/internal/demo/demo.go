@@ -17,7 +17,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/ingest"
 )
 
-//go:embed data/*.csv data/README.md
+//go:embed data/*.csv data/*.json data/README.md
 var files embed.FS
 
 // Series are the bundled price files and the symbols they load as.
@@ -146,6 +146,9 @@ var DatasetFiles = []struct{ File, Kind string }{
 	{"data/ratings-synthetic.csv", "ratings"},
 	{"data/bonds-synthetic.csv", "bonds"},
 	{"data/etfs-synthetic.csv", "etfs"},
+	{"data/edgar-submissions-synthetic.json", "edgar"},
+	{"data/edgar-companyfacts-synthetic.json", "edgar"},
+	{"data/edgar-companyfacts-2-synthetic.json", "edgar"},
 }
 
 // loadDatasets loads every bundled dataset sample in one transaction.
@@ -165,6 +168,7 @@ func loadDatasets(ctx context.Context, store importer.DatasetApplier) (ingest.Da
 		all.Ratings = append(all.Ratings, l.Ratings...)
 		all.Bonds = append(all.Bonds, l.Bonds...)
 		all.ETFs = append(all.ETFs, l.ETFs...)
+		all.EDGAR = append(all.EDGAR, l.EDGAR...)
 	}
 	res, err := store.ApplyDatasets(ctx, all)
 	if err != nil {

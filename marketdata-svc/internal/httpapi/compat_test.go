@@ -290,24 +290,15 @@ func TestMarketstackClientErrors(t *testing.T) {
 		{"/v2/no_such_function", "", 404, "invalid_api_function"},
 		{"/v2/tickers/NOPE/splits", "", 404, "404_not_found"},
 	}
-	// The functions whose dataset is not loaded answer as for a plan
-	// without them, never 404 (those the demo loads a sample of, without
-	// data: TestDatasetFunctionsRestrictedWithoutData); v1 never had any.
-	unloaded := []string{
-		"/cik_code", "/company_name", "/submissions", "/company_facts", "/concept/accounts_payable", "/frames/accounts_payable/USD"}
-	for _, f := range append([]string{"/commodities", "/commoditieshistory", "/companyratings", "/bondlist", "/bond", "/etflist", "/etfholdings"}, unloaded...) {
+	// v1 never had the v2 dataset functions (their 403 without data:
+	// TestDatasetFunctionsRestrictedWithoutData).
+	for _, f := range []string{"/commodities", "/commoditieshistory", "/companyratings", "/bondlist", "/bond", "/etflist", "/etfholdings",
+		"/cik_code", "/company_name", "/submissions", "/company_facts", "/concept/accounts_payable", "/frames/accounts_payable/USD"} {
 		cases = append(cases, struct {
 			target, key string
 			status      int
 			code        string
 		}{"/v1" + f, "", 404, "invalid_api_function"})
-	}
-	for _, f := range unloaded {
-		cases = append(cases, struct {
-			target, key string
-			status      int
-			code        string
-		}{"/v2" + f, "", 403, "function_access_restricted"})
 	}
 	for _, version := range []string{"v1", "v2"} {
 		for _, p := range []string{"/intraday", "/intraday/latest", "/intraday/2024-01-02",

@@ -16,9 +16,7 @@ type v2Call struct {
 
 // v2Calls holds one call per operation of openapi_v2.yaml, by its path
 // template: TestV2DocumentEndToEnd fails on an operation without one, so
-// a function added to the document gets its call here. The functions over
-// a dataset the demo has no sample of answer 403, marketstack's answer for
-// a plan without them.
+// a function added to the document gets its call here.
 var v2Calls = map[string]v2Call{
 	"/v2/eod":                              {"/v2/eod", []string{"symbols", "GOOG,GSPC.INDX", "limit", "4"}, 200},
 	"/v2/eod/latest":                       {"/v2/eod/latest", []string{"symbols", "GOOG"}, 200},
@@ -60,12 +58,12 @@ var v2Calls = map[string]v2Call{
 	"/v2/bond":                             {"/v2/bond", []string{"country", "germany"}, 200},
 	"/v2/etflist":                          {"/v2/etflist", []string{"list", "ticker"}, 200},
 	"/v2/etfholdings":                      {"/v2/etfholdings", []string{"ticker", "SMPL"}, 200},
-	"/v2/cik_code":                         {"/v2/cik_code", []string{"cik_code", "1652044"}, 403},
-	"/v2/company_name":                     {"/v2/company_name", []string{"cik_code", "1652044"}, 403},
-	"/v2/submissions":                      {"/v2/submissions", []string{"cik_code", "1652044"}, 403},
-	"/v2/company_facts":                    {"/v2/company_facts", []string{"cik_code", "1652044"}, 403},
-	"/v2/concept/{concept}":                {"/v2/concept/accounts_payable", []string{"cik_code", "1652044"}, 403},
-	"/v2/frames/{concept}/{unit}":          {"/v2/frames/accounts_payable/USD", []string{"frame", "CY2019Q1I"}, 403},
+	"/v2/cik_code":                         {"/v2/cik_code", []string{"company_name", "example"}, 200},
+	"/v2/company_name":                     {"/v2/company_name", []string{"cik_code", "0000000042"}, 200},
+	"/v2/submissions":                      {"/v2/submissions", []string{"cik_code", "0000000042"}, 200},
+	"/v2/company_facts":                    {"/v2/company_facts", []string{"cik_code", "0000000042"}, 200},
+	"/v2/concept/{concept}":                {"/v2/concept/accounts_payable", []string{"cik_code", "0000000042"}, 200},
+	"/v2/frames/{concept}/{unit}":          {"/v2/frames/accounts_payable/USD", []string{"frame", "CY2024Q4I"}, 200},
 	"/v2/openapi.json":                     {"/v2/openapi.json", nil, 200},
 	"/healthz":                             {"/healthz", nil, 200},
 	"/readyz":                              {"/readyz", nil, 200},

@@ -36,6 +36,12 @@ func TestDatasetFunctionsRestrictedWithoutData(t *testing.T) {
 		{"/v2/bond?country=germany", "bonds"},
 		{"/v2/etflist", "etfs"},
 		{"/v2/etfholdings?ticker=SMPL", "etfs"},
+		{"/v2/cik_code?company_name=example", "edgar"},
+		{"/v2/company_name?cik_code=0000000042", "edgar"},
+		{"/v2/submissions?cik_code=0000000042", "edgar"},
+		{"/v2/company_facts?cik_code=0000000042", "edgar"},
+		{"/v2/concept/accounts_payable?cik_code=0000000042", "edgar"},
+		{"/v2/frames/accounts_payable/USD?frame=CY2024Q4I", "edgar"},
 	} {
 		code, body := getJSON(t, e, c.path)
 		msg, _ := field(t, body, "error", "message").(string)
@@ -266,6 +272,68 @@ func TestETFsEndToEnd(t *testing.T) {
 	} {
 		if rec := e.get(t, c.path, vals(c.q...)); rec.Code != c.code {
 			t.Errorf("%s %v: %d, want %d: %s", c.path, c.q, rec.Code, c.code, rec.Body)
+		}
+	}
+}
+
+// TestEDGAREndToEnd holds the v2 EDGAR functions to the demo's SEC
+// documents (synthetic, in SEC's layout).
+func TestEDGAREndToEnd(t *testing.T) {
+	e := demoE2E(t)
+	code, body := getJSON(t, e, "/v2/cik_code?company_name=EXAMPLE")
+	if code != 200 || field(t, body, "pagination", "total") != 1.0 || field(t, body, "data", "0", "cik_code") != "0000000042" ||
+		field(t, body, "data", "0", "sic") != "7372" {
+		t.Errorf("cik_code: %d %v", code, body)
+	}
+	// A company loaded from its facts alone is found, with null SEC fields.
+	if code, body := getJSON(t, e, "/v2/cik_code?company_name=widgets"); code != 200 || field(t, body, "data", "0", "ein") != nil {
+		t.Errorf("cik_code widgets: %d %v", code, body)
+	}
+	code, body = getJSON(t, e, "/v2/company_name?cik_code=42")
+	if code != 200 || field(t, body, "data", "0", "company_name") != "Example Demo Corp" || field(t, body, "data", "0", "Incorporationstate") != "DE" ||
+		field(t, body, "addresses", "mailing", "zipCode") != "90000" {
+		t.Errorf("company_name: %d %v", code, body)
+	}
+	code, body = getJSON(t, e, "/v2/submissions?cik_code_name=CIK0000000042-submissions.json&report_from=2025-01-01")
+	if code != 200 || field(t, body, "data", "name") != "Example Demo Corp" || field(t, body, "data", "addresses", "mailing", "zip_Code") != "90000" {
+		t.Fatalf("submissions: %d %v", code, body)
+	}
+	recent := field(t, body, "data", "filings", "recent").(map[string]any)
+	if acc := recent["accession_Number"].([]any); len(acc) != 2 || acc[0] != "0000000042-25-000012" || recent["core_type"].([]any)[0] != "10-Q" {
+		t.Errorf("submissions reported in 2025: %v", recent)
+	}
+	_, body = getJSON(t, e, "/v2/submissions?cik_code=0000000042&accession_number=0000000042-25-000003")
+	if acc := field(t, body, "data", "filings", "recent", "form").([]any); len(acc) != 1 || acc[0] != "10-K" {
+		t.Errorf("submissions by accession number: %v", acc)
+	}
+	code, body = getJSON(t, e, "/v2/concept/accounts_payable?cik_code=0000000042")
+	if code != 200 || field(t, body, "data", "cik") != 42.0 || field(t, body, "data", "us-gaap", "AccountsPayableCurrent", "units", "USD", "2", "val") != 83900000.0 {
+		t.Errorf("concept: %d %v", code, body)
+	}
+	if code, body := getJSON(t, e, "/v2/company_facts?cik_code=0000000042"); code != 200 || field(t, body, "data", "facts", "us-gaap", "Revenues", "units", "USD", "0", "frame") != "CY2024" {
+		t.Errorf("company_facts: %d %v", code, body)
+	}
+	code, body = getJSON(t, e, "/v2/frames/accounts_payable/USD?frame=cy2024q4i")
+	if code != 200 || field(t, body, "data", "tag") != "AccountsPayableCurrent" || field(t, body, "pagination", "total") != 2.0 ||
+		field(t, body, "data", "frame_data", "0", "val") != 81200000.0 || field(t, body, "data", "frame_data", "1", "entityName") != "Sample Widgets Inc" {
+		t.Errorf("frames: %d %v", code, body)
+	}
+	for _, c := range []struct {
+		path string
+		code int
+	}{
+		{"/v2/cik_code?company_name=ex", 422},
+		{"/v2/company_name?cik_code=12345678901", 404},
+		{"/v2/company_name?cik_code=0000000099", 404},
+		{"/v2/submissions", 422},
+		{"/v2/submissions?cik_code_name=nope.json", 422},
+		{"/v2/concept/NoSuchConcept?cik_code=0000000042", 404},
+		{"/v2/frames/accounts_payable/USD?frame=CY1999Q1I", 404},
+		{"/v2/frames/accounts_payable/USD?frame=2024", 422},
+		{"/v2/frames/accounts_payable/USD", 422},
+	} {
+		if code, body := getJSON(t, e, c.path); code != c.code {
+			t.Errorf("%s: %d %v, want %d", c.path, code, body, c.code)
 		}
 	}
 }

@@ -86,12 +86,13 @@ func (s *Server) versionRoutes(g *gin.RouterGroup, v apiVersion) {
 		etfs := s.needDataset(marketdata.DatasetETFs, "ETF holdings")
 		eod.GET("/etflist", etfs, s.etfList)
 		eod.GET("/etfholdings", etfs, s.etfHoldings)
-		// v2's functions over datasets not loaded here: behind the same
-		// key, scope and rate limit, so that a refusal costs what a
-		// request does and tells a key without eod nothing more.
-		for _, f := range unavailableFunctions {
-			eod.GET(f.path, s.datasetMissing(f.dataset))
-		}
+		edgar := s.needDataset(marketdata.DatasetEDGAR, "SEC EDGAR filings")
+		eod.GET("/cik_code", edgar, s.cikCode)
+		eod.GET("/company_name", edgar, s.companyName)
+		eod.GET("/submissions", edgar, s.submissions)
+		eod.GET("/company_facts", edgar, s.companyFactsAll)
+		eod.GET("/concept/:concept", edgar, s.concept)
+		eod.GET("/frames/:concept/:unit", edgar, s.frame)
 	}
 
 	tickers := g.Group("", s.requireScope("tickers"), s.rateLimit)

@@ -19,7 +19,7 @@ import (
 // DatasetKinds are the --kind values of marketstack v2's reference
 // datasets. Like intraday, they are never detected from a header: each
 // file says what it is by its --kind.
-var DatasetKinds = []string{string(marketdata.DatasetCommodities), string(marketdata.DatasetRatings), string(marketdata.DatasetBonds), string(marketdata.DatasetETFs)}
+var DatasetKinds = []string{string(marketdata.DatasetCommodities), string(marketdata.DatasetRatings), string(marketdata.DatasetBonds), string(marketdata.DatasetETFs), string(marketdata.DatasetEDGAR)}
 
 // IsDataset reports whether kind is one of DatasetKinds.
 func IsDataset(kind string) bool { return slices.Contains(DatasetKinds, kind) }
@@ -65,6 +65,11 @@ func ImportDatasetFile(ctx context.Context, store DatasetApplier, path, kind str
 // "name:line: reason".
 func ReadDataset(name string, in io.Reader, kind string) (ingest.DatasetLoad, int, error) {
 	var load ingest.DatasetLoad
+	if marketdata.Dataset(kind) == marketdata.DatasetEDGAR {
+		c, err := ReadEDGAR(name, in)
+		load.EDGAR = []marketdata.EDGARCompany{c}
+		return load, 1, err
+	}
 	t, err := readTableFrom(name, in)
 	if err != nil {
 		return load, 0, err

@@ -2,6 +2,7 @@ package marketdata
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 )
 
@@ -16,11 +17,12 @@ const (
 	DatasetRatings     Dataset = "ratings"
 	DatasetBonds       Dataset = "bonds"
 	DatasetETFs        Dataset = "etfs"
+	DatasetEDGAR       Dataset = "edgar"
 )
 
 // Datasets lists the datasets a deployment can load, in the order the
 // store reports them.
-var Datasets = []Dataset{DatasetCommodities, DatasetRatings, DatasetBonds, DatasetETFs}
+var Datasets = []Dataset{DatasetCommodities, DatasetRatings, DatasetBonds, DatasetETFs, DatasetEDGAR}
 
 // LoadedDatasets tells which datasets hold at least one row.
 type LoadedDatasets map[Dataset]bool
@@ -115,6 +117,44 @@ type ETFFilingHoldings struct {
 	Holdings []ETFSecurity
 }
 
+// EDGARCompany is a company's SEC EDGAR documents, as SEC's APIs serve
+// them (its submissions JSON and its company-facts JSON): the v2 EDGAR
+// functions answer from them. A document not loaded is nil.
+type EDGARCompany struct {
+	CIK         string // ten digits, with the leading zeros
+	Name        string
+	Submissions json.RawMessage
+	Facts       json.RawMessage
+}
+
+// EDGARQuery selects the companies whose name contains Name
+// (case-insensitive), by name.
+type EDGARQuery struct {
+	Name string
+	Page ListPage
+}
+
+// EDGARPage is a page of companies and how many match.
+type EDGARPage struct {
+	Companies []EDGARCompany
+	Total     int64
+}
+
+// FrameQuery selects, across companies, the facts of one concept in one
+// unit whose frame (SEC's calendar period, like CY2023Q1I) is Frame.
+type FrameQuery struct {
+	Taxonomy, Tag, Unit, Frame string
+}
+
+// FramePoint is one company's fact of a frame.
+type FramePoint struct {
+	CIK                int64
+	EntityName         string
+	Accn, End          string
+	Value              float64
+	Label, Description string
+}
+
 // ListPage selects a page of a list by position.
 type ListPage struct {
 	Limit, Offset int
@@ -145,4 +185,11 @@ type DatasetStore interface {
 	ETFs(ctx context.Context, p ListPage) (NamePage, error)
 	// ETFHoldings returns q's filing with its holdings in their order.
 	ETFHoldings(ctx context.Context, q ETFQuery) (ETFFilingHoldings, error)
+	// EDGARCompanies returns a page of q's companies (their submissions,
+	// not their facts).
+	EDGARCompanies(ctx context.Context, q EDGARQuery) (EDGARPage, error)
+	// EDGARCompany returns one company by its ten-digit CIK.
+	EDGARCompany(ctx context.Context, cik string) (EDGARCompany, error)
+	// Frame returns q's facts, by CIK; ErrNotFound when there are none.
+	Frame(ctx context.Context, q FrameQuery) ([]FramePoint, error)
 }

@@ -21,6 +21,9 @@ type DatasetLoad struct {
 	// ETFs are filings with all their holdings: each replaces the
 	// holdings stored for its ticker and report date.
 	ETFs []marketdata.ETFFilingHoldings
+	// EDGAR are companies' SEC documents: a document given replaces the
+	// company's, one not given (nil) is kept.
+	EDGAR []marketdata.EDGARCompany
 }
 
 // DatasetResult says what a dataset load changed.
@@ -40,7 +43,7 @@ func (r DatasetResult) changed() bool { return r.Changed > 0 }
 func (s *Store) ApplyDatasets(ctx context.Context, l DatasetLoad) (DatasetResult, error) {
 	var out DatasetResult
 	_, err := s.inLoadTx(ctx, "load datasets", func(ctx context.Context, tx pgx.Tx) (LoadResult, error) {
-		for _, upsert := range []func(context.Context, pgx.Tx, DatasetLoad) (int64, error){upsertCommodities, upsertRatings, upsertBonds, upsertETFs} {
+		for _, upsert := range []func(context.Context, pgx.Tx, DatasetLoad) (int64, error){upsertCommodities, upsertRatings, upsertBonds, upsertETFs, upsertEDGAR} {
 			n, err := upsert(ctx, tx, l)
 			if err != nil {
 				return LoadResult{}, err
@@ -187,4 +190,20 @@ WHERE (h.name, h.title, h.lei, h.isin, h.cusip, h.units, h.balance, h.currency, 
 		changed += tag.RowsAffected()
 	}
 	return changed, nil
+}
+
+func upsertEDGAR(ctx context.Context, tx pgx.Tx, l DatasetLoad) (int64, error) {
+	doc := func(d []byte) any {
+		if d == nil {
+			return nil
+		}
+		return string(d)
+	}
+	return upsertRows(ctx, tx, "edgar", `
+INSERT INTO edgar_companies AS c (cik, name, submissions, facts) VALUES ($1, $2, $3::jsonb, $4::jsonb)
+ON CONFLICT (cik) DO UPDATE SET name = EXCLUDED.name,
+  submissions = coalesce(EXCLUDED.submissions, c.submissions), facts = coalesce(EXCLUDED.facts, c.facts)
+WHERE (c.name, c.submissions, c.facts) IS DISTINCT FROM
+  (EXCLUDED.name, coalesce(EXCLUDED.submissions, c.submissions), coalesce(EXCLUDED.facts, c.facts))`, l.EDGAR,
+		func(c marketdata.EDGARCompany) []any { return []any{c.CIK, c.Name, doc(c.Submissions), doc(c.Facts)} })
 }

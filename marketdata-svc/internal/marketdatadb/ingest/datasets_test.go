@@ -86,3 +86,24 @@ func TestApplyETFsReplacesAFilingsHoldings(t *testing.T) {
 		t.Errorf("holdings: %+v %v", got, err)
 	}
 }
+
+// TestApplyEDGARKeepsTheOtherDocument: a company's submissions and facts
+// are loaded apart; loading one keeps the other.
+func TestApplyEDGARKeepsTheOtherDocument(t *testing.T) {
+	s := testenv.Store(t)
+	ctx := context.Background()
+	sub := marketdata.EDGARCompany{CIK: "0000000042", Name: "Example", Submissions: []byte(`{"cik":"42","name":"Example","filings":{}}`)}
+	facts := marketdata.EDGARCompany{CIK: "0000000042", Name: "Example", Facts: []byte(`{"cik":42,"facts":{}}`)}
+	for _, c := range []marketdata.EDGARCompany{sub, facts} {
+		if res, err := s.Ingest.ApplyDatasets(ctx, ingest.DatasetLoad{EDGAR: []marketdata.EDGARCompany{c}}); err != nil || res.Changed != 1 {
+			t.Fatalf("load: %+v %v", res, err)
+		}
+	}
+	if res, err := s.Ingest.ApplyDatasets(ctx, ingest.DatasetLoad{EDGAR: []marketdata.EDGARCompany{sub}}); err != nil || res.Version != 0 {
+		t.Fatalf("reload: %+v %v, want no change", res, err)
+	}
+	got, err := s.Reads.EDGARCompany(ctx, "0000000042")
+	if err != nil || got.Submissions == nil || got.Facts == nil {
+		t.Errorf("company: %+v %v, want both documents", got, err)
+	}
+}

@@ -14,7 +14,8 @@ import (
 // loadedDatasetsSQL probes each dataset's table for one row, in the order
 // of marketdata.Datasets.
 const loadedDatasetsSQL = `SELECT EXISTS (SELECT 1 FROM commodity_prices), EXISTS (SELECT 1 FROM company_ratings),
-  EXISTS (SELECT 1 FROM bond_yields), EXISTS (SELECT 1 FROM etf_filings)`
+  EXISTS (SELECT 1 FROM bond_yields), EXISTS (SELECT 1 FROM etf_filings),
+  EXISTS (SELECT 1 FROM edgar_companies)`
 
 // LoadedDatasets tells which datasets hold a row: one index probe each.
 func (s *Store) LoadedDatasets(ctx context.Context) (marketdata.LoadedDatasets, error) {
@@ -178,4 +179,54 @@ func nullFloat(f sql.NullFloat64) *float64 {
 		return nil
 	}
 	return &f.Float64
+}
+
+// EDGARCompanies returns a page of the companies whose name contains
+// q.Name, by name, with their submissions.
+func (s *Store) EDGARCompanies(ctx context.Context, q marketdata.EDGARQuery) (marketdata.EDGARPage, error) {
+	pattern := likePattern(q.Name)
+	companies, total, err := countedPage(ctx, s.db, `SELECT count(*) FROM edgar_companies WHERE name ILIKE $1`,
+		`SELECT cik, name, submissions FROM edgar_companies WHERE name ILIKE $1 ORDER BY name, cik LIMIT $2 OFFSET $3`,
+		[]any{pattern}, q.Page.Limit, q.Page.Offset, func(sc scanner) (marketdata.EDGARCompany, error) {
+			var c marketdata.EDGARCompany
+			var sub []byte
+			err := sc.Scan(&c.CIK, &c.Name, &sub)
+			c.Submissions = sub
+			return c, err
+		})
+	if err != nil {
+		return marketdata.EDGARPage{}, fmt.Errorf("edgar companies: %w", err)
+	}
+	return marketdata.EDGARPage{Companies: companies, Total: total}, nil
+}
+
+// EDGARCompany returns one company's documents.
+func (s *Store) EDGARCompany(ctx context.Context, cik string) (marketdata.EDGARCompany, error) {
+	c := marketdata.EDGARCompany{CIK: cik}
+	var sub, facts []byte
+	err := s.db.QueryRowContext(ctx, `SELECT name, submissions, facts FROM edgar_companies WHERE cik = $1`, cik).Scan(&c.Name, &sub, &facts)
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, fmt.Errorf("edgar company %s: %w", cik, marketdata.ErrNotFound)
+	}
+	if err != nil {
+		return c, fmt.Errorf("edgar company: %w", marketdatadb.Translate(err))
+	}
+	c.Submissions, c.Facts = sub, facts
+	return c, nil
+}
+
+// Frame returns q's facts across companies, by CIK.
+func (s *Store) Frame(ctx context.Context, q marketdata.FrameQuery) ([]marketdata.FramePoint, error) {
+	// jsonb paths: the facts are kept as SEC serves them (see the
+	// migration), so a frame is read out of each company's document.
+	return allRows(ctx, s.db, "frame "+q.Tag+" "+q.Frame, `
+SELECT c.cik::bigint, coalesce(c.facts->>'entityName', c.name), coalesce(f->>'accn', ''), coalesce(f->>'end', ''), (f->>'val')::float8,
+       coalesce(c.facts->'facts'->$1->$2->>'label', ''), coalesce(c.facts->'facts'->$1->$2->>'description', '')
+FROM edgar_companies c, jsonb_array_elements(c.facts->'facts'->$1->$2->'units'->$3) AS f
+WHERE f->>'frame' = $4 AND jsonb_typeof(f->'val') = 'number'
+ORDER BY c.cik`, []any{q.Taxonomy, q.Tag, q.Unit, q.Frame}, func(sc scanner) (marketdata.FramePoint, error) {
+		var p marketdata.FramePoint
+		err := sc.Scan(&p.CIK, &p.EntityName, &p.Accn, &p.End, &p.Value, &p.Label, &p.Description)
+		return p, err
+	})
 }

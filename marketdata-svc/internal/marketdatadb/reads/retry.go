@@ -115,3 +115,18 @@ func (r Retry) ETFs(ctx context.Context, p marketdata.ListPage) (marketdata.Name
 func (r Retry) ETFHoldings(ctx context.Context, q marketdata.ETFQuery) (marketdata.ETFFilingHoldings, error) {
 	return retried(ctx, q, r.next.ETFHoldings)
 }
+
+// EDGARCompanies implements marketdata.Store.
+func (r Retry) EDGARCompanies(ctx context.Context, q marketdata.EDGARQuery) (marketdata.EDGARPage, error) {
+	return retried(ctx, q, r.next.EDGARCompanies)
+}
+
+// EDGARCompany implements marketdata.Store.
+func (r Retry) EDGARCompany(ctx context.Context, cik string) (marketdata.EDGARCompany, error) {
+	return retried(ctx, cik, r.next.EDGARCompany)
+}
+
+// Frame implements marketdata.Store.
+func (r Retry) Frame(ctx context.Context, q marketdata.FrameQuery) ([]marketdata.FramePoint, error) {
+	return retried(ctx, q, r.next.Frame)
+}

@@ -469,6 +469,22 @@ func (r *Router) ETFHoldings(ctx context.Context, q marketdata.ETFQuery) (market
 	return routed(ctx, r, q, Reads.ETFHoldings)
 }
 
+// EDGARCompanies reads a page of EDGAR companies from a replica, else the
+// primary.
+func (r *Router) EDGARCompanies(ctx context.Context, q marketdata.EDGARQuery) (marketdata.EDGARPage, error) {
+	return routed(ctx, r, q, Reads.EDGARCompanies)
+}
+
+// EDGARCompany reads one EDGAR company from a replica, else the primary.
+func (r *Router) EDGARCompany(ctx context.Context, cik string) (marketdata.EDGARCompany, error) {
+	return routed(ctx, r, cik, Reads.EDGARCompany)
+}
+
+// Frame reads a frame's facts from a replica, else the primary.
+func (r *Router) Frame(ctx context.Context, q marketdata.FrameQuery) ([]marketdata.FramePoint, error) {
+	return routed(ctx, r, q, Reads.Frame)
+}
+
 // The router is the reads it wraps: a method of marketdata.Store that it
 // does not route fails the build here.
 var _ Reads = (*Router)(nil)
