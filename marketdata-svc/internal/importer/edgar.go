@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"time"
 
@@ -90,12 +91,7 @@ type edgarFilings struct {
 
 func (f *edgarFilings) check(bad func(path, format string, args ...any)) {
 	n := len(f.Recent["accessionNumber"])
-	cols := make([]string, 0, len(f.Recent))
-	for col := range f.Recent {
-		cols = append(cols, col)
-	}
-	sort.Strings(cols)
-	for _, col := range cols {
+	for _, col := range slices.Sorted(maps.Keys(f.Recent)) {
 		if len(f.Recent[col]) != n {
 			bad("filings.recent."+col, "%d entries, accessionNumber has %d", len(f.Recent[col]), n)
 		}
@@ -126,7 +122,7 @@ type edgarFact struct {
 // checkFacts checks every fact of facts (taxonomy, concept, unit): an end
 // and filing date, a finite number and an accession number.
 func checkFacts(facts map[string]json.RawMessage, bad func(path, format string, args ...any)) {
-	for _, tax := range sortedKeys(facts) {
+	for _, tax := range slices.Sorted(maps.Keys(facts)) {
 		var concepts map[string]struct {
 			Units map[string][]edgarFact `json:"units"`
 		}
@@ -134,8 +130,8 @@ func checkFacts(facts map[string]json.RawMessage, bad func(path, format string, 
 			bad("facts."+tax, "%v", err)
 			continue
 		}
-		for _, tag := range sortedKeys(concepts) {
-			for _, unit := range sortedKeys(concepts[tag].Units) {
+		for _, tag := range slices.Sorted(maps.Keys(concepts)) {
+			for _, unit := range slices.Sorted(maps.Keys(concepts[tag].Units)) {
 				for i, f := range concepts[tag].Units[unit] {
 					path := fmt.Sprintf("facts.%s.%s.units.%s[%d]", tax, tag, unit, i)
 					v, err := strconv.ParseFloat(string(f.Val), 64)
@@ -153,13 +149,4 @@ func checkFacts(facts map[string]json.RawMessage, bad func(path, format string, 
 			}
 		}
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
