@@ -11,10 +11,32 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/oapi-codegen/runtime"
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
+
+// Defines values for AnalystRatingRatingRated.
+const (
+	AnalystRatingRatingRatedBuy  AnalystRatingRatingRated = "buy"
+	AnalystRatingRatingRatedHold AnalystRatingRatingRated = "hold"
+	AnalystRatingRatingRatedSell AnalystRatingRatingRated = "sell"
+)
+
+// Valid indicates whether the value is a known member of the AnalystRatingRatingRated enum.
+func (e AnalystRatingRatingRated) Valid() bool {
+	switch e {
+	case AnalystRatingRatingRatedBuy:
+		return true
+	case AnalystRatingRatingRatedHold:
+		return true
+	case AnalystRatingRatingRatedSell:
+		return true
+	default:
+		return false
+	}
+}
 
 // Defines values for ErrorErrorCode.
 const (
@@ -55,6 +77,30 @@ func (e ErrorErrorCode) Valid() bool {
 	case ErrorErrorCodeTooManyRequests:
 		return true
 	case ErrorErrorCodeValidationError:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RatingConsensusConsensusConclusion.
+const (
+	RatingConsensusConsensusConclusionBuy         RatingConsensusConsensusConclusion = "Buy"
+	RatingConsensusConsensusConclusionHold        RatingConsensusConsensusConclusion = "Hold"
+	RatingConsensusConsensusConclusionLessThannil RatingConsensusConsensusConclusion = "<nil>"
+	RatingConsensusConsensusConclusionSell        RatingConsensusConsensusConclusion = "Sell"
+)
+
+// Valid indicates whether the value is a known member of the RatingConsensusConsensusConclusion enum.
+func (e RatingConsensusConsensusConclusion) Valid() bool {
+	switch e {
+	case RatingConsensusConsensusConclusionBuy:
+		return true
+	case RatingConsensusConsensusConclusionHold:
+		return true
+	case RatingConsensusConsensusConclusionLessThannil:
+		return true
+	case RatingConsensusConsensusConclusionSell:
 		return true
 	default:
 		return false
@@ -139,6 +185,96 @@ func (e Interval) Valid() bool {
 	case IntervalN5min:
 		return true
 	case IntervalN6hour:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CommoditiesHistoryParamsFrequency.
+const (
+	Daily     CommoditiesHistoryParamsFrequency = "daily"
+	Monthly   CommoditiesHistoryParamsFrequency = "monthly"
+	Quarterly CommoditiesHistoryParamsFrequency = "quarterly"
+	Weekly    CommoditiesHistoryParamsFrequency = "weekly"
+	Yearly    CommoditiesHistoryParamsFrequency = "yearly"
+)
+
+// Valid indicates whether the value is a known member of the CommoditiesHistoryParamsFrequency enum.
+func (e CommoditiesHistoryParamsFrequency) Valid() bool {
+	switch e {
+	case Daily:
+		return true
+	case Monthly:
+		return true
+	case Quarterly:
+		return true
+	case Weekly:
+		return true
+	case Yearly:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CommoditiesHistory200JSONResponseBodyResultBasicsFrequency.
+const (
+	N1day     CommoditiesHistory200JSONResponseBodyResultBasicsFrequency = "1day"
+	N1month   CommoditiesHistory200JSONResponseBodyResultBasicsFrequency = "1month"
+	N1quarter CommoditiesHistory200JSONResponseBodyResultBasicsFrequency = "1quarter"
+	N1week    CommoditiesHistory200JSONResponseBodyResultBasicsFrequency = "1week"
+	N1year    CommoditiesHistory200JSONResponseBodyResultBasicsFrequency = "1year"
+)
+
+// Valid indicates whether the value is a known member of the CommoditiesHistory200JSONResponseBodyResultBasicsFrequency enum.
+func (e CommoditiesHistory200JSONResponseBodyResultBasicsFrequency) Valid() bool {
+	switch e {
+	case N1day:
+		return true
+	case N1month:
+		return true
+	case N1quarter:
+		return true
+	case N1week:
+		return true
+	case N1year:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CompanyRatingsParamsRated.
+const (
+	CompanyRatingsParamsRatedBuy  CompanyRatingsParamsRated = "buy"
+	CompanyRatingsParamsRatedHold CompanyRatingsParamsRated = "hold"
+	CompanyRatingsParamsRatedSell CompanyRatingsParamsRated = "sell"
+)
+
+// Valid indicates whether the value is a known member of the CompanyRatingsParamsRated enum.
+func (e CompanyRatingsParamsRated) Valid() bool {
+	switch e {
+	case CompanyRatingsParamsRatedBuy:
+		return true
+	case CompanyRatingsParamsRatedHold:
+		return true
+	case CompanyRatingsParamsRatedSell:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EtfListParamsList.
+const (
+	Ticker EtfListParamsList = "ticker"
+)
+
+// Valid indicates whether the value is a known member of the EtfListParamsList enum.
+func (e EtfListParamsList) Valid() bool {
+	switch e {
+	case Ticker:
 		return true
 	default:
 		return false
@@ -739,6 +875,61 @@ func (e TickerIntradayOnDateParamsAfterHours) Valid() bool {
 	}
 }
 
+// AnalystRating defines model for AnalystRating.
+type AnalystRating struct {
+	AnalystFirm string `json:"analyst_firm"`
+	AnalystName string `json:"analyst_name"`
+	AnalystRole string `json:"analyst_role"`
+	Rating      struct {
+		Conclusion  string                   `json:"conclusion"`
+		DateRating  string                   `json:"date_rating"`
+		PriceTarget *string                  `json:"price_target"`
+		Rated       AnalystRatingRatingRated `json:"rated"`
+		TargetDate  *string                  `json:"target_date"`
+	} `json:"rating"`
+}
+
+// AnalystRatingRatingRated defines model for AnalystRating.Rating.Rated.
+type AnalystRatingRatingRated string
+
+// Bond The tenor's latest yield (percent, a decimal string); price_change_day its change in points since the yield before, the percentages its relative change since the last yield on or before a week, a month and a year earlier (null when the series is shorter).
+type Bond struct {
+	Country string `json:"country"`
+
+	// Date the latest yield's day, YYYY-MM-DD
+	Date            string  `json:"date"`
+	PercentageMonth *string `json:"percentage_month"`
+	PercentageWeek  *string `json:"percentage_week"`
+	PercentageYear  *string `json:"percentage_year"`
+	PriceChangeDay  *string `json:"price_change_day"`
+	Region          string  `json:"region"`
+
+	// Type the tenor, e.g. 10Y
+	Type  string `json:"type"`
+	Yield string `json:"yield"`
+}
+
+// Commodity Prices as decimal strings, percentages as strings ending in "%"; a change whose earlier price the series lacks is null, and so is a quarter of 2025 the series has no price in.
+type Commodity struct {
+	CommodityName  string `json:"commodity_name"`
+	CommodityPrice string `json:"commodity_price"`
+	CommodityUnit  string `json:"commodity_unit"`
+
+	// Datetime the latest price's day in RFC 3339, YYYY-MM-DDT00:00:00+00:00
+	Datetime        time.Time `json:"datetime"`
+	PercentageDay   *string   `json:"percentage_day"`
+	PercentageMonth *string   `json:"percentage_month"`
+	PercentageWeek  *string   `json:"percentage_week"`
+	PercentageYear  *string   `json:"percentage_year"`
+	PriceChangeDay  *string   `json:"price_change_day"`
+
+	// Quarter125 the last price of the first quarter of 2025
+	Quarter125 *string `json:"quarter1_25"`
+	Quarter225 *string `json:"quarter2_25"`
+	Quarter325 *string `json:"quarter3_25"`
+	Quarter425 *string `json:"quarter4_25"`
+}
+
 // Currency defines model for Currency.
 type Currency struct {
 	// Code ISO 4217
@@ -746,6 +937,32 @@ type Currency struct {
 	Name         string `json:"name"`
 	Symbol       string `json:"symbol"`
 	SymbolNative string `json:"symbol_native"`
+}
+
+// EDGARCompany defines model for EDGARCompany.
+type EDGARCompany struct {
+	// CikCode ten digits
+	CikCode        string  `json:"cik_code"`
+	CompanyName    string  `json:"company_name"`
+	Ein            *string `json:"ein"`
+	Sic            *string `json:"sic"`
+	SicDescription *string `json:"sic_description"`
+}
+
+// EDGARConcept defines model for EDGARConcept.
+type EDGARConcept struct {
+	Description *string `json:"description"`
+	Label       *string `json:"label"`
+	Units       map[string][]struct {
+		Accn  string  `json:"accn"`
+		End   string  `json:"end"`
+		Filed string  `json:"filed"`
+		Form  string  `json:"form"`
+		Fp    *string `json:"fp"`
+		Frame *string `json:"frame,omitempty"`
+		Fy    *int    `json:"fy"`
+		Val   float64 `json:"val"`
+	} `json:"units"`
 }
 
 // EOD defines model for EOD.
@@ -778,6 +995,29 @@ type EOD struct {
 	SplitFactor   float64  `json:"split_factor"`
 	Symbol        string   `json:"symbol"`
 	Volume        float64  `json:"volume"`
+}
+
+// ETFSecurity A holding as the filing reports it; balance, value_usd and percent_value are decimal strings.
+type ETFSecurity struct {
+	AssetCategory     *string `json:"asset_category"`
+	Balance           *string `json:"balance"`
+	CashCollateral    *string `json:"cash_collateral"`
+	Currency          *string `json:"currency"`
+	Cusip             *string `json:"cusip"`
+	FairValueLevel    *string `json:"fair_value_level"`
+	InvestedCountry   *string `json:"invested_country"`
+	Isin              *string `json:"isin"`
+	IssuerCategory    *string `json:"issuer_category"`
+	Lei               *string `json:"lei"`
+	LoanByFund        *string `json:"loan_by_fund"`
+	Name              string  `json:"name"`
+	NonCashCollateral *string `json:"non_cash_collateral"`
+	PayoffProfile     *string `json:"payoff_profile"`
+	PercentValue      *string `json:"percent_value"`
+	RestrictedSec     *string `json:"restricted_sec"`
+	Title             *string `json:"title"`
+	Units             *string `json:"units"`
+	ValueUsd          *string `json:"value_usd"`
 }
 
 // Error defines model for Error.
@@ -884,22 +1124,32 @@ type IndexInfo struct {
 	Region          any                `json:"region"`
 }
 
-// Intraday defines model for Intraday.
+// Intraday v2's IntradayBar is its EOD bar plus the quote fields; a minute bar is not adjusted and carries no split or dividend, so those are null.
 type Intraday struct {
-	AskPrice any `json:"ask_price"`
-	AskSize  any `json:"ask_size"`
-	BidPrice any `json:"bid_price"`
-	BidSize  any `json:"bid_size"`
+	AdjClose  any    `json:"adj_close"`
+	AdjHigh   any    `json:"adj_high"`
+	AdjLow    any    `json:"adj_low"`
+	AdjOpen   any    `json:"adj_open"`
+	AdjVolume any    `json:"adj_volume"`
+	AskPrice  any    `json:"ask_price"`
+	AskSize   any    `json:"ask_size"`
+	AssetType string `json:"asset_type"`
+	BidPrice  any    `json:"bid_price"`
+	BidSize   any    `json:"bid_size"`
 
 	// Close last trade of the bucket
 	Close float64 `json:"close"`
 
 	// Date start of the bucket in UTC
-	Date string `json:"date"`
+	Date     string `json:"date"`
+	Dividend any    `json:"dividend"`
 
 	// Exchange MIC of the listing exchange
-	Exchange string  `json:"exchange"`
-	High     float64 `json:"high"`
+	Exchange string `json:"exchange"`
+
+	// ExchangeCode the exchange's acronym
+	ExchangeCode string  `json:"exchange_code"`
+	High         float64 `json:"high"`
 
 	// Last last trade of the bucket (equals close)
 	Last     float64 `json:"last"`
@@ -910,12 +1160,15 @@ type Intraday struct {
 	MarketstackLast float64 `json:"marketstack_last"`
 
 	// Mid no quote data is stored
-	Mid any `json:"mid"`
+	Mid  any    `json:"mid"`
+	Name string `json:"name"`
 
 	// Open first trade of the bucket
-	Open   float64 `json:"open"`
-	Symbol string  `json:"symbol"`
-	Volume float64 `json:"volume"`
+	Open          float64 `json:"open"`
+	PriceCurrency string  `json:"price_currency"`
+	SplitFactor   any     `json:"split_factor"`
+	Symbol        string  `json:"symbol"`
+	Volume        float64 `json:"volume"`
 }
 
 // Pagination defines model for Pagination.
@@ -925,6 +1178,25 @@ type Pagination struct {
 	Offset int `json:"offset"`
 	Total  int `json:"total"`
 }
+
+// RatingConsensus Over each analyst's latest rating among those answered; counts and prices as strings. stock_price is always null (the ratings carry no price); the conclusion (the most frequent rating, Hold on a tie), the price targets' average, highest and lowest and the date are null when no rating is answered or none gave a target.
+type RatingConsensus struct {
+	AnalystAverage      *string                             `json:"analyst_average"`
+	AnalystHighest      *string                             `json:"analyst_highest"`
+	AnalystLowest       *string                             `json:"analyst_lowest"`
+	AnalystsNumber      string                              `json:"analysts_number"`
+	Buy                 string                              `json:"buy"`
+	ConsensusConclusion *RatingConsensusConsensusConclusion `json:"consensus_conclusion"`
+
+	// ConsensusDate the newest rating's date
+	ConsensusDate *string `json:"consensus_date"`
+	Hold          string  `json:"hold"`
+	Sell          string  `json:"sell"`
+	StockPrice    any     `json:"stock_price"`
+}
+
+// RatingConsensusConsensusConclusion defines model for RatingConsensus.ConsensusConclusion.
+type RatingConsensusConsensusConclusion string
 
 // StockPrice defines model for StockPrice.
 type StockPrice struct {
@@ -1016,6 +1288,9 @@ type Timezone struct {
 // AfterHours defines model for after_hours.
 type AfterHours string
 
+// CommodityName defines model for commodity_name.
+type CommodityName = string
+
 // Date defines model for date.
 type Date = string
 
@@ -1102,7 +1377,7 @@ type IntradayPage struct {
 // OneEOD defines model for OneEOD.
 type OneEOD = EOD
 
-// OneIntraday defines model for OneIntraday.
+// OneIntraday v2's IntradayBar is its EOD bar plus the quote fields; a minute bar is not adjusted and carries no split or dividend, so those are null.
 type OneIntraday = Intraday
 
 // SplitPageV2 defines model for SplitPageV2.
@@ -1139,6 +1414,96 @@ type TimezonePage struct {
 
 // TooManyRequests defines model for TooManyRequests.
 type TooManyRequests = Error
+
+// BondParams defines parameters for Bond.
+type BondParams struct {
+	// Country A country of /v2/bondlist (case-insensitive), e.g. germany or united states.
+	Country string `form:"country" json:"country"`
+}
+
+// BondListParams defines parameters for BondList.
+type BondListParams struct {
+	// Limit Records per page, 1..1000.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Records skipped, 0 or more.
+	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
+// CikCodeParams defines parameters for CikCode.
+type CikCodeParams struct {
+	// CompanyName Part of the company's name, 3 to 64 characters, case-insensitive.
+	CompanyName string `form:"company_name" json:"company_name"`
+
+	// Limit Records per page, 1..1000.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Records skipped, 0 or more.
+	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
+// CommoditiesParams defines parameters for Commodities.
+type CommoditiesParams struct {
+	// CommodityName The commodity, as the imported file names it (case-insensitive), e.g. gold.
+	CommodityName CommodityName `form:"commodity_name" json:"commodity_name"`
+}
+
+// CommoditiesHistoryParams defines parameters for CommoditiesHistory.
+type CommoditiesHistoryParams struct {
+	// CommodityName The commodity, as the imported file names it (case-insensitive), e.g. gold.
+	CommodityName CommodityName `form:"commodity_name" json:"commodity_name"`
+
+	// DateFrom First date, inclusive, YYYY-MM-DD.
+	DateFrom *string `form:"date_from,omitempty" json:"date_from,omitempty"`
+
+	// DateTo Last date, inclusive, YYYY-MM-DD.
+	DateTo *string `form:"date_to,omitempty" json:"date_to,omitempty"`
+
+	// Frequency daily (the default), weekly, monthly, quarterly or yearly.
+	Frequency *CommoditiesHistoryParamsFrequency `form:"frequency,omitempty" json:"frequency,omitempty"`
+}
+
+// CommoditiesHistoryParamsFrequency defines parameters for CommoditiesHistory.
+type CommoditiesHistoryParamsFrequency string
+
+// CommoditiesHistory200JSONResponseBodyResultBasicsFrequency defines parameters for CommoditiesHistory.
+type CommoditiesHistory200JSONResponseBodyResultBasicsFrequency string
+
+// CompanyFactsParams defines parameters for CompanyFacts.
+type CompanyFactsParams struct {
+	// CikCode The company's SEC Central Index Key, 10 digits with the leading zeros (fewer digits are padded).
+	CikCode string `form:"cik_code" json:"cik_code"`
+}
+
+// CompanyNameParams defines parameters for CompanyName.
+type CompanyNameParams struct {
+	// CikCode The company's SEC Central Index Key, 10 digits with the leading zeros (fewer digits are padded).
+	CikCode string `form:"cik_code" json:"cik_code"`
+}
+
+// CompanyRatingsParams defines parameters for CompanyRatings.
+type CompanyRatingsParams struct {
+	// Ticker The company's ticker symbol.
+	Ticker string `form:"ticker" json:"ticker"`
+
+	// DateFrom First rating date, inclusive, YYYY-MM-DD.
+	DateFrom *string `form:"date_from,omitempty" json:"date_from,omitempty"`
+
+	// DateTo Last rating date, inclusive, YYYY-MM-DD.
+	DateTo *string `form:"date_to,omitempty" json:"date_to,omitempty"`
+
+	// Rated Only the ratings rated buy, hold or sell.
+	Rated *CompanyRatingsParamsRated `form:"rated,omitempty" json:"rated,omitempty"`
+}
+
+// CompanyRatingsParamsRated defines parameters for CompanyRatings.
+type CompanyRatingsParamsRated string
+
+// ConceptParams defines parameters for Concept.
+type ConceptParams struct {
+	// CikCode The company's SEC Central Index Key, 10 digits with the leading zeros (fewer digits are padded).
+	CikCode string `form:"cik_code" json:"cik_code"`
+}
 
 // ListCurrenciesParams defines parameters for ListCurrencies.
 type ListCurrenciesParams struct {
@@ -1236,11 +1601,47 @@ type EodOnDateParams struct {
 	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
 }
 
+// EtfHoldingsParams defines parameters for EtfHoldings.
+type EtfHoldingsParams struct {
+	// Ticker An ETF ticker of /v2/etflist.
+	Ticker string `form:"ticker" json:"ticker"`
+
+	// DateFrom First report date (end of period), inclusive, YYYY-MM-DD.
+	DateFrom *string `form:"date_from,omitempty" json:"date_from,omitempty"`
+
+	// DateTo Last report date (end of period), inclusive, YYYY-MM-DD.
+	DateTo *string `form:"date_to,omitempty" json:"date_to,omitempty"`
+}
+
+// EtfListParams defines parameters for EtfList.
+type EtfListParams struct {
+	// List The list to answer; ticker, the one marketstack documents, is the default.
+	List *EtfListParamsList `form:"list,omitempty" json:"list,omitempty"`
+
+	// Limit Records per page, 1..1000.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Records skipped, 0 or more.
+	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
+// EtfListParamsList defines parameters for EtfList.
+type EtfListParamsList string
+
 // ListExchangesParams defines parameters for ListExchanges.
 type ListExchangesParams struct {
 	// Search Case-insensitive text matched against symbol and name (at most 100 characters).
 	Search *Search `form:"search,omitempty" json:"search,omitempty"`
 
+	// Limit Records per page, 1..1000.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Offset Records skipped, 0 or more.
+	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
+}
+
+// GetExchangeParams defines parameters for GetExchange.
+type GetExchangeParams struct {
 	// Limit Records per page, 1..1000.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
@@ -1407,6 +1808,12 @@ type ExchangeTickersParams struct {
 	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
 }
 
+// FramesParams defines parameters for Frames.
+type FramesParams struct {
+	// Frame CY####, CY####Q# or CY####Q#I.
+	Frame string `form:"frame" json:"frame"`
+}
+
 // IndexInfoParams defines parameters for IndexInfo.
 type IndexInfoParams struct {
 	// Index A benchmark code of /v2/indexlist, e.g. GSPC.INDX.
@@ -1551,6 +1958,30 @@ type StockPriceParams struct {
 
 	// Exchange The ticker's exchange by acronym (NASDAQ) or MIC; another is 404.
 	Exchange *string `form:"exchange,omitempty" json:"exchange,omitempty"`
+}
+
+// SubmissionsParams defines parameters for Submissions.
+type SubmissionsParams struct {
+	// CikCode The CIK, 10 digits (or give cik_code_name).
+	CikCode *string `form:"cik_code,omitempty" json:"cik_code,omitempty"`
+
+	// CikCodeName CIK##########-submissions.json, SEC's file name.
+	CikCodeName *string `form:"cik_code_name,omitempty" json:"cik_code_name,omitempty"`
+
+	// ReportFrom First report date, YYYY-MM-DD.
+	ReportFrom *string `form:"report_from,omitempty" json:"report_from,omitempty"`
+
+	// ReportTo Last report date, YYYY-MM-DD.
+	ReportTo *string `form:"report_to,omitempty" json:"report_to,omitempty"`
+
+	// FilingFrom First filing date, YYYY-MM-DD.
+	FilingFrom *string `form:"filing_from,omitempty" json:"filing_from,omitempty"`
+
+	// FilingTo Last filing date, YYYY-MM-DD.
+	FilingTo *string `form:"filing_to,omitempty" json:"filing_to,omitempty"`
+
+	// AccessionNumber One filing's accession number.
+	AccessionNumber *string `form:"accession_number,omitempty" json:"accession_number,omitempty"`
 }
 
 // TickerInfoParams defines parameters for TickerInfo.
@@ -1785,50 +2216,68 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
-	// Bond One country's government bond yields. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// Bond One country's government bonds, one item per tenor, with the latest yield and its changes, computed from the imported yields.
+	//
+	// 403 function_access_restricted while no bond yields are loaded (import --kind bonds).
 	//
 	// Corresponds with GET /v2/bond (the `Bond` operationId).
-	Bond(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	Bond(ctx context.Context, params *BondParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// BondList The government bonds carried. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// BondList The countries whose government bond yields are loaded, by name, paged.
+	//
+	// 403 function_access_restricted while no bond yields are loaded (import --kind bonds).
 	//
 	// Corresponds with GET /v2/bondlist (the `BondList` operationId).
-	BondList(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	BondList(ctx context.Context, params *BondListParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// CikCode SEC EDGAR: companies by CIK. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// CikCode SEC EDGAR: the companies whose name contains the text, by name, paged.
+	//
+	// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 	//
 	// Corresponds with GET /v2/cik_code (the `CikCode` operationId).
-	CikCode(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CikCode(ctx context.Context, params *CikCodeParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// Commodities Commodity prices. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// Commodities A commodity's latest price, its day, week, month and year changes, and its last price in each quarter of 2025, computed from the imported commodity prices.
+	//
+	// 403 function_access_restricted while no commodity prices are loaded (import --kind commodities).
 	//
 	// Corresponds with GET /v2/commodities (the `Commodities` operationId).
-	Commodities(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	Commodities(ctx context.Context, params *CommoditiesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// CommoditiesHistory Commodity price history. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// CommoditiesHistory A commodity's prices in a date range, newest first, one per period of the frequency (the period's last price).
+	//
+	// 403 function_access_restricted while no commodity prices are loaded (import --kind commodities).
 	//
 	// Corresponds with GET /v2/commoditieshistory (the `CommoditiesHistory` operationId).
-	CommoditiesHistory(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CommoditiesHistory(ctx context.Context, params *CommoditiesHistoryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// CompanyFacts SEC EDGAR: a company's XBRL facts. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// CompanyFacts SEC EDGAR: every XBRL fact of a company, by taxonomy, concept and unit, as SEC's company-facts document holds them.
+	//
+	// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 	//
 	// Corresponds with GET /v2/company_facts (the `CompanyFacts` operationId).
-	CompanyFacts(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CompanyFacts(ctx context.Context, params *CompanyFactsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// CompanyName SEC EDGAR: a company's name by CIK. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// CompanyName SEC EDGAR: a company by its CIK, with its addresses, from its submissions.
+	//
+	// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 	//
 	// Corresponds with GET /v2/company_name (the `CompanyName` operationId).
-	CompanyName(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CompanyName(ctx context.Context, params *CompanyNameParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// CompanyRatings Analyst ratings of a company. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// CompanyRatings A company's analyst ratings, newest first, with their consensus (each analyst's latest rating answered), from the imported ratings.
+	//
+	// 403 function_access_restricted while no ratings are loaded (import --kind ratings).
 	//
 	// Corresponds with GET /v2/companyratings (the `CompanyRatings` operationId).
-	CompanyRatings(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CompanyRatings(ctx context.Context, params *CompanyRatingsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// Concept SEC EDGAR: one XBRL concept of a company (marketstack documents accounts_payable). Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// Concept SEC EDGAR: one us-gaap concept of a company, every unit. The concept is a us-gaap tag (AccountsPayableCurrent) or marketstack's name for it (accounts_payable).
+	//
+	// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 	//
 	// Corresponds with GET /v2/concept/{concept} (the `Concept` operationId).
-	Concept(ctx context.Context, concept string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	Concept(ctx context.Context, concept string, params *ConceptParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListCurrencies Currencies of the main exchanges, by code.
 	//
@@ -1857,21 +2306,27 @@ type ClientInterface interface {
 	// Corresponds with GET /v2/eod/{date} (the `EodOnDate` operationId).
 	EodOnDate(ctx context.Context, date Date, params *EodOnDateParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// EtfHoldings One ETF's holdings. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// EtfHoldings The newest holdings filing of an ETF whose report period ends in the date range, with its holdings in the order reported.
+	//
+	// 403 function_access_restricted while no ETF holdings are loaded (import --kind etfs).
 	//
 	// Corresponds with GET /v2/etfholdings (the `EtfHoldings` operationId).
-	EtfHoldings(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	EtfHoldings(ctx context.Context, params *EtfHoldingsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// EtfList The ETFs carried. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// EtfList The ETF tickers with loaded holdings filings, by ticker, paged.
+	//
+	// 403 function_access_restricted while no ETF holdings are loaded (import --kind etfs).
 	//
 	// Corresponds with GET /v2/etflist (the `EtfList` operationId).
-	EtfList(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	EtfList(ctx context.Context, params *EtfListParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListExchanges performs a GET /v2/exchanges (the `ListExchanges` operationId) request.
 	ListExchanges(ctx context.Context, params *ListExchangesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetExchange performs a GET /v2/exchanges/{mic} (the `GetExchange` operationId) request.
-	GetExchange(ctx context.Context, mic Mic, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// GetExchange One exchange, as a list of one (v2's ExchangesResponse, the envelope of /exchanges).
+	//
+	// Corresponds with GET /v2/exchanges/{mic} (the `GetExchange` operationId).
+	GetExchange(ctx context.Context, mic Mic, params *GetExchangeParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ExchangeEOD End-of-day records of symbols on one exchange, under the exchange object.
 	//
@@ -1908,10 +2363,12 @@ type ClientInterface interface {
 	// Corresponds with GET /v2/exchanges/{mic}/tickers (the `ExchangeTickers` operationId).
 	ExchangeTickers(ctx context.Context, mic Mic, params *ExchangeTickersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// Frames SEC EDGAR: one XBRL concept across companies for a period (marketstack documents accounts_payable). Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// Frames SEC EDGAR: one us-gaap concept across companies for a calendar frame (CY2024, CY2024Q4, CY2024Q4I), each company's fact that SEC assigned to the frame.
+	//
+	// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 	//
 	// Corresponds with GET /v2/frames/{concept}/{unit} (the `Frames` operationId).
-	Frames(ctx context.Context, concept string, unit string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	Frames(ctx context.Context, concept string, unit string, params *FramesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// IndexInfo One index's latest close and its day, week, month and year changes, computed from its end-of-day bars.
 	//
@@ -1948,10 +2405,12 @@ type ClientInterface interface {
 	// Corresponds with GET /v2/stockprice (the `StockPrice` operationId).
 	StockPrice(ctx context.Context, params *StockPriceParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// Submissions SEC EDGAR: a company's filings. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// Submissions SEC EDGAR: a company's submissions (SEC's document under marketstack's names), its recent filings filtered by report date, filing date and accession number.
+	//
+	// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 	//
 	// Corresponds with GET /v2/submissions (the `Submissions` operationId).
-	Submissions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	Submissions(ctx context.Context, params *SubmissionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// TickerInfo A ticker's detail in v2's shape; the company facts this service has no source for are null.
 	//
@@ -2008,11 +2467,13 @@ type ClientInterface interface {
 	ListTimezones(ctx context.Context, params *ListTimezonesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
-// Bond One country's government bond yields. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// Bond One country's government bonds, one item per tenor, with the latest yield and its changes, computed from the imported yields.
+//
+// 403 function_access_restricted while no bond yields are loaded (import --kind bonds).
 //
 // Corresponds with GET /v2/bond (the `Bond` operationId).
-func (c *Client) Bond(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewBondRequest(c.Server)
+func (c *Client) Bond(ctx context.Context, params *BondParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBondRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2023,11 +2484,13 @@ func (c *Client) Bond(ctx context.Context, reqEditors ...RequestEditorFn) (*http
 	return c.Client.Do(req)
 }
 
-// BondList The government bonds carried. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// BondList The countries whose government bond yields are loaded, by name, paged.
+//
+// 403 function_access_restricted while no bond yields are loaded (import --kind bonds).
 //
 // Corresponds with GET /v2/bondlist (the `BondList` operationId).
-func (c *Client) BondList(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewBondListRequest(c.Server)
+func (c *Client) BondList(ctx context.Context, params *BondListParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBondListRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2038,11 +2501,13 @@ func (c *Client) BondList(ctx context.Context, reqEditors ...RequestEditorFn) (*
 	return c.Client.Do(req)
 }
 
-// CikCode SEC EDGAR: companies by CIK. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// CikCode SEC EDGAR: the companies whose name contains the text, by name, paged.
+//
+// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 //
 // Corresponds with GET /v2/cik_code (the `CikCode` operationId).
-func (c *Client) CikCode(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCikCodeRequest(c.Server)
+func (c *Client) CikCode(ctx context.Context, params *CikCodeParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCikCodeRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2053,11 +2518,13 @@ func (c *Client) CikCode(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 	return c.Client.Do(req)
 }
 
-// Commodities Commodity prices. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// Commodities A commodity's latest price, its day, week, month and year changes, and its last price in each quarter of 2025, computed from the imported commodity prices.
+//
+// 403 function_access_restricted while no commodity prices are loaded (import --kind commodities).
 //
 // Corresponds with GET /v2/commodities (the `Commodities` operationId).
-func (c *Client) Commodities(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCommoditiesRequest(c.Server)
+func (c *Client) Commodities(ctx context.Context, params *CommoditiesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCommoditiesRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2068,11 +2535,13 @@ func (c *Client) Commodities(ctx context.Context, reqEditors ...RequestEditorFn)
 	return c.Client.Do(req)
 }
 
-// CommoditiesHistory Commodity price history. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// CommoditiesHistory A commodity's prices in a date range, newest first, one per period of the frequency (the period's last price).
+//
+// 403 function_access_restricted while no commodity prices are loaded (import --kind commodities).
 //
 // Corresponds with GET /v2/commoditieshistory (the `CommoditiesHistory` operationId).
-func (c *Client) CommoditiesHistory(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCommoditiesHistoryRequest(c.Server)
+func (c *Client) CommoditiesHistory(ctx context.Context, params *CommoditiesHistoryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCommoditiesHistoryRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2083,11 +2552,13 @@ func (c *Client) CommoditiesHistory(ctx context.Context, reqEditors ...RequestEd
 	return c.Client.Do(req)
 }
 
-// CompanyFacts SEC EDGAR: a company's XBRL facts. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// CompanyFacts SEC EDGAR: every XBRL fact of a company, by taxonomy, concept and unit, as SEC's company-facts document holds them.
+//
+// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 //
 // Corresponds with GET /v2/company_facts (the `CompanyFacts` operationId).
-func (c *Client) CompanyFacts(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCompanyFactsRequest(c.Server)
+func (c *Client) CompanyFacts(ctx context.Context, params *CompanyFactsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCompanyFactsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2098,11 +2569,13 @@ func (c *Client) CompanyFacts(ctx context.Context, reqEditors ...RequestEditorFn
 	return c.Client.Do(req)
 }
 
-// CompanyName SEC EDGAR: a company's name by CIK. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// CompanyName SEC EDGAR: a company by its CIK, with its addresses, from its submissions.
+//
+// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 //
 // Corresponds with GET /v2/company_name (the `CompanyName` operationId).
-func (c *Client) CompanyName(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCompanyNameRequest(c.Server)
+func (c *Client) CompanyName(ctx context.Context, params *CompanyNameParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCompanyNameRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2113,11 +2586,13 @@ func (c *Client) CompanyName(ctx context.Context, reqEditors ...RequestEditorFn)
 	return c.Client.Do(req)
 }
 
-// CompanyRatings Analyst ratings of a company. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// CompanyRatings A company's analyst ratings, newest first, with their consensus (each analyst's latest rating answered), from the imported ratings.
+//
+// 403 function_access_restricted while no ratings are loaded (import --kind ratings).
 //
 // Corresponds with GET /v2/companyratings (the `CompanyRatings` operationId).
-func (c *Client) CompanyRatings(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCompanyRatingsRequest(c.Server)
+func (c *Client) CompanyRatings(ctx context.Context, params *CompanyRatingsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCompanyRatingsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2128,11 +2603,13 @@ func (c *Client) CompanyRatings(ctx context.Context, reqEditors ...RequestEditor
 	return c.Client.Do(req)
 }
 
-// Concept SEC EDGAR: one XBRL concept of a company (marketstack documents accounts_payable). Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// Concept SEC EDGAR: one us-gaap concept of a company, every unit. The concept is a us-gaap tag (AccountsPayableCurrent) or marketstack's name for it (accounts_payable).
+//
+// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 //
 // Corresponds with GET /v2/concept/{concept} (the `Concept` operationId).
-func (c *Client) Concept(ctx context.Context, concept string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewConceptRequest(c.Server, concept)
+func (c *Client) Concept(ctx context.Context, concept string, params *ConceptParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewConceptRequest(c.Server, concept, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2220,11 +2697,13 @@ func (c *Client) EodOnDate(ctx context.Context, date Date, params *EodOnDatePara
 	return c.Client.Do(req)
 }
 
-// EtfHoldings One ETF's holdings. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// EtfHoldings The newest holdings filing of an ETF whose report period ends in the date range, with its holdings in the order reported.
+//
+// 403 function_access_restricted while no ETF holdings are loaded (import --kind etfs).
 //
 // Corresponds with GET /v2/etfholdings (the `EtfHoldings` operationId).
-func (c *Client) EtfHoldings(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewEtfHoldingsRequest(c.Server)
+func (c *Client) EtfHoldings(ctx context.Context, params *EtfHoldingsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEtfHoldingsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2235,11 +2714,13 @@ func (c *Client) EtfHoldings(ctx context.Context, reqEditors ...RequestEditorFn)
 	return c.Client.Do(req)
 }
 
-// EtfList The ETFs carried. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// EtfList The ETF tickers with loaded holdings filings, by ticker, paged.
+//
+// 403 function_access_restricted while no ETF holdings are loaded (import --kind etfs).
 //
 // Corresponds with GET /v2/etflist (the `EtfList` operationId).
-func (c *Client) EtfList(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewEtfListRequest(c.Server)
+func (c *Client) EtfList(ctx context.Context, params *EtfListParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEtfListRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2263,9 +2744,11 @@ func (c *Client) ListExchanges(ctx context.Context, params *ListExchangesParams,
 	return c.Client.Do(req)
 }
 
-// GetExchange performs a GET /v2/exchanges/{mic} (the `GetExchange` operationId) request.
-func (c *Client) GetExchange(ctx context.Context, mic Mic, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetExchangeRequest(c.Server, mic)
+// GetExchange One exchange, as a list of one (v2's ExchangesResponse, the envelope of /exchanges).
+//
+// Corresponds with GET /v2/exchanges/{mic} (the `GetExchange` operationId).
+func (c *Client) GetExchange(ctx context.Context, mic Mic, params *GetExchangeParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetExchangeRequest(c.Server, mic, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2381,11 +2864,13 @@ func (c *Client) ExchangeTickers(ctx context.Context, mic Mic, params *ExchangeT
 	return c.Client.Do(req)
 }
 
-// Frames SEC EDGAR: one XBRL concept across companies for a period (marketstack documents accounts_payable). Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// Frames SEC EDGAR: one us-gaap concept across companies for a calendar frame (CY2024, CY2024Q4, CY2024Q4I), each company's fact that SEC assigned to the frame.
+//
+// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 //
 // Corresponds with GET /v2/frames/{concept}/{unit} (the `Frames` operationId).
-func (c *Client) Frames(ctx context.Context, concept string, unit string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewFramesRequest(c.Server, concept, unit)
+func (c *Client) Frames(ctx context.Context, concept string, unit string, params *FramesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFramesRequest(c.Server, concept, unit, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2501,11 +2986,13 @@ func (c *Client) StockPrice(ctx context.Context, params *StockPriceParams, reqEd
 	return c.Client.Do(req)
 }
 
-// Submissions SEC EDGAR: a company's filings. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// Submissions SEC EDGAR: a company's submissions (SEC's document under marketstack's names), its recent filings filtered by report date, filing date and accession number.
+//
+// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 //
 // Corresponds with GET /v2/submissions (the `Submissions` operationId).
-func (c *Client) Submissions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSubmissionsRequest(c.Server)
+func (c *Client) Submissions(ctx context.Context, params *SubmissionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSubmissionsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2691,7 +3178,7 @@ func (c *Client) ListTimezones(ctx context.Context, params *ListTimezonesParams,
 }
 
 // NewBondRequest constructs an http.Request for the Bond method
-func NewBondRequest(server string) (*http.Request, error) {
+func NewBondRequest(server string, params *BondParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -2709,6 +3196,29 @@ func NewBondRequest(server string) (*http.Request, error) {
 		return nil, err
 	}
 
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "country", params.Country, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
@@ -2718,7 +3228,7 @@ func NewBondRequest(server string) (*http.Request, error) {
 }
 
 // NewBondListRequest constructs an http.Request for the BondList method
-func NewBondListRequest(server string) (*http.Request, error) {
+func NewBondListRequest(server string, params *BondListParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -2736,6 +3246,45 @@ func NewBondListRequest(server string) (*http.Request, error) {
 		return nil, err
 	}
 
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
@@ -2745,7 +3294,7 @@ func NewBondListRequest(server string) (*http.Request, error) {
 }
 
 // NewCikCodeRequest constructs an http.Request for the CikCode method
-func NewCikCodeRequest(server string) (*http.Request, error) {
+func NewCikCodeRequest(server string, params *CikCodeParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -2763,6 +3312,53 @@ func NewCikCodeRequest(server string) (*http.Request, error) {
 		return nil, err
 	}
 
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "company_name", params.CompanyName, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
@@ -2772,7 +3368,7 @@ func NewCikCodeRequest(server string) (*http.Request, error) {
 }
 
 // NewCommoditiesRequest constructs an http.Request for the Commodities method
-func NewCommoditiesRequest(server string) (*http.Request, error) {
+func NewCommoditiesRequest(server string, params *CommoditiesParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -2790,6 +3386,29 @@ func NewCommoditiesRequest(server string) (*http.Request, error) {
 		return nil, err
 	}
 
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "commodity_name", params.CommodityName, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
@@ -2799,7 +3418,7 @@ func NewCommoditiesRequest(server string) (*http.Request, error) {
 }
 
 // NewCommoditiesHistoryRequest constructs an http.Request for the CommoditiesHistory method
-func NewCommoditiesHistoryRequest(server string) (*http.Request, error) {
+func NewCommoditiesHistoryRequest(server string, params *CommoditiesHistoryParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -2817,6 +3436,65 @@ func NewCommoditiesHistoryRequest(server string) (*http.Request, error) {
 		return nil, err
 	}
 
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "commodity_name", params.CommodityName, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.DateFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_from", *params.DateFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.DateTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_to", *params.DateTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Frequency != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "frequency", *params.Frequency, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
@@ -2826,7 +3504,7 @@ func NewCommoditiesHistoryRequest(server string) (*http.Request, error) {
 }
 
 // NewCompanyFactsRequest constructs an http.Request for the CompanyFacts method
-func NewCompanyFactsRequest(server string) (*http.Request, error) {
+func NewCompanyFactsRequest(server string, params *CompanyFactsParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -2844,6 +3522,29 @@ func NewCompanyFactsRequest(server string) (*http.Request, error) {
 		return nil, err
 	}
 
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cik_code", params.CikCode, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
@@ -2853,7 +3554,7 @@ func NewCompanyFactsRequest(server string) (*http.Request, error) {
 }
 
 // NewCompanyNameRequest constructs an http.Request for the CompanyName method
-func NewCompanyNameRequest(server string) (*http.Request, error) {
+func NewCompanyNameRequest(server string, params *CompanyNameParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -2871,6 +3572,29 @@ func NewCompanyNameRequest(server string) (*http.Request, error) {
 		return nil, err
 	}
 
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cik_code", params.CikCode, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
@@ -2880,7 +3604,7 @@ func NewCompanyNameRequest(server string) (*http.Request, error) {
 }
 
 // NewCompanyRatingsRequest constructs an http.Request for the CompanyRatings method
-func NewCompanyRatingsRequest(server string) (*http.Request, error) {
+func NewCompanyRatingsRequest(server string, params *CompanyRatingsParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -2898,6 +3622,65 @@ func NewCompanyRatingsRequest(server string) (*http.Request, error) {
 		return nil, err
 	}
 
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ticker", params.Ticker, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.DateFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_from", *params.DateFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.DateTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_to", *params.DateTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Rated != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "rated", *params.Rated, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
@@ -2907,7 +3690,7 @@ func NewCompanyRatingsRequest(server string) (*http.Request, error) {
 }
 
 // NewConceptRequest constructs an http.Request for the Concept method
-func NewConceptRequest(server string, concept string) (*http.Request, error) {
+func NewConceptRequest(server string, concept string, params *ConceptParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -2930,6 +3713,29 @@ func NewConceptRequest(server string, concept string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cik_code", params.CikCode, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -3466,7 +4272,7 @@ func NewEodOnDateRequest(server string, date Date, params *EodOnDateParams) (*ht
 }
 
 // NewEtfHoldingsRequest constructs an http.Request for the EtfHoldings method
-func NewEtfHoldingsRequest(server string) (*http.Request, error) {
+func NewEtfHoldingsRequest(server string, params *EtfHoldingsParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -3484,6 +4290,53 @@ func NewEtfHoldingsRequest(server string) (*http.Request, error) {
 		return nil, err
 	}
 
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "ticker", params.Ticker, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.DateFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_from", *params.DateFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.DateTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "date_to", *params.DateTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
@@ -3493,7 +4346,7 @@ func NewEtfHoldingsRequest(server string) (*http.Request, error) {
 }
 
 // NewEtfListRequest constructs an http.Request for the EtfList method
-func NewEtfListRequest(server string) (*http.Request, error) {
+func NewEtfListRequest(server string, params *EtfListParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -3509,6 +4362,57 @@ func NewEtfListRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.List != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "list", *params.List, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -3598,7 +4502,7 @@ func NewListExchangesRequest(server string, params *ListExchangesParams) (*http.
 }
 
 // NewGetExchangeRequest constructs an http.Request for the GetExchange method
-func NewGetExchangeRequest(server string, mic Mic) (*http.Request, error) {
+func NewGetExchangeRequest(server string, mic Mic, params *GetExchangeParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -3621,6 +4525,45 @@ func NewGetExchangeRequest(server string, mic Mic) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -4445,7 +5388,7 @@ func NewExchangeTickersRequest(server string, mic Mic, params *ExchangeTickersPa
 }
 
 // NewFramesRequest constructs an http.Request for the Frames method
-func NewFramesRequest(server string, concept string, unit string) (*http.Request, error) {
+func NewFramesRequest(server string, concept string, unit string, params *FramesParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -4475,6 +5418,29 @@ func NewFramesRequest(server string, concept string, unit string) (*http.Request
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "frame", params.Frame, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -5195,7 +6161,7 @@ func NewStockPriceRequest(server string, params *StockPriceParams) (*http.Reques
 }
 
 // NewSubmissionsRequest constructs an http.Request for the Submissions method
-func NewSubmissionsRequest(server string) (*http.Request, error) {
+func NewSubmissionsRequest(server string, params *SubmissionsParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -5211,6 +6177,105 @@ func NewSubmissionsRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.CikCode != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cik_code", *params.CikCode, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CikCodeName != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cik_code_name", *params.CikCodeName, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ReportFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "report_from", *params.ReportFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ReportTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "report_to", *params.ReportTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.FilingFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "filing_from", *params.FilingFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.FilingTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "filing_to", *params.FilingTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.AccessionNumber != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "accession_number", *params.AccessionNumber, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -6253,68 +7318,86 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
-	// BondWithResponse One country's government bond yields. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// BondWithResponse One country's government bonds, one item per tenor, with the latest yield and its changes, computed from the imported yields.
+	//
+	// 403 function_access_restricted while no bond yields are loaded (import --kind bonds).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v2/bond (the `Bond` operationId).
-	BondWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*BondResponse, error)
+	BondWithResponse(ctx context.Context, params *BondParams, reqEditors ...RequestEditorFn) (*BondResponse, error)
 
-	// BondListWithResponse The government bonds carried. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// BondListWithResponse The countries whose government bond yields are loaded, by name, paged.
+	//
+	// 403 function_access_restricted while no bond yields are loaded (import --kind bonds).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v2/bondlist (the `BondList` operationId).
-	BondListWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*BondListResponse, error)
+	BondListWithResponse(ctx context.Context, params *BondListParams, reqEditors ...RequestEditorFn) (*BondListResponse, error)
 
-	// CikCodeWithResponse SEC EDGAR: companies by CIK. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// CikCodeWithResponse SEC EDGAR: the companies whose name contains the text, by name, paged.
+	//
+	// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v2/cik_code (the `CikCode` operationId).
-	CikCodeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*CikCodeResponse, error)
+	CikCodeWithResponse(ctx context.Context, params *CikCodeParams, reqEditors ...RequestEditorFn) (*CikCodeResponse, error)
 
-	// CommoditiesWithResponse Commodity prices. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// CommoditiesWithResponse A commodity's latest price, its day, week, month and year changes, and its last price in each quarter of 2025, computed from the imported commodity prices.
+	//
+	// 403 function_access_restricted while no commodity prices are loaded (import --kind commodities).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v2/commodities (the `Commodities` operationId).
-	CommoditiesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*CommoditiesResponse, error)
+	CommoditiesWithResponse(ctx context.Context, params *CommoditiesParams, reqEditors ...RequestEditorFn) (*CommoditiesResponse, error)
 
-	// CommoditiesHistoryWithResponse Commodity price history. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// CommoditiesHistoryWithResponse A commodity's prices in a date range, newest first, one per period of the frequency (the period's last price).
+	//
+	// 403 function_access_restricted while no commodity prices are loaded (import --kind commodities).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v2/commoditieshistory (the `CommoditiesHistory` operationId).
-	CommoditiesHistoryWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*CommoditiesHistoryResponse, error)
+	CommoditiesHistoryWithResponse(ctx context.Context, params *CommoditiesHistoryParams, reqEditors ...RequestEditorFn) (*CommoditiesHistoryResponse, error)
 
-	// CompanyFactsWithResponse SEC EDGAR: a company's XBRL facts. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// CompanyFactsWithResponse SEC EDGAR: every XBRL fact of a company, by taxonomy, concept and unit, as SEC's company-facts document holds them.
+	//
+	// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v2/company_facts (the `CompanyFacts` operationId).
-	CompanyFactsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*CompanyFactsResponse, error)
+	CompanyFactsWithResponse(ctx context.Context, params *CompanyFactsParams, reqEditors ...RequestEditorFn) (*CompanyFactsResponse, error)
 
-	// CompanyNameWithResponse SEC EDGAR: a company's name by CIK. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// CompanyNameWithResponse SEC EDGAR: a company by its CIK, with its addresses, from its submissions.
+	//
+	// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v2/company_name (the `CompanyName` operationId).
-	CompanyNameWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*CompanyNameResponse, error)
+	CompanyNameWithResponse(ctx context.Context, params *CompanyNameParams, reqEditors ...RequestEditorFn) (*CompanyNameResponse, error)
 
-	// CompanyRatingsWithResponse Analyst ratings of a company. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// CompanyRatingsWithResponse A company's analyst ratings, newest first, with their consensus (each analyst's latest rating answered), from the imported ratings.
+	//
+	// 403 function_access_restricted while no ratings are loaded (import --kind ratings).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v2/companyratings (the `CompanyRatings` operationId).
-	CompanyRatingsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*CompanyRatingsResponse, error)
+	CompanyRatingsWithResponse(ctx context.Context, params *CompanyRatingsParams, reqEditors ...RequestEditorFn) (*CompanyRatingsResponse, error)
 
-	// ConceptWithResponse SEC EDGAR: one XBRL concept of a company (marketstack documents accounts_payable). Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// ConceptWithResponse SEC EDGAR: one us-gaap concept of a company, every unit. The concept is a us-gaap tag (AccountsPayableCurrent) or marketstack's name for it (accounts_payable).
+	//
+	// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v2/concept/{concept} (the `Concept` operationId).
-	ConceptWithResponse(ctx context.Context, concept string, reqEditors ...RequestEditorFn) (*ConceptResponse, error)
+	ConceptWithResponse(ctx context.Context, concept string, params *ConceptParams, reqEditors ...RequestEditorFn) (*ConceptResponse, error)
 
 	// ListCurrenciesWithResponse Currencies of the main exchanges, by code.
 	//
@@ -6353,29 +7436,35 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v2/eod/{date} (the `EodOnDate` operationId).
 	EodOnDateWithResponse(ctx context.Context, date Date, params *EodOnDateParams, reqEditors ...RequestEditorFn) (*EodOnDateResponse, error)
 
-	// EtfHoldingsWithResponse One ETF's holdings. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// EtfHoldingsWithResponse The newest holdings filing of an ETF whose report period ends in the date range, with its holdings in the order reported.
+	//
+	// 403 function_access_restricted while no ETF holdings are loaded (import --kind etfs).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v2/etfholdings (the `EtfHoldings` operationId).
-	EtfHoldingsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*EtfHoldingsResponse, error)
+	EtfHoldingsWithResponse(ctx context.Context, params *EtfHoldingsParams, reqEditors ...RequestEditorFn) (*EtfHoldingsResponse, error)
 
-	// EtfListWithResponse The ETFs carried. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// EtfListWithResponse The ETF tickers with loaded holdings filings, by ticker, paged.
+	//
+	// 403 function_access_restricted while no ETF holdings are loaded (import --kind etfs).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v2/etflist (the `EtfList` operationId).
-	EtfListWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*EtfListResponse, error)
+	EtfListWithResponse(ctx context.Context, params *EtfListParams, reqEditors ...RequestEditorFn) (*EtfListResponse, error)
 
 	// ListExchangesWithResponse performs a GET /v2/exchanges (the `ListExchanges` operationId) request.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	ListExchangesWithResponse(ctx context.Context, params *ListExchangesParams, reqEditors ...RequestEditorFn) (*ListExchangesResponse, error)
 
-	// GetExchangeWithResponse performs a GET /v2/exchanges/{mic} (the `GetExchange` operationId) request.
+	// GetExchangeWithResponse One exchange, as a list of one (v2's ExchangesResponse, the envelope of /exchanges).
 	//
 	// Returns a wrapper object for the known response body format(s).
-	GetExchangeWithResponse(ctx context.Context, mic Mic, reqEditors ...RequestEditorFn) (*GetExchangeResponse, error)
+	//
+	// Corresponds with GET /v2/exchanges/{mic} (the `GetExchange` operationId).
+	GetExchangeWithResponse(ctx context.Context, mic Mic, params *GetExchangeParams, reqEditors ...RequestEditorFn) (*GetExchangeResponse, error)
 
 	// ExchangeEODWithResponse End-of-day records of symbols on one exchange, under the exchange object.
 	//
@@ -6426,12 +7515,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v2/exchanges/{mic}/tickers (the `ExchangeTickers` operationId).
 	ExchangeTickersWithResponse(ctx context.Context, mic Mic, params *ExchangeTickersParams, reqEditors ...RequestEditorFn) (*ExchangeTickersResponse, error)
 
-	// FramesWithResponse SEC EDGAR: one XBRL concept across companies for a period (marketstack documents accounts_payable). Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// FramesWithResponse SEC EDGAR: one us-gaap concept across companies for a calendar frame (CY2024, CY2024Q4, CY2024Q4I), each company's fact that SEC assigned to the frame.
+	//
+	// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v2/frames/{concept}/{unit} (the `Frames` operationId).
-	FramesWithResponse(ctx context.Context, concept string, unit string, reqEditors ...RequestEditorFn) (*FramesResponse, error)
+	FramesWithResponse(ctx context.Context, concept string, unit string, params *FramesParams, reqEditors ...RequestEditorFn) (*FramesResponse, error)
 
 	// IndexInfoWithResponse One index's latest close and its day, week, month and year changes, computed from its end-of-day bars.
 	//
@@ -6482,12 +7573,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v2/stockprice (the `StockPrice` operationId).
 	StockPriceWithResponse(ctx context.Context, params *StockPriceParams, reqEditors ...RequestEditorFn) (*StockPriceResponse, error)
 
-	// SubmissionsWithResponse SEC EDGAR: a company's filings. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+	// SubmissionsWithResponse SEC EDGAR: a company's submissions (SEC's document under marketstack's names), its recent filings filtered by report date, filing date and accession number.
+	//
+	// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v2/submissions (the `Submissions` operationId).
-	SubmissionsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*SubmissionsResponse, error)
+	SubmissionsWithResponse(ctx context.Context, params *SubmissionsParams, reqEditors ...RequestEditorFn) (*SubmissionsResponse, error)
 
 	// TickerInfoWithResponse A ticker's detail in v2's shape; the company facts this service has no source for are null.
 	//
@@ -6576,16 +7669,35 @@ type BondResponse429Headers struct {
 type BondResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data       []Bond     `json:"data"`
+		Pagination Pagination `json:"pagination"`
+	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorResponse
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *BondResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r BondResponse) GetJSON200() *struct {
+	Data       []Bond     `json:"data"`
+	Pagination Pagination `json:"pagination"`
+} {
+	return r.JSON200
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -6598,6 +7710,16 @@ func (r BondResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r BondResponse) GetJSON404() *ErrorResponse {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r BondResponse) GetJSON422() *ErrorResponse {
+	return r.JSON422
+}
+
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r BondResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
@@ -6606,6 +7728,11 @@ func (r BondResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r BondResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r BondResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6645,16 +7772,39 @@ type BondListResponse429Headers struct {
 type BondListResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []struct {
+			// Country lower case, as /v2/bond?country= takes it
+			Country string `json:"country"`
+		} `json:"data"`
+		Pagination Pagination `json:"pagination"`
+	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorResponse
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *BondListResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r BondListResponse) GetJSON200() *struct {
+	Data []struct {
+		// Country lower case, as /v2/bond?country= takes it
+		Country string `json:"country"`
+	} `json:"data"`
+	Pagination Pagination `json:"pagination"`
+} {
+	return r.JSON200
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -6667,6 +7817,11 @@ func (r BondListResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r BondListResponse) GetJSON422() *ErrorResponse {
+	return r.JSON422
+}
+
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r BondListResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
@@ -6675,6 +7830,11 @@ func (r BondListResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r BondListResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r BondListResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6714,16 +7874,35 @@ type CikCodeResponse429Headers struct {
 type CikCodeResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data       []EDGARCompany `json:"data"`
+		Pagination Pagination     `json:"pagination"`
+	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorResponse
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CikCodeResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CikCodeResponse) GetJSON200() *struct {
+	Data       []EDGARCompany `json:"data"`
+	Pagination Pagination     `json:"pagination"`
+} {
+	return r.JSON200
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -6736,6 +7915,16 @@ func (r CikCodeResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CikCodeResponse) GetJSON404() *ErrorResponse {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CikCodeResponse) GetJSON422() *ErrorResponse {
+	return r.JSON422
+}
+
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r CikCodeResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
@@ -6744,6 +7933,11 @@ func (r CikCodeResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CikCodeResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CikCodeResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6783,16 +7977,33 @@ type CommoditiesResponse429Headers struct {
 type CommoditiesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []Commodity `json:"data"`
+	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorResponse
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CommoditiesResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CommoditiesResponse) GetJSON200() *struct {
+	Data []Commodity `json:"data"`
+} {
+	return r.JSON200
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -6805,6 +8016,16 @@ func (r CommoditiesResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CommoditiesResponse) GetJSON404() *ErrorResponse {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CommoditiesResponse) GetJSON422() *ErrorResponse {
+	return r.JSON422
+}
+
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r CommoditiesResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
@@ -6813,6 +8034,11 @@ func (r CommoditiesResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CommoditiesResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CommoditiesResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6852,16 +8078,63 @@ type CommoditiesHistoryResponse429Headers struct {
 type CommoditiesHistoryResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Result struct {
+			Basics struct {
+				Frequency CommoditiesHistory200JSONResponseBodyResultBasicsFrequency `json:"frequency"`
+			} `json:"basics"`
+			Data []struct {
+				CommodityName   string `json:"commodity_name"`
+				CommodityPrices []struct {
+					// CommodityPrice the price as a decimal string
+					CommodityPrice string `json:"commodity_price"`
+
+					// Date YYYY-MM for monthly, else the price's day YYYY-MM-DD
+					Date string `json:"date"`
+				} `json:"commodity_prices"`
+				CommodityUnit string `json:"commodity_unit"`
+			} `json:"data"`
+		} `json:"result"`
+	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorResponse
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CommoditiesHistoryResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CommoditiesHistoryResponse) GetJSON200() *struct {
+	Result struct {
+		Basics struct {
+			Frequency CommoditiesHistory200JSONResponseBodyResultBasicsFrequency `json:"frequency"`
+		} `json:"basics"`
+		Data []struct {
+			CommodityName   string `json:"commodity_name"`
+			CommodityPrices []struct {
+				// CommodityPrice the price as a decimal string
+				CommodityPrice string `json:"commodity_price"`
+
+				// Date YYYY-MM for monthly, else the price's day YYYY-MM-DD
+				Date string `json:"date"`
+			} `json:"commodity_prices"`
+			CommodityUnit string `json:"commodity_unit"`
+		} `json:"data"`
+	} `json:"result"`
+} {
+	return r.JSON200
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -6874,6 +8147,16 @@ func (r CommoditiesHistoryResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CommoditiesHistoryResponse) GetJSON404() *ErrorResponse {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CommoditiesHistoryResponse) GetJSON422() *ErrorResponse {
+	return r.JSON422
+}
+
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r CommoditiesHistoryResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
@@ -6882,6 +8165,11 @@ func (r CommoditiesHistoryResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CommoditiesHistoryResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CommoditiesHistoryResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6921,16 +8209,41 @@ type CompanyFactsResponse429Headers struct {
 type CompanyFactsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data struct {
+			Cik         int                                `json:"cik"`
+			CompanyName string                             `json:"company_name"`
+			Facts       map[string]map[string]EDGARConcept `json:"facts"`
+		} `json:"data"`
+	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorResponse
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CompanyFactsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CompanyFactsResponse) GetJSON200() *struct {
+	Data struct {
+		Cik         int                                `json:"cik"`
+		CompanyName string                             `json:"company_name"`
+		Facts       map[string]map[string]EDGARConcept `json:"facts"`
+	} `json:"data"`
+} {
+	return r.JSON200
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -6943,6 +8256,16 @@ func (r CompanyFactsResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CompanyFactsResponse) GetJSON404() *ErrorResponse {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CompanyFactsResponse) GetJSON422() *ErrorResponse {
+	return r.JSON422
+}
+
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r CompanyFactsResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
@@ -6951,6 +8274,11 @@ func (r CompanyFactsResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CompanyFactsResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CompanyFactsResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6990,16 +8318,61 @@ type CompanyNameResponse429Headers struct {
 type CompanyNameResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Addresses struct {
+			Business map[string]interface{} `json:"business"`
+			Mailing  map[string]interface{} `json:"mailing"`
+		} `json:"addresses"`
+		Data []struct {
+			Incorporationstate *string `json:"Incorporationstate"`
+
+			// CikCode ten digits
+			CikCode        string  `json:"cik_code"`
+			CompanyName    string  `json:"company_name"`
+			Ein            *string `json:"ein"`
+			Phone          *string `json:"phone"`
+			Sic            *string `json:"sic"`
+			SicDescription *string `json:"sic_description"`
+		} `json:"data"`
+	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorResponse
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CompanyNameResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CompanyNameResponse) GetJSON200() *struct {
+	Addresses struct {
+		Business map[string]interface{} `json:"business"`
+		Mailing  map[string]interface{} `json:"mailing"`
+	} `json:"addresses"`
+	Data []struct {
+		Incorporationstate *string `json:"Incorporationstate"`
+
+		// CikCode ten digits
+		CikCode        string  `json:"cik_code"`
+		CompanyName    string  `json:"company_name"`
+		Ein            *string `json:"ein"`
+		Phone          *string `json:"phone"`
+		Sic            *string `json:"sic"`
+		SicDescription *string `json:"sic_description"`
+	} `json:"data"`
+} {
+	return r.JSON200
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -7012,6 +8385,16 @@ func (r CompanyNameResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CompanyNameResponse) GetJSON404() *ErrorResponse {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CompanyNameResponse) GetJSON422() *ErrorResponse {
+	return r.JSON422
+}
+
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r CompanyNameResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
@@ -7020,6 +8403,11 @@ func (r CompanyNameResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CompanyNameResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CompanyNameResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -7059,16 +8447,63 @@ type CompanyRatingsResponse429Headers struct {
 type CompanyRatingsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Result struct {
+			Basics struct {
+				CompanyName string `json:"company_name"`
+				Ticker      string `json:"ticker"`
+			} `json:"basics"`
+			Output struct {
+				// AnalystConsensus Over each analyst's latest rating among those answered; counts and prices as strings. stock_price is always null (the ratings carry no price); the conclusion (the most frequent rating, Hold on a tie), the price targets' average, highest and lowest and the date are null when no rating is answered or none gave a target.
+				AnalystConsensus RatingConsensus `json:"analyst_consensus"`
+				Analysts         []AnalystRating `json:"analysts"`
+			} `json:"output"`
+		} `json:"result"`
+		Status struct {
+			Code    int    `json:"code"`
+			Details string `json:"details"`
+			Message string `json:"message"`
+		} `json:"status"`
+	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorResponse
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CompanyRatingsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CompanyRatingsResponse) GetJSON200() *struct {
+	Result struct {
+		Basics struct {
+			CompanyName string `json:"company_name"`
+			Ticker      string `json:"ticker"`
+		} `json:"basics"`
+		Output struct {
+			// AnalystConsensus Over each analyst's latest rating among those answered; counts and prices as strings. stock_price is always null (the ratings carry no price); the conclusion (the most frequent rating, Hold on a tie), the price targets' average, highest and lowest and the date are null when no rating is answered or none gave a target.
+			AnalystConsensus RatingConsensus `json:"analyst_consensus"`
+			Analysts         []AnalystRating `json:"analysts"`
+		} `json:"output"`
+	} `json:"result"`
+	Status struct {
+		Code    int    `json:"code"`
+		Details string `json:"details"`
+		Message string `json:"message"`
+	} `json:"status"`
+} {
+	return r.JSON200
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -7081,6 +8516,16 @@ func (r CompanyRatingsResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CompanyRatingsResponse) GetJSON404() *ErrorResponse {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CompanyRatingsResponse) GetJSON422() *ErrorResponse {
+	return r.JSON422
+}
+
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r CompanyRatingsResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
@@ -7089,6 +8534,11 @@ func (r CompanyRatingsResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CompanyRatingsResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CompanyRatingsResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -7128,16 +8578,41 @@ type ConceptResponse429Headers struct {
 type ConceptResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data struct {
+			Cik         int                     `json:"cik"`
+			CompanyName string                  `json:"company_name"`
+			UsGaap      map[string]EDGARConcept `json:"us-gaap"`
+		} `json:"data"`
+	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorResponse
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ConceptResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ConceptResponse) GetJSON200() *struct {
+	Data struct {
+		Cik         int                     `json:"cik"`
+		CompanyName string                  `json:"company_name"`
+		UsGaap      map[string]EDGARConcept `json:"us-gaap"`
+	} `json:"data"`
+} {
+	return r.JSON200
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -7150,6 +8625,16 @@ func (r ConceptResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ConceptResponse) GetJSON404() *ErrorResponse {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ConceptResponse) GetJSON422() *ErrorResponse {
+	return r.JSON422
+}
+
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r ConceptResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
@@ -7158,6 +8643,11 @@ func (r ConceptResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ConceptResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ConceptResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -7681,16 +9171,89 @@ type EtfHoldingsResponse429Headers struct {
 type EtfHoldingsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Basics struct {
+			Cik        *string `json:"cik"`
+			FileNumber *string `json:"file_number"`
+			FundName   *string `json:"fund_name"`
+			RegLei     *string `json:"reg_lei"`
+		} `json:"basics"`
+		Output struct {
+			Attributes struct {
+				DateReportPeriod *string `json:"date_report_period"`
+				EndReportPeriod  string  `json:"end_report_period"`
+				FinalFiling      bool    `json:"final_filing"`
+				Isin             *string `json:"isin"`
+				SeriesId         *string `json:"series_id"`
+				SeriesLei        *string `json:"series_lei"`
+				SeriesName       *string `json:"series_name"`
+				Ticker           string  `json:"ticker"`
+			} `json:"attributes"`
+			Holdings []struct {
+				// InvestmentSecurity A holding as the filing reports it; balance, value_usd and percent_value are decimal strings.
+				InvestmentSecurity ETFSecurity `json:"investment_security"`
+			} `json:"holdings"`
+			Signature struct {
+				DateSigned      *string `json:"date_signed"`
+				NameOfApplicant *string `json:"name_of_applicant"`
+				Signature       *string `json:"signature"`
+				SignerName      *string `json:"signer_name"`
+				Title           *string `json:"title"`
+			} `json:"signature"`
+		} `json:"output"`
+	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorResponse
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *EtfHoldingsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r EtfHoldingsResponse) GetJSON200() *struct {
+	Basics struct {
+		Cik        *string `json:"cik"`
+		FileNumber *string `json:"file_number"`
+		FundName   *string `json:"fund_name"`
+		RegLei     *string `json:"reg_lei"`
+	} `json:"basics"`
+	Output struct {
+		Attributes struct {
+			DateReportPeriod *string `json:"date_report_period"`
+			EndReportPeriod  string  `json:"end_report_period"`
+			FinalFiling      bool    `json:"final_filing"`
+			Isin             *string `json:"isin"`
+			SeriesId         *string `json:"series_id"`
+			SeriesLei        *string `json:"series_lei"`
+			SeriesName       *string `json:"series_name"`
+			Ticker           string  `json:"ticker"`
+		} `json:"attributes"`
+		Holdings []struct {
+			// InvestmentSecurity A holding as the filing reports it; balance, value_usd and percent_value are decimal strings.
+			InvestmentSecurity ETFSecurity `json:"investment_security"`
+		} `json:"holdings"`
+		Signature struct {
+			DateSigned      *string `json:"date_signed"`
+			NameOfApplicant *string `json:"name_of_applicant"`
+			Signature       *string `json:"signature"`
+			SignerName      *string `json:"signer_name"`
+			Title           *string `json:"title"`
+		} `json:"signature"`
+	} `json:"output"`
+} {
+	return r.JSON200
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -7703,6 +9266,16 @@ func (r EtfHoldingsResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r EtfHoldingsResponse) GetJSON404() *ErrorResponse {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r EtfHoldingsResponse) GetJSON422() *ErrorResponse {
+	return r.JSON422
+}
+
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r EtfHoldingsResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
@@ -7711,6 +9284,11 @@ func (r EtfHoldingsResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r EtfHoldingsResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r EtfHoldingsResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -7750,16 +9328,37 @@ type EtfListResponse429Headers struct {
 type EtfListResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []struct {
+			Ticker string `json:"ticker"`
+		} `json:"data"`
+		Pagination Pagination `json:"pagination"`
+	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorResponse
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *EtfListResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r EtfListResponse) GetJSON200() *struct {
+	Data []struct {
+		Ticker string `json:"ticker"`
+	} `json:"data"`
+	Pagination Pagination `json:"pagination"`
+} {
+	return r.JSON200
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -7772,6 +9371,11 @@ func (r EtfListResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r EtfListResponse) GetJSON422() *ErrorResponse {
+	return r.JSON422
+}
+
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r EtfListResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
@@ -7780,6 +9384,11 @@ func (r EtfListResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r EtfListResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r EtfListResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -7916,13 +9525,18 @@ type GetExchangeResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *Exchange
+	JSON200 *struct {
+		Data       []Exchange `json:"data"`
+		Pagination Pagination `json:"pagination"`
+	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorResponse
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *ErrorResponse
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -7934,7 +9548,10 @@ type GetExchangeResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetExchangeResponse) GetJSON200() *Exchange {
+func (r GetExchangeResponse) GetJSON200() *struct {
+	Data       []Exchange `json:"data"`
+	Pagination Pagination `json:"pagination"`
+} {
 	return r.JSON200
 }
 
@@ -7951,6 +9568,11 @@ func (r GetExchangeResponse) GetJSON403() *ErrorResponse {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetExchangeResponse) GetJSON404() *ErrorResponse {
 	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetExchangeResponse) GetJSON422() *ErrorResponse {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -8711,16 +10333,63 @@ type FramesResponse429Headers struct {
 type FramesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data struct {
+			Ccp         string `json:"ccp"`
+			Description string `json:"description"`
+			FrameData   []struct {
+				Accn       string  `json:"accn"`
+				Cik        int     `json:"cik"`
+				End        string  `json:"end"`
+				EntityName string  `json:"entityName"`
+				Val        float64 `json:"val"`
+			} `json:"frame_data"`
+			Label    string `json:"label"`
+			Tag      string `json:"tag"`
+			Taxonomy string `json:"taxonomy"`
+			Uom      string `json:"uom"`
+		} `json:"data"`
+		Pagination Pagination `json:"pagination"`
+	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorResponse
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *FramesResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r FramesResponse) GetJSON200() *struct {
+	Data struct {
+		Ccp         string `json:"ccp"`
+		Description string `json:"description"`
+		FrameData   []struct {
+			Accn       string  `json:"accn"`
+			Cik        int     `json:"cik"`
+			End        string  `json:"end"`
+			EntityName string  `json:"entityName"`
+			Val        float64 `json:"val"`
+		} `json:"frame_data"`
+		Label    string `json:"label"`
+		Tag      string `json:"tag"`
+		Taxonomy string `json:"taxonomy"`
+		Uom      string `json:"uom"`
+	} `json:"data"`
+	Pagination Pagination `json:"pagination"`
+} {
+	return r.JSON200
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -8733,6 +10402,16 @@ func (r FramesResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r FramesResponse) GetJSON404() *ErrorResponse {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r FramesResponse) GetJSON422() *ErrorResponse {
+	return r.JSON422
+}
+
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r FramesResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
@@ -8741,6 +10420,11 @@ func (r FramesResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r FramesResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r FramesResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -9459,16 +11143,55 @@ type SubmissionsResponse429Headers struct {
 type SubmissionsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data struct {
+			Addresses map[string]interface{} `json:"addresses"`
+			Cik       string                 `json:"cik"`
+			Exchanges []*string              `json:"exchanges"`
+			Filings   struct {
+				Files  []map[string]interface{} `json:"files"`
+				Recent map[string][]interface{} `json:"recent"`
+			} `json:"filings"`
+			FormerNames []map[string]interface{} `json:"former_Names"`
+			Name        string                   `json:"name"`
+			Tickers     []string                 `json:"tickers"`
+		} `json:"data"`
+	}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ErrorResponse
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorResponse
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorResponse
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ErrorResponse
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorResponse
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *SubmissionsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SubmissionsResponse) GetJSON200() *struct {
+	Data struct {
+		Addresses map[string]interface{} `json:"addresses"`
+		Cik       string                 `json:"cik"`
+		Exchanges []*string              `json:"exchanges"`
+		Filings   struct {
+			Files  []map[string]interface{} `json:"files"`
+			Recent map[string][]interface{} `json:"recent"`
+		} `json:"filings"`
+		FormerNames []map[string]interface{} `json:"former_Names"`
+		Name        string                   `json:"name"`
+		Tickers     []string                 `json:"tickers"`
+	} `json:"data"`
+} {
+	return r.JSON200
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -9481,6 +11204,16 @@ func (r SubmissionsResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
 }
 
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r SubmissionsResponse) GetJSON404() *ErrorResponse {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r SubmissionsResponse) GetJSON422() *ErrorResponse {
+	return r.JSON422
+}
+
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r SubmissionsResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
@@ -9489,6 +11222,11 @@ func (r SubmissionsResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r SubmissionsResponse) GetJSON500() *ErrorResponse {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SubmissionsResponse) GetJSON503() *ErrorResponse {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -10713,117 +12451,135 @@ func (r ListTimezonesResponse) ContentType() string {
 	return ""
 }
 
-// BondWithResponse One country's government bond yields. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// BondWithResponse One country's government bonds, one item per tenor, with the latest yield and its changes, computed from the imported yields.
+//
+// 403 function_access_restricted while no bond yields are loaded (import --kind bonds).
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v2/bond (the `Bond` operationId).
-func (c *ClientWithResponses) BondWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*BondResponse, error) {
-	rsp, err := c.Bond(ctx, reqEditors...)
+func (c *ClientWithResponses) BondWithResponse(ctx context.Context, params *BondParams, reqEditors ...RequestEditorFn) (*BondResponse, error) {
+	rsp, err := c.Bond(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
 	return ParseBondResponse(rsp)
 }
 
-// BondListWithResponse The government bonds carried. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// BondListWithResponse The countries whose government bond yields are loaded, by name, paged.
+//
+// 403 function_access_restricted while no bond yields are loaded (import --kind bonds).
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v2/bondlist (the `BondList` operationId).
-func (c *ClientWithResponses) BondListWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*BondListResponse, error) {
-	rsp, err := c.BondList(ctx, reqEditors...)
+func (c *ClientWithResponses) BondListWithResponse(ctx context.Context, params *BondListParams, reqEditors ...RequestEditorFn) (*BondListResponse, error) {
+	rsp, err := c.BondList(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
 	return ParseBondListResponse(rsp)
 }
 
-// CikCodeWithResponse SEC EDGAR: companies by CIK. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// CikCodeWithResponse SEC EDGAR: the companies whose name contains the text, by name, paged.
+//
+// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v2/cik_code (the `CikCode` operationId).
-func (c *ClientWithResponses) CikCodeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*CikCodeResponse, error) {
-	rsp, err := c.CikCode(ctx, reqEditors...)
+func (c *ClientWithResponses) CikCodeWithResponse(ctx context.Context, params *CikCodeParams, reqEditors ...RequestEditorFn) (*CikCodeResponse, error) {
+	rsp, err := c.CikCode(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
 	return ParseCikCodeResponse(rsp)
 }
 
-// CommoditiesWithResponse Commodity prices. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// CommoditiesWithResponse A commodity's latest price, its day, week, month and year changes, and its last price in each quarter of 2025, computed from the imported commodity prices.
+//
+// 403 function_access_restricted while no commodity prices are loaded (import --kind commodities).
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v2/commodities (the `Commodities` operationId).
-func (c *ClientWithResponses) CommoditiesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*CommoditiesResponse, error) {
-	rsp, err := c.Commodities(ctx, reqEditors...)
+func (c *ClientWithResponses) CommoditiesWithResponse(ctx context.Context, params *CommoditiesParams, reqEditors ...RequestEditorFn) (*CommoditiesResponse, error) {
+	rsp, err := c.Commodities(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
 	return ParseCommoditiesResponse(rsp)
 }
 
-// CommoditiesHistoryWithResponse Commodity price history. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// CommoditiesHistoryWithResponse A commodity's prices in a date range, newest first, one per period of the frequency (the period's last price).
+//
+// 403 function_access_restricted while no commodity prices are loaded (import --kind commodities).
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v2/commoditieshistory (the `CommoditiesHistory` operationId).
-func (c *ClientWithResponses) CommoditiesHistoryWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*CommoditiesHistoryResponse, error) {
-	rsp, err := c.CommoditiesHistory(ctx, reqEditors...)
+func (c *ClientWithResponses) CommoditiesHistoryWithResponse(ctx context.Context, params *CommoditiesHistoryParams, reqEditors ...RequestEditorFn) (*CommoditiesHistoryResponse, error) {
+	rsp, err := c.CommoditiesHistory(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
 	return ParseCommoditiesHistoryResponse(rsp)
 }
 
-// CompanyFactsWithResponse SEC EDGAR: a company's XBRL facts. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// CompanyFactsWithResponse SEC EDGAR: every XBRL fact of a company, by taxonomy, concept and unit, as SEC's company-facts document holds them.
+//
+// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v2/company_facts (the `CompanyFacts` operationId).
-func (c *ClientWithResponses) CompanyFactsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*CompanyFactsResponse, error) {
-	rsp, err := c.CompanyFacts(ctx, reqEditors...)
+func (c *ClientWithResponses) CompanyFactsWithResponse(ctx context.Context, params *CompanyFactsParams, reqEditors ...RequestEditorFn) (*CompanyFactsResponse, error) {
+	rsp, err := c.CompanyFacts(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
 	return ParseCompanyFactsResponse(rsp)
 }
 
-// CompanyNameWithResponse SEC EDGAR: a company's name by CIK. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// CompanyNameWithResponse SEC EDGAR: a company by its CIK, with its addresses, from its submissions.
+//
+// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v2/company_name (the `CompanyName` operationId).
-func (c *ClientWithResponses) CompanyNameWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*CompanyNameResponse, error) {
-	rsp, err := c.CompanyName(ctx, reqEditors...)
+func (c *ClientWithResponses) CompanyNameWithResponse(ctx context.Context, params *CompanyNameParams, reqEditors ...RequestEditorFn) (*CompanyNameResponse, error) {
+	rsp, err := c.CompanyName(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
 	return ParseCompanyNameResponse(rsp)
 }
 
-// CompanyRatingsWithResponse Analyst ratings of a company. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// CompanyRatingsWithResponse A company's analyst ratings, newest first, with their consensus (each analyst's latest rating answered), from the imported ratings.
+//
+// 403 function_access_restricted while no ratings are loaded (import --kind ratings).
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v2/companyratings (the `CompanyRatings` operationId).
-func (c *ClientWithResponses) CompanyRatingsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*CompanyRatingsResponse, error) {
-	rsp, err := c.CompanyRatings(ctx, reqEditors...)
+func (c *ClientWithResponses) CompanyRatingsWithResponse(ctx context.Context, params *CompanyRatingsParams, reqEditors ...RequestEditorFn) (*CompanyRatingsResponse, error) {
+	rsp, err := c.CompanyRatings(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
 	return ParseCompanyRatingsResponse(rsp)
 }
 
-// ConceptWithResponse SEC EDGAR: one XBRL concept of a company (marketstack documents accounts_payable). Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// ConceptWithResponse SEC EDGAR: one us-gaap concept of a company, every unit. The concept is a us-gaap tag (AccountsPayableCurrent) or marketstack's name for it (accounts_payable).
+//
+// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v2/concept/{concept} (the `Concept` operationId).
-func (c *ClientWithResponses) ConceptWithResponse(ctx context.Context, concept string, reqEditors ...RequestEditorFn) (*ConceptResponse, error) {
-	rsp, err := c.Concept(ctx, concept, reqEditors...)
+func (c *ClientWithResponses) ConceptWithResponse(ctx context.Context, concept string, params *ConceptParams, reqEditors ...RequestEditorFn) (*ConceptResponse, error) {
+	rsp, err := c.Concept(ctx, concept, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -10897,26 +12653,30 @@ func (c *ClientWithResponses) EodOnDateWithResponse(ctx context.Context, date Da
 	return ParseEodOnDateResponse(rsp)
 }
 
-// EtfHoldingsWithResponse One ETF's holdings. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// EtfHoldingsWithResponse The newest holdings filing of an ETF whose report period ends in the date range, with its holdings in the order reported.
+//
+// 403 function_access_restricted while no ETF holdings are loaded (import --kind etfs).
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v2/etfholdings (the `EtfHoldings` operationId).
-func (c *ClientWithResponses) EtfHoldingsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*EtfHoldingsResponse, error) {
-	rsp, err := c.EtfHoldings(ctx, reqEditors...)
+func (c *ClientWithResponses) EtfHoldingsWithResponse(ctx context.Context, params *EtfHoldingsParams, reqEditors ...RequestEditorFn) (*EtfHoldingsResponse, error) {
+	rsp, err := c.EtfHoldings(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
 	return ParseEtfHoldingsResponse(rsp)
 }
 
-// EtfListWithResponse The ETFs carried. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// EtfListWithResponse The ETF tickers with loaded holdings filings, by ticker, paged.
+//
+// 403 function_access_restricted while no ETF holdings are loaded (import --kind etfs).
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v2/etflist (the `EtfList` operationId).
-func (c *ClientWithResponses) EtfListWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*EtfListResponse, error) {
-	rsp, err := c.EtfList(ctx, reqEditors...)
+func (c *ClientWithResponses) EtfListWithResponse(ctx context.Context, params *EtfListParams, reqEditors ...RequestEditorFn) (*EtfListResponse, error) {
+	rsp, err := c.EtfList(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -10934,11 +12694,13 @@ func (c *ClientWithResponses) ListExchangesWithResponse(ctx context.Context, par
 	return ParseListExchangesResponse(rsp)
 }
 
-// GetExchangeWithResponse performs a GET /v2/exchanges/{mic} (the `GetExchange` operationId) request.
+// GetExchangeWithResponse One exchange, as a list of one (v2's ExchangesResponse, the envelope of /exchanges).
 //
 // Returns a wrapper object for the known response body format(s).
-func (c *ClientWithResponses) GetExchangeWithResponse(ctx context.Context, mic Mic, reqEditors ...RequestEditorFn) (*GetExchangeResponse, error) {
-	rsp, err := c.GetExchange(ctx, mic, reqEditors...)
+//
+// Corresponds with GET /v2/exchanges/{mic} (the `GetExchange` operationId).
+func (c *ClientWithResponses) GetExchangeWithResponse(ctx context.Context, mic Mic, params *GetExchangeParams, reqEditors ...RequestEditorFn) (*GetExchangeResponse, error) {
+	rsp, err := c.GetExchange(ctx, mic, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -11036,13 +12798,15 @@ func (c *ClientWithResponses) ExchangeTickersWithResponse(ctx context.Context, m
 	return ParseExchangeTickersResponse(rsp)
 }
 
-// FramesWithResponse SEC EDGAR: one XBRL concept across companies for a period (marketstack documents accounts_payable). Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// FramesWithResponse SEC EDGAR: one us-gaap concept across companies for a calendar frame (CY2024, CY2024Q4, CY2024Q4I), each company's fact that SEC assigned to the frame.
+//
+// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v2/frames/{concept}/{unit} (the `Frames` operationId).
-func (c *ClientWithResponses) FramesWithResponse(ctx context.Context, concept string, unit string, reqEditors ...RequestEditorFn) (*FramesResponse, error) {
-	rsp, err := c.Frames(ctx, concept, unit, reqEditors...)
+func (c *ClientWithResponses) FramesWithResponse(ctx context.Context, concept string, unit string, params *FramesParams, reqEditors ...RequestEditorFn) (*FramesResponse, error) {
+	rsp, err := c.Frames(ctx, concept, unit, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -11140,13 +12904,15 @@ func (c *ClientWithResponses) StockPriceWithResponse(ctx context.Context, params
 	return ParseStockPriceResponse(rsp)
 }
 
-// SubmissionsWithResponse SEC EDGAR: a company's filings. Not served: the dataset is not loaded, and the answer is marketstack's for a plan without the function, 403 function_access_restricted, its message naming the dataset.
+// SubmissionsWithResponse SEC EDGAR: a company's submissions (SEC's document under marketstack's names), its recent filings filtered by report date, filing date and accession number.
+//
+// 403 function_access_restricted while no SEC EDGAR documents are loaded (import --kind edgar).
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v2/submissions (the `Submissions` operationId).
-func (c *ClientWithResponses) SubmissionsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*SubmissionsResponse, error) {
-	rsp, err := c.Submissions(ctx, reqEditors...)
+func (c *ClientWithResponses) SubmissionsWithResponse(ctx context.Context, params *SubmissionsParams, reqEditors ...RequestEditorFn) (*SubmissionsResponse, error) {
+	rsp, err := c.Submissions(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -11317,6 +13083,19 @@ func ParseBondResponse(rsp *http.Response) (*BondResponse, error) {
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data       []Bond     `json:"data"`
+			Pagination Pagination `json:"pagination"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11331,6 +13110,20 @@ func ParseBondResponse(rsp *http.Response) (*BondResponse, error) {
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11344,6 +13137,13 @@ func ParseBondResponse(rsp *http.Response) (*BondResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -11377,6 +13177,22 @@ func ParseBondListResponse(rsp *http.Response) (*BondListResponse, error) {
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []struct {
+				// Country lower case, as /v2/bond?country= takes it
+				Country string `json:"country"`
+			} `json:"data"`
+			Pagination Pagination `json:"pagination"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11391,6 +13207,13 @@ func ParseBondListResponse(rsp *http.Response) (*BondListResponse, error) {
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11404,6 +13227,13 @@ func ParseBondListResponse(rsp *http.Response) (*BondListResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -11437,6 +13267,19 @@ func ParseCikCodeResponse(rsp *http.Response) (*CikCodeResponse, error) {
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data       []EDGARCompany `json:"data"`
+			Pagination Pagination     `json:"pagination"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11451,6 +13294,20 @@ func ParseCikCodeResponse(rsp *http.Response) (*CikCodeResponse, error) {
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11464,6 +13321,13 @@ func ParseCikCodeResponse(rsp *http.Response) (*CikCodeResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -11497,6 +13361,18 @@ func ParseCommoditiesResponse(rsp *http.Response) (*CommoditiesResponse, error) 
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []Commodity `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11511,6 +13387,20 @@ func ParseCommoditiesResponse(rsp *http.Response) (*CommoditiesResponse, error) 
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11524,6 +13414,13 @@ func ParseCommoditiesResponse(rsp *http.Response) (*CommoditiesResponse, error) 
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -11557,6 +13454,33 @@ func ParseCommoditiesHistoryResponse(rsp *http.Response) (*CommoditiesHistoryRes
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Result struct {
+				Basics struct {
+					Frequency CommoditiesHistory200JSONResponseBodyResultBasicsFrequency `json:"frequency"`
+				} `json:"basics"`
+				Data []struct {
+					CommodityName   string `json:"commodity_name"`
+					CommodityPrices []struct {
+						// CommodityPrice the price as a decimal string
+						CommodityPrice string `json:"commodity_price"`
+
+						// Date YYYY-MM for monthly, else the price's day YYYY-MM-DD
+						Date string `json:"date"`
+					} `json:"commodity_prices"`
+					CommodityUnit string `json:"commodity_unit"`
+				} `json:"data"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11571,6 +13495,20 @@ func ParseCommoditiesHistoryResponse(rsp *http.Response) (*CommoditiesHistoryRes
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11584,6 +13522,13 @@ func ParseCommoditiesHistoryResponse(rsp *http.Response) (*CommoditiesHistoryRes
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -11617,6 +13562,22 @@ func ParseCompanyFactsResponse(rsp *http.Response) (*CompanyFactsResponse, error
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data struct {
+				Cik         int                                `json:"cik"`
+				CompanyName string                             `json:"company_name"`
+				Facts       map[string]map[string]EDGARConcept `json:"facts"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11631,6 +13592,20 @@ func ParseCompanyFactsResponse(rsp *http.Response) (*CompanyFactsResponse, error
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11644,6 +13619,13 @@ func ParseCompanyFactsResponse(rsp *http.Response) (*CompanyFactsResponse, error
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -11677,6 +13659,32 @@ func ParseCompanyNameResponse(rsp *http.Response) (*CompanyNameResponse, error) 
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Addresses struct {
+				Business map[string]interface{} `json:"business"`
+				Mailing  map[string]interface{} `json:"mailing"`
+			} `json:"addresses"`
+			Data []struct {
+				Incorporationstate *string `json:"Incorporationstate"`
+
+				// CikCode ten digits
+				CikCode        string  `json:"cik_code"`
+				CompanyName    string  `json:"company_name"`
+				Ein            *string `json:"ein"`
+				Phone          *string `json:"phone"`
+				Sic            *string `json:"sic"`
+				SicDescription *string `json:"sic_description"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11691,6 +13699,20 @@ func ParseCompanyNameResponse(rsp *http.Response) (*CompanyNameResponse, error) 
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11704,6 +13726,13 @@ func ParseCompanyNameResponse(rsp *http.Response) (*CompanyNameResponse, error) 
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -11737,6 +13766,33 @@ func ParseCompanyRatingsResponse(rsp *http.Response) (*CompanyRatingsResponse, e
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Result struct {
+				Basics struct {
+					CompanyName string `json:"company_name"`
+					Ticker      string `json:"ticker"`
+				} `json:"basics"`
+				Output struct {
+					// AnalystConsensus Over each analyst's latest rating among those answered; counts and prices as strings. stock_price is always null (the ratings carry no price); the conclusion (the most frequent rating, Hold on a tie), the price targets' average, highest and lowest and the date are null when no rating is answered or none gave a target.
+					AnalystConsensus RatingConsensus `json:"analyst_consensus"`
+					Analysts         []AnalystRating `json:"analysts"`
+				} `json:"output"`
+			} `json:"result"`
+			Status struct {
+				Code    int    `json:"code"`
+				Details string `json:"details"`
+				Message string `json:"message"`
+			} `json:"status"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11751,6 +13807,20 @@ func ParseCompanyRatingsResponse(rsp *http.Response) (*CompanyRatingsResponse, e
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11764,6 +13834,13 @@ func ParseCompanyRatingsResponse(rsp *http.Response) (*CompanyRatingsResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -11797,6 +13874,22 @@ func ParseConceptResponse(rsp *http.Response) (*ConceptResponse, error) {
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data struct {
+				Cik         int                     `json:"cik"`
+				CompanyName string                  `json:"company_name"`
+				UsGaap      map[string]EDGARConcept `json:"us-gaap"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11811,6 +13904,20 @@ func ParseConceptResponse(rsp *http.Response) (*ConceptResponse, error) {
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11824,6 +13931,13 @@ func ParseConceptResponse(rsp *http.Response) (*ConceptResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -12356,6 +14470,46 @@ func ParseEtfHoldingsResponse(rsp *http.Response) (*EtfHoldingsResponse, error) 
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Basics struct {
+				Cik        *string `json:"cik"`
+				FileNumber *string `json:"file_number"`
+				FundName   *string `json:"fund_name"`
+				RegLei     *string `json:"reg_lei"`
+			} `json:"basics"`
+			Output struct {
+				Attributes struct {
+					DateReportPeriod *string `json:"date_report_period"`
+					EndReportPeriod  string  `json:"end_report_period"`
+					FinalFiling      bool    `json:"final_filing"`
+					Isin             *string `json:"isin"`
+					SeriesId         *string `json:"series_id"`
+					SeriesLei        *string `json:"series_lei"`
+					SeriesName       *string `json:"series_name"`
+					Ticker           string  `json:"ticker"`
+				} `json:"attributes"`
+				Holdings []struct {
+					// InvestmentSecurity A holding as the filing reports it; balance, value_usd and percent_value are decimal strings.
+					InvestmentSecurity ETFSecurity `json:"investment_security"`
+				} `json:"holdings"`
+				Signature struct {
+					DateSigned      *string `json:"date_signed"`
+					NameOfApplicant *string `json:"name_of_applicant"`
+					Signature       *string `json:"signature"`
+					SignerName      *string `json:"signer_name"`
+					Title           *string `json:"title"`
+				} `json:"signature"`
+			} `json:"output"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12370,6 +14524,20 @@ func ParseEtfHoldingsResponse(rsp *http.Response) (*EtfHoldingsResponse, error) 
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12383,6 +14551,13 @@ func ParseEtfHoldingsResponse(rsp *http.Response) (*EtfHoldingsResponse, error) 
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -12416,6 +14591,21 @@ func ParseEtfListResponse(rsp *http.Response) (*EtfListResponse, error) {
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []struct {
+				Ticker string `json:"ticker"`
+			} `json:"data"`
+			Pagination Pagination `json:"pagination"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12430,6 +14620,13 @@ func ParseEtfListResponse(rsp *http.Response) (*EtfListResponse, error) {
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12443,6 +14640,13 @@ func ParseEtfListResponse(rsp *http.Response) (*EtfListResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -12564,7 +14768,10 @@ func ParseGetExchangeResponse(rsp *http.Response) (*GetExchangeResponse, error) 
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest Exchange
+		var dest struct {
+			Data       []Exchange `json:"data"`
+			Pagination Pagination `json:"pagination"`
+		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -12593,6 +14800,13 @@ func ParseGetExchangeResponse(rsp *http.Response) (*GetExchangeResponse, error) 
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -13317,6 +15531,33 @@ func ParseFramesResponse(rsp *http.Response) (*FramesResponse, error) {
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data struct {
+				Ccp         string `json:"ccp"`
+				Description string `json:"description"`
+				FrameData   []struct {
+					Accn       string  `json:"accn"`
+					Cik        int     `json:"cik"`
+					End        string  `json:"end"`
+					EntityName string  `json:"entityName"`
+					Val        float64 `json:"val"`
+				} `json:"frame_data"`
+				Label    string `json:"label"`
+				Tag      string `json:"tag"`
+				Taxonomy string `json:"taxonomy"`
+				Uom      string `json:"uom"`
+			} `json:"data"`
+			Pagination Pagination `json:"pagination"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13331,6 +15572,20 @@ func ParseFramesResponse(rsp *http.Response) (*FramesResponse, error) {
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13344,6 +15599,13 @@ func ParseFramesResponse(rsp *http.Response) (*FramesResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -14016,6 +16278,29 @@ func ParseSubmissionsResponse(rsp *http.Response) (*SubmissionsResponse, error) 
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data struct {
+				Addresses map[string]interface{} `json:"addresses"`
+				Cik       string                 `json:"cik"`
+				Exchanges []*string              `json:"exchanges"`
+				Filings   struct {
+					Files  []map[string]interface{} `json:"files"`
+					Recent map[string][]interface{} `json:"recent"`
+				} `json:"filings"`
+				FormerNames []map[string]interface{} `json:"former_Names"`
+				Name        string                   `json:"name"`
+				Tickers     []string                 `json:"tickers"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14030,6 +16315,20 @@ func ParseSubmissionsResponse(rsp *http.Response) (*SubmissionsResponse, error) 
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14043,6 +16342,13 @@ func ParseSubmissionsResponse(rsp *http.Response) (*SubmissionsResponse, error) 
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 

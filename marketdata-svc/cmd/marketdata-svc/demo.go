@@ -29,7 +29,7 @@ func demo(ctx context.Context, cfg config.Config, log *slog.Logger, args []strin
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "demo: %d bars of GOOG, MSFT, GSPC.INDX, %d exchanges, %d tickers read in %s; %s\n",
-		res.BarsRead, len(demodata.Exchanges), len(demodata.Tickers), time.Since(start).Round(time.Millisecond), changeText(res))
+	fmt.Fprintf(stdout, "demo: %d bars of GOOG, MSFT, GSPC.INDX, %d exchanges, %d tickers, %d v2 dataset samples read in %s; %s\n",
+		res.BarsRead, len(demodata.Exchanges), len(demodata.Tickers), len(demodata.DatasetFiles), time.Since(start).Round(time.Millisecond), changeText(res))
 	return publish(ctx, cfg, log, res.Version)
 }

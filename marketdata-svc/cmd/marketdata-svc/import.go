@@ -15,13 +15,14 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/ingest"
 )
 
-const importUsage = `usage: marketdata-svc import [--kind prices|tickers|exchanges|splits|dividends|intraday] [--tz ZONE] [--symbol SYM] [--exchange MIC] FILE [FILE ...]`
+const importUsage = `usage: marketdata-svc import [--kind prices|tickers|exchanges|splits|dividends|intraday|commodities|ratings|bonds|etfs|edgar] [--tz ZONE] [--symbol SYM] [--exchange MIC] FILE [FILE ...]`
 
 // importData imports CSV files, one transaction per file, stopping at the
 // first file that fails (it applies nothing).
 func importData(ctx context.Context, cfg config.Config, log *slog.Logger, args []string, stdout io.Writer) error {
 	fs := newFlagSet("import", stdout)
-	kind := fs.String("kind", "", "kind of file (default: detected from the header): "+strings.Join(importer.Kinds, ", ")+"; intraday (1-minute bars) is never detected")
+	kind := fs.String("kind", "", "kind of file (default: detected from the header): "+strings.Join(importer.Kinds, ", ")+
+		"; intraday (1-minute bars) and the v2 datasets ("+strings.Join(importer.DatasetKinds, ", ")+") are never detected")
 	tz := fs.String("tz", "", "intraday: time zone of timestamps written without a UTC offset, e.g. America/New_York")
 	symbol := fs.String("symbol", "", "symbol of every row (overrides a symbol column)")
 	exchange := fs.String("exchange", "", "listing exchange MIC of tickers created without one")
@@ -31,7 +32,7 @@ func importData(ctx context.Context, cfg config.Config, log *slog.Logger, args [
 	if fs.NArg() == 0 {
 		return errors.New(importUsage)
 	}
-	if *kind != "" && *kind != importer.KindIntraday && !slices.Contains(importer.Kinds, *kind) {
+	if *kind != "" && *kind != importer.KindIntraday && !slices.Contains(importer.Kinds, *kind) && !importer.IsDataset(*kind) {
 		return fmt.Errorf("import: unknown --kind %q\n%s", *kind, importUsage)
 	}
 	if *tz != "" && *kind != importer.KindIntraday {
@@ -40,6 +41,12 @@ func importData(ctx context.Context, cfg config.Config, log *slog.Logger, args [
 	opts := importer.Options{Kind: *kind, Symbol: *symbol, Exchange: strings.ToUpper(*exchange)}
 	if *kind == importer.KindIntraday {
 		return importIntraday(ctx, cfg, log, fs.Args(), *tz, opts, stdout)
+	}
+	if importer.IsDataset(*kind) {
+		if *symbol != "" || *exchange != "" {
+			return fmt.Errorf("import: --symbol and --exchange are not for --kind %s\n%s", *kind, importUsage)
+		}
+		return importDatasets(ctx, cfg, log, fs.Args(), *kind, stdout)
 	}
 	store, err := openMigrated(ctx, cfg)
 	if err != nil {
@@ -97,6 +104,31 @@ func importIntraday(ctx context.Context, cfg config.Config, log *slog.Logger, pa
 		}
 		fmt.Fprintf(stdout, "%s: %d intraday rows in %s (%.0f rows/s); %d minutes changed, version %d\n", path, res.Rows,
 			res.Elapsed.Round(time.Millisecond), res.RowsPerSecond(), res.Load.BarsChanged, res.Load.Version)
+		if err := publish(ctx, cfg, log, res.Load.Version); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// importDatasets imports v2 dataset files of one kind, one transaction per
+// file, stopping at the first that fails, and publishes each new data
+// version as the other imports do: the cached answers over the dataset
+// go with it.
+func importDatasets(ctx context.Context, cfg config.Config, log *slog.Logger, paths []string, kind string, stdout io.Writer) error {
+	store, err := openMigrated(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	load := ingest.New(store.DB())
+	for _, path := range paths {
+		res, err := importer.ImportDatasetFile(ctx, load, path, kind)
+		if err != nil {
+			return fmt.Errorf("import %s: nothing applied:\n%w", path, err)
+		}
+		fmt.Fprintf(stdout, "%s: %d %s rows in %s; %d rows changed, version %d\n", path, res.Rows, kind,
+			res.Elapsed.Round(time.Millisecond), res.Load.Changed, res.Load.Version)
 		if err := publish(ctx, cfg, log, res.Load.Version); err != nil {
 			return err
 		}

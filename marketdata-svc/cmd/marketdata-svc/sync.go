@@ -17,7 +17,8 @@ import (
 	"github.com/tickerdesk/tickerdesk/pkg/cmdmain"
 )
 
-const syncUsage = `usage: marketdata-svc sync --provider NAME [--symbols A,B,...|--exchange MIC|--all] [--from DATE] [--to DATE] [--concurrency N] [--lookback DAYS] [--refetch]`
+const syncUsage = `usage: marketdata-svc sync --provider NAME [--symbols A,B,...|--exchange MIC|--all] [--from DATE] [--to DATE] [--concurrency N] [--lookback DAYS] [--refetch]
+       marketdata-svc sync --provider edgar --cik CIK,CIK,...`
 
 // syncData fetches daily bars, splits and dividends from a data provider
 // and stores them through the importer's load path (internal/feed). Exit
@@ -35,8 +36,15 @@ func syncData(ctx context.Context, cfg config.Config, log *slog.Logger, args []s
 	lookback := fs.Int("lookback", 0, "re-fetch this many days before an incremental start, to take bars the provider restated")
 	refetch := fs.Bool("refetch", false, "fetch the whole window again, even the days already synced (to take corrections)")
 	concurrency := fs.Int("concurrency", cfg.Sync.Concurrency, "symbols fetched at once")
+	ciks := fs.String("cik", "", "edgar: the companies (SEC Central Index Keys) whose documents to fetch")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *provider == "edgar" || *ciks != "" {
+		if *provider != "edgar" || *ciks == "" || *symbols != "" || *exchange != "" || *all || fs.NArg() > 0 {
+			return errors.New(syncUsage)
+		}
+		return syncEDGAR(ctx, cfg, log, strings.Split(*ciks, ","), stdout)
 	}
 	modes := 0
 	for _, set := range []bool{*symbols != "", *exchange != "", *all} {

@@ -370,6 +370,103 @@ func (s *Store) Exchange(ctx context.Context, mic string) (marketdata.Exchange, 
 	return memoized(ctx, s, key, s.Store.Exchange, mic, func(x marketdata.Exchange) int { return 256 + len(x.Name) })
 }
 
+// LoadedDatasets answers as Tickers does: which datasets are loaded
+// changes only with an import.
+func (s *Store) LoadedDatasets(ctx context.Context) (marketdata.LoadedDatasets, error) {
+	key := func(b []byte) []byte { return append(b, "datasets"...) }
+	return memoized(ctx, s, key, func(ctx context.Context, _ struct{}) (marketdata.LoadedDatasets, error) {
+		return s.Store.LoadedDatasets(ctx)
+	},
+		struct{}{}, func(d marketdata.LoadedDatasets) int { return 64 + 32*len(d) })
+}
+
+// Commodity answers one commodity's series as Tickers answers a list:
+// reference data, kept until the next import.
+func (s *Store) Commodity(ctx context.Context, name string) (marketdata.CommoditySeries, error) {
+	key := func(b []byte) []byte { return append(append(b, "commodity|"...), name...) }
+	return memoized(ctx, s, key, s.Store.Commodity, name, func(c marketdata.CommoditySeries) int { return 64 + 48*len(c.Prices) })
+}
+
+// CompanyRatings answers a symbol's ratings as Commodity answers a series.
+func (s *Store) CompanyRatings(ctx context.Context, symbol string) ([]marketdata.Rating, error) {
+	key := func(b []byte) []byte { return append(append(b, "ratings|"...), symbol...) }
+	return memoized(ctx, s, key, s.Store.CompanyRatings, symbol, func(rs []marketdata.Rating) int { return 64 + 192*len(rs) })
+}
+
+// BondCountries answers a page of bond countries as Tickers answers a
+// list.
+func (s *Store) BondCountries(ctx context.Context, p marketdata.ListPage) (marketdata.NamePage, error) {
+	return memoized(ctx, s, pageKey("bonds|", p), s.Store.BondCountries, p, namePageSize)
+}
+
+// pageKey writes the key of a page of a list named by prefix.
+func pageKey(prefix string, p marketdata.ListPage) func([]byte) []byte {
+	return func(b []byte) []byte {
+		b = strconv.AppendInt(append(b, prefix...), int64(p.Limit), 10)
+		return strconv.AppendInt(append(b, '|'), int64(p.Offset), 10)
+	}
+}
+
+func namePageSize(n marketdata.NamePage) int { return 64 + 48*len(n.Names) }
+
+// BondYields answers a country's yields as Commodity answers a series.
+func (s *Store) BondYields(ctx context.Context, country string) ([]marketdata.BondYield, error) {
+	key := func(b []byte) []byte { return append(append(b, "bond|"...), country...) }
+	return memoized(ctx, s, key, s.Store.BondYields, country, func(ys []marketdata.BondYield) int { return 64 + 96*len(ys) })
+}
+
+// ETFs answers a page of ETF tickers as Tickers answers a list.
+func (s *Store) ETFs(ctx context.Context, p marketdata.ListPage) (marketdata.NamePage, error) {
+	return memoized(ctx, s, pageKey("etfs|", p), s.Store.ETFs, p, namePageSize)
+}
+
+// ETFHoldings answers an ETF's filing as Commodity answers a series.
+func (s *Store) ETFHoldings(ctx context.Context, q marketdata.ETFQuery) (marketdata.ETFFilingHoldings, error) {
+	key := func(b []byte) []byte {
+		b = append(append(b, "etf|"...), q.From.Format(time.DateOnly)...)
+		b = append(append(b, '|'), q.To.Format(time.DateOnly)...)
+		// Last, so that the ticker's text cannot be read as another field.
+		return append(append(b, '|'), q.Ticker...)
+	}
+	return memoized(ctx, s, key, s.Store.ETFHoldings, q, func(f marketdata.ETFFilingHoldings) int { return 512 + 320*len(f.Holdings) })
+}
+
+// EDGARCompanies answers a page of EDGAR companies as Tickers answers a
+// list.
+func (s *Store) EDGARCompanies(ctx context.Context, q marketdata.EDGARQuery) (marketdata.EDGARPage, error) {
+	key := func(b []byte) []byte {
+		// The name last, so that its text cannot be read as another field.
+		return append(append(pageKey("edgar|", q.Page)(b), '|'), q.Name...)
+	}
+	return memoized(ctx, s, key, s.Store.EDGARCompanies, q, func(p marketdata.EDGARPage) int {
+		size := 64
+		for _, c := range p.Companies {
+			size += 64 + len(c.Submissions)
+		}
+		return size
+	})
+}
+
+// EDGARCompany answers one company's documents as Ticker answers a
+// lookup.
+func (s *Store) EDGARCompany(ctx context.Context, cik string) (marketdata.EDGARCompany, error) {
+	key := func(b []byte) []byte { return append(append(b, "cik|"...), cik...) }
+	return memoized(ctx, s, key, s.Store.EDGARCompany, cik, func(c marketdata.EDGARCompany) int {
+		return 64 + len(c.Submissions) + len(c.Facts)
+	})
+}
+
+// Frame answers a frame's facts as Commodity answers a series.
+func (s *Store) Frame(ctx context.Context, q marketdata.FrameQuery) ([]marketdata.FramePoint, error) {
+	key := func(b []byte) []byte {
+		for _, f := range []string{"frame", q.Taxonomy, q.Tag, q.Unit, q.Frame} {
+			b = append(append(b, f...), '|')
+		}
+		return b
+	}
+	return memoized(ctx, s, key, s.Store.Frame, q, func(ps []marketdata.FramePoint) int { return 64 + 160*len(ps) })
+}
+
 // memoized is reference data (what changes only with an import) read
 // through process memory at the current data version: appendKey writes
 // the query's key, read asks the inner store on a miss (concurrent misses

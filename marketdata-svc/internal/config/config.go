@@ -90,7 +90,10 @@ type Sync struct {
 	// overrides it).
 	Concurrency int
 	// One per provider, from MARKETDATA_SYNC_<NAME>_*.
-	Marketstack, Tiingo, EODHD, Stooq SyncProvider
+	Marketstack, Tiingo, EODHD, Stooq, EDGAR SyncProvider
+	// EDGARUserAgent is the User-Agent sent to SEC EDGAR, which asks every
+	// client to name itself and a contact ("Company admin@example.com").
+	EDGARUserAgent string
 }
 
 // SyncProvider is one provider's credential, base URL and rate.
@@ -117,6 +120,8 @@ func (s Sync) Provider(name string) (SyncProvider, bool) {
 		return s.EODHD, true
 	case "stooq":
 		return s.Stooq, true
+	case "edgar":
+		return s.EDGAR, true
 	}
 	return SyncProvider{}, false
 }
@@ -240,6 +245,9 @@ func loadSync(r *envconfig.Reader) Sync {
 	s.Tiingo = SyncProvider{Token: r.Secret("SYNC_TIINGO_TOKEN"), URL: syncURL("SYNC_TIINGO_URL", r), RatePerMinute: r.IntIn("SYNC_TIINGO_RATE_PER_MINUTE", 100, 1, 100_000), Burst: r.IntIn("SYNC_TIINGO_BURST", 5, 1, 10_000)}
 	s.EODHD = SyncProvider{Token: r.Secret("SYNC_EODHD_TOKEN"), URL: syncURL("SYNC_EODHD_URL", r), RatePerMinute: r.IntIn("SYNC_EODHD_RATE_PER_MINUTE", 900, 1, 100_000), Burst: r.IntIn("SYNC_EODHD_BURST", 20, 1, 10_000)}
 	s.Stooq = SyncProvider{Token: r.Secret("SYNC_STOOQ_TOKEN"), URL: syncURL("SYNC_STOOQ_URL", r), RatePerMinute: r.IntIn("SYNC_STOOQ_RATE_PER_MINUTE", 60, 1, 100_000), Burst: r.IntIn("SYNC_STOOQ_BURST", 2, 1, 10_000)}
+	// SEC allows 10 requests a second; EDGAR takes no token.
+	s.EDGAR = SyncProvider{URL: syncURL("SYNC_EDGAR_URL", r), RatePerMinute: r.IntIn("SYNC_EDGAR_RATE_PER_MINUTE", 480, 1, 600), Burst: r.IntIn("SYNC_EDGAR_BURST", 5, 1, 10)}
+	s.EDGARUserAgent = r.String("SYNC_EDGAR_USER_AGENT", "")
 	return s
 }
 

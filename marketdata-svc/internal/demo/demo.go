@@ -17,7 +17,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/ingest"
 )
 
-//go:embed data/*.csv data/README.md
+//go:embed data/*.csv data/*.json data/README.md
 var files embed.FS
 
 // Series are the bundled price files and the symbols they load as.
@@ -127,6 +127,52 @@ func Load(ctx context.Context, store Store) (ingest.LoadResult, error) {
 	}
 	if ires.Changed() {
 		res.Version = ires.Version
+	}
+	dres, err := loadDatasets(ctx, store)
+	if err != nil {
+		return res, err
+	}
+	if dres.Version != 0 {
+		res.Version = dres.Version
+	}
+	return res, nil
+}
+
+// DatasetFiles are the bundled samples of the v2 datasets by import kind,
+// read as `import --kind` reads a file (docs/DATA.md says which are
+// synthetic).
+var DatasetFiles = []struct{ File, Kind string }{
+	{"data/commodities-synthetic.csv", "commodities"},
+	{"data/ratings-synthetic.csv", "ratings"},
+	{"data/bonds-synthetic.csv", "bonds"},
+	{"data/etfs-synthetic.csv", "etfs"},
+	{"data/edgar-submissions-synthetic.json", "edgar"},
+	{"data/edgar-companyfacts-synthetic.json", "edgar"},
+	{"data/edgar-companyfacts-2-synthetic.json", "edgar"},
+}
+
+// loadDatasets loads every bundled dataset sample in one transaction.
+func loadDatasets(ctx context.Context, store importer.DatasetApplier) (ingest.DatasetResult, error) {
+	var all ingest.DatasetLoad
+	for _, d := range DatasetFiles {
+		f, err := files.Open(d.File)
+		if err != nil {
+			return ingest.DatasetResult{}, err
+		}
+		l, _, err := importer.ReadDataset(d.File, f, d.Kind)
+		_ = f.Close()
+		if err != nil {
+			return ingest.DatasetResult{}, fmt.Errorf("load demo %s: %w", d.File, err)
+		}
+		all.Commodities = append(all.Commodities, l.Commodities...)
+		all.Ratings = append(all.Ratings, l.Ratings...)
+		all.Bonds = append(all.Bonds, l.Bonds...)
+		all.ETFs = append(all.ETFs, l.ETFs...)
+		all.EDGAR = append(all.EDGAR, l.EDGAR...)
+	}
+	res, err := store.ApplyDatasets(ctx, all)
+	if err != nil {
+		return res, fmt.Errorf("load demo datasets: %w", err)
 	}
 	return res, nil
 }

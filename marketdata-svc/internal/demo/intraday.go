@@ -23,10 +23,12 @@ var (
 // IntradaySeed is the seed of the demo's synthetic minutes.
 const IntradaySeed = 1
 
-// Store is what loading the demo needs: the EOD load and the intraday one.
+// Store is what loading the demo needs: the EOD load, the intraday one
+// and the v2 datasets'.
 type Store interface {
 	importer.Applier
 	importer.IntradayApplier
+	importer.DatasetApplier
 }
 
 // IntradayDaysOf returns the last IntradayDays daily bars of a bundled

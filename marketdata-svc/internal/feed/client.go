@@ -40,6 +40,9 @@ type ClientOptions struct {
 	Log                  *slog.Logger
 	// Transport replaces http.DefaultTransport (TLS verified).
 	Transport http.RoundTripper
+	// UserAgent, when set, is sent as the User-Agent (SEC EDGAR refuses
+	// requests that do not name who sends them).
+	UserAgent string
 }
 
 // Client sends a provider's requests: it holds the token bucket, retries
@@ -165,6 +168,9 @@ func (c *Client) once(ctx context.Context, u *url.URL) (io.ReadCloser, int, time
 		req.Header.Set("Authorization", "Token "+c.o.Token)
 	}
 	req.Header.Set("Accept", "application/json, text/csv")
+	if c.o.UserAgent != "" {
+		req.Header.Set("User-Agent", c.o.UserAgent)
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		cancel()

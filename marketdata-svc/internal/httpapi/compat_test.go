@@ -227,7 +227,7 @@ func TestMarketstackClientShapes(t *testing.T) {
 		{"/v2/splits?symbols=GOOG", envelopeOf(arr{splitV2})},
 		{"/v2/dividends?symbols=MSFT", envelopeOf(arr{dividendV2})},
 		{"/v2/exchanges", envelopeOf(arr{exchangeV2})},
-		{"/v2/exchanges/XNAS", exchangeV2},
+		{"/v2/exchanges/XNAS", envelopeOf(arr{exchangeV2})},
 		{"/v2/exchanges/XNAS/tickers", envelopeOf(exchangeV2.with(obj{"tickers": arr{tickerBrief}}))},
 		{"/v2/exchanges/XNAS/eod?symbols=GOOG&limit=2", envelopeOf(exchangeV2.with(obj{"eod": arr{eodShape}}))},
 		{"/v2/exchanges/XNAS/eod/latest?symbols=GOOG", envelopeOf(exchangeV2.with(obj{"eod": arr{eodShape}}))},
@@ -290,15 +290,11 @@ func TestMarketstackClientErrors(t *testing.T) {
 		{"/v2/no_such_function", "", 404, "invalid_api_function"},
 		{"/v2/tickers/NOPE/splits", "", 404, "404_not_found"},
 	}
-	// The functions whose dataset is not loaded answer as for a plan
-	// without them, never 404; v1 never had them.
+	// v1 never had the v2 dataset functions (their 403 without data:
+	// TestDatasetFunctionsRestrictedWithoutData).
 	for _, f := range []string{"/commodities", "/commoditieshistory", "/companyratings", "/bondlist", "/bond", "/etflist", "/etfholdings",
 		"/cik_code", "/company_name", "/submissions", "/company_facts", "/concept/accounts_payable", "/frames/accounts_payable/USD"} {
 		cases = append(cases, struct {
-			target, key string
-			status      int
-			code        string
-		}{"/v2" + f, "", 403, "function_access_restricted"}, struct {
 			target, key string
 			status      int
 			code        string
@@ -408,11 +404,15 @@ func TestMarketstackDropIn(t *testing.T) {
 	})
 
 	t.Run("Xetra is XETRA, and the ISO MIC XETR is an alias", func(t *testing.T) {
-		for _, target := range []string{"/v1/exchanges/XETRA", "/v1/exchanges/XETR", "/v1/exchanges/xetr", "/v2/exchanges/XETR"} {
+		for _, target := range []string{"/v1/exchanges/XETRA", "/v1/exchanges/XETR", "/v1/exchanges/xetr"} {
 			code, body := getJSON(t, e, target)
 			if code != 200 || field(t, body, "mic") != "XETRA" {
 				t.Errorf("%s: %d %v, want XETRA", target, code, body)
 			}
+		}
+		// v2 answers the exchange as a list of one.
+		if code, body := getJSON(t, e, "/v2/exchanges/XETR"); code != 200 || field(t, body, "data", "0", "mic") != "XETRA" {
+			t.Errorf("/v2/exchanges/XETR: %d %v, want XETRA", code, body)
 		}
 		code, body := getJSON(t, e, "/v1/tickers?exchange=XETR")
 		if code != 200 {

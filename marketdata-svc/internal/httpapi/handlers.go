@@ -299,14 +299,28 @@ func (s *Server) pathExchange(c *gin.Context) (marketdata.Exchange, bool) {
 	return lookupPath(s, c, c.Param("mic"), marketdata.ParseMIC, s.store.Exchange)
 }
 
-// exchangeOne serves /exchanges/{mic}.
+// exchangeOne serves /exchanges/{mic}: the exchange object in v1, and in
+// v2 a list of that one exchange (v2's document answers ExchangesResponse,
+// the envelope of /exchanges).
 func (s *Server) exchangeOne(v apiVersion) gin.HandlerFunc {
 	return func(c *gin.Context) {
+		if v == v1 {
+			if x, ok := s.pathExchange(c); ok {
+				s.sendValue(c, exchangeOf(x, v))
+			}
+			return
+		}
+		p := parseQuery(c.Request.URL.RawQuery)
+		page, ok := s.validPage(c, p)
+		if !ok {
+			return
+		}
 		x, ok := s.pathExchange(c)
 		if !ok {
 			return
 		}
-		s.sendValue(c, exchangeOf(x, v))
+		items := []marketdata.Exchange{x}
+		sendList(s, c, page, items[min(page.Offset, len(items)):], int64(len(items)), newExchangeV2)
 	}
 }
 

@@ -259,7 +259,8 @@ func appendIntradayRecords(b []byte, bars []marketdata.IntradayBar, v apiVersion
 // appendIntradayRecord writes one bar in marketstack's field order. v1:
 // open, high, low, last, close, volume, date, symbol, exchange. v2 adds
 // the quote fields of its IEX feed, which minute bars do not hold (null),
-// and marketstack_last, the bar's last trade here.
+// and marketstack_last, the bar's last trade here, and the fields of its
+// EOD bar (IntradayBar is EODBar in v2's document).
 func appendIntradayRecord(b []byte, bar marketdata.IntradayBar, v apiVersion) []byte {
 	num := func(b []byte, name string, x float64) []byte {
 		b = append(b, '"')
@@ -278,6 +279,16 @@ func appendIntradayRecord(b []byte, bar marketdata.IntradayBar, v apiVersion) []
 	b = num(append(b, ','), "volume", bar.Volume)
 	if v == v2 {
 		b = num(append(b, ','), "marketstack_last", bar.Close)
+		// v2's IntradayBar is its EOD bar: a minute bar is not adjusted
+		// and carries no split or dividend, so those are null.
+		b = append(b, `,"adj_high":null,"adj_low":null,"adj_close":null,"adj_open":null,"adj_volume":null,"split_factor":null,"dividend":null,"name":`...)
+		b = jsonstring.Append(b, bar.Name)
+		b = append(b, `,"exchange_code":`...)
+		b = jsonstring.Append(b, bar.ExchangeCode)
+		b = append(b, `,"asset_type":`...)
+		b = jsonstring.Append(b, bar.AssetType)
+		b = append(b, `,"price_currency":`...)
+		b = jsonstring.Append(b, bar.PriceCurrency)
 	}
 	b = append(b, `,"date":"`...)
 	b = bar.Date.UTC().AppendFormat(b, "2006-01-02T15:04:05-0700")

@@ -4,6 +4,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
 	"github.com/tickerdesk/tickerdesk/pkg/ginauth"
 )
@@ -73,12 +74,25 @@ func (s *Server) versionRoutes(g *gin.RouterGroup, v apiVersion) {
 		// The latest intraday minute for a key with that scope, else the
 		// latest EOD close.
 		eod.GET("/stockprice", s.stockPrice)
-		// v2's functions over datasets not loaded here: behind the same
-		// key, scope and rate limit, so that a refusal costs what a
-		// request does and tells a key without eod nothing more.
-		for _, f := range unavailableFunctions {
-			eod.GET(f.path, s.datasetMissing(f.dataset))
-		}
+		// v2's functions over datasets of their own: each answers 403
+		// function_access_restricted until its dataset is imported.
+		commodities := s.needDataset(marketdata.DatasetCommodities, "commodity prices")
+		eod.GET("/commodities", commodities, s.commodities)
+		eod.GET("/commoditieshistory", commodities, s.commoditiesHistory)
+		eod.GET("/companyratings", s.needDataset(marketdata.DatasetRatings, "company ratings"), s.companyRatings)
+		bonds := s.needDataset(marketdata.DatasetBonds, "government bonds")
+		eod.GET("/bondlist", bonds, s.bondList)
+		eod.GET("/bond", bonds, s.bond)
+		etfs := s.needDataset(marketdata.DatasetETFs, "ETF holdings")
+		eod.GET("/etflist", etfs, s.etfList)
+		eod.GET("/etfholdings", etfs, s.etfHoldings)
+		edgar := s.needDataset(marketdata.DatasetEDGAR, "SEC EDGAR filings")
+		eod.GET("/cik_code", edgar, s.cikCode)
+		eod.GET("/company_name", edgar, s.companyName)
+		eod.GET("/submissions", edgar, s.submissions)
+		eod.GET("/company_facts", edgar, s.companyFactsAll)
+		eod.GET("/concept/:concept", edgar, s.concept)
+		eod.GET("/frames/:concept/:unit", edgar, s.frame)
 	}
 
 	tickers := g.Group("", s.requireScope("tickers"), s.rateLimit)

@@ -189,7 +189,12 @@ func readTable(path string) (*table, error) {
 		return nil, err
 	}
 	defer f.Close()
-	r := csv.NewReader(f)
+	return readTableFrom(path, f)
+}
+
+// readTableFrom reads a table from in, named path in error messages.
+func readTableFrom(path string, in io.Reader) (*table, error) {
+	r := csv.NewReader(in)
 	r.FieldsPerRecord = -1
 	header, err := readHeader(r, path)
 	if err != nil {

@@ -90,12 +90,14 @@ type IntradayQuery struct {
 type IntradayBar struct {
 	Symbol   string
 	Exchange string // MIC
-	Date     time.Time
-	Open     float64
-	High     float64
-	Low      float64
-	Close    float64
-	Volume   float64
+	// The ticker's fields v2 repeats on every bar, as on an EOD bar.
+	Name, ExchangeCode, AssetType, PriceCurrency string
+	Date                                         time.Time
+	Open                                         float64
+	High                                         float64
+	Low                                          float64
+	Close                                        float64
+	Volume                                       float64
 }
 
 // IntradayPage is one page of bars, ordered by bucket start (Sort) and

@@ -191,6 +191,7 @@ type Store interface {
 	// Indices returns ErrNotFound when q names a symbol that is not an
 	// index with bars.
 	Indices(ctx context.Context, q IndexQuery) (IndexPage, error)
+	DatasetStore
 }
 
 // CanonicalKey is the normalised text of a ticker query, as

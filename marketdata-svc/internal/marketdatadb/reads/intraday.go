@@ -11,9 +11,10 @@ import (
 )
 
 // intradaySymbolsSQL resolves the requested symbols in request order with
-// their exchange and its time zone.
+// their exchange and its time zone, and the ticker fields each bar repeats.
 const intradaySymbolsSQL = `
-SELECT t.symbol, coalesce(e.mic, ''), coalesce(nullif(e.timezone, ''), 'UTC')
+SELECT t.symbol, coalesce(e.mic, ''), coalesce(nullif(e.timezone, ''), 'UTC'),
+       t.name, t.asset_type, t.price_currency, coalesce(e.acronym, '')
 FROM unnest($1::text[]) WITH ORDINALITY AS s(symbol, ord)
 JOIN tickers t ON t.symbol = s.symbol
 LEFT JOIN exchanges e ON e.mic = t.exchange_mic
@@ -112,11 +113,12 @@ func (s *Store) Intraday(ctx context.Context, q marketdata.IntradayQuery) (marke
 	var eSyms []string
 	var eDays []string
 	var eCloses []int32
-	mics := map[string]string{}
+	heads := map[string]marketdata.IntradayBar{}
 	known := 0
 	for rows.Next() {
 		var sym, mic, tz string
-		if err := rows.Scan(&sym, &mic, &tz); err != nil {
+		var head marketdata.IntradayBar
+		if err := rows.Scan(&sym, &mic, &tz, &head.Name, &head.AssetType, &head.PriceCurrency, &head.ExchangeCode); err != nil {
 			rows.Close() // #nosec G104 -- best-effort close on a path that already returns the error
 			return marketdata.IntradayPage{}, fmt.Errorf("intraday: %w", marketdatadb.Translate(err))
 		}
@@ -130,7 +132,8 @@ func (s *Store) Intraday(ctx context.Context, q marketdata.IntradayQuery) (marke
 		for d, c := range sess.EarlyCloses {
 			eSyms, eDays, eCloses = append(eSyms, sym), append(eDays, d), append(eCloses, int32(c)) // #nosec G115 -- an early close in minutes of a day (0..1440) from the constant session table
 		}
-		mics[sym] = mic
+		head.Exchange = mic
+		heads[sym] = head
 	}
 	rows.Close() // #nosec G104 -- the rows are read to the end; rows.Err below reports what failed
 	if err := rows.Err(); err != nil {
@@ -154,13 +157,13 @@ func (s *Store) Intraday(ctx context.Context, q marketdata.IntradayQuery) (marke
 	span := fmt.Sprintf("%d seconds", int64(marketdata.MaxSpan(interval)/time.Second))
 	args := []any{syms, zones, opens, closes, nullTime(q.From), nullDay(q.FromDay), nullTime(q.To), nullDay(q.ToDay),
 		eSyms, eDays, eCloses, interval, q.AfterHours, q.Latest, limit, q.Offset, q.Sort == marketdata.SortAsc, span}
-	if err := s.intradayPage(ctx, args, mics, &page); err != nil {
+	if err := s.intradayPage(ctx, args, heads, &page); err != nil {
 		return marketdata.IntradayPage{}, err
 	}
 	return page, nil
 }
 
-func (s *Store) intradayPage(ctx context.Context, args []any, mics map[string]string, page *marketdata.IntradayPage) error {
+func (s *Store) intradayPage(ctx context.Context, args []any, heads map[string]marketdata.IntradayBar, page *marketdata.IntradayPage) error {
 	rows, err := s.db.QueryContext(ctx, IntradaySQL, args...)
 	if err != nil {
 		return fmt.Errorf("intraday: %w", marketdatadb.Translate(err))
@@ -169,7 +172,6 @@ func (s *Store) intradayPage(ctx context.Context, args []any, mics map[string]st
 	for rows.Next() {
 		// A page past the end is one row of NULLs but the total.
 		var sym sql.NullString
-		var b marketdata.IntradayBar
 		var date sql.NullTime
 		var open, high, low, close, volume sql.NullFloat64
 		if err := rows.Scan(&sym, &date, &open, &high, &low, &close, &volume, &page.Total); err != nil {
@@ -178,9 +180,9 @@ func (s *Store) intradayPage(ctx context.Context, args []any, mics map[string]st
 		if !sym.Valid {
 			continue
 		}
+		b := heads[sym.String]
 		b.Symbol, b.Date = sym.String, date.Time.UTC()
 		b.Open, b.High, b.Low, b.Close, b.Volume = open.Float64, high.Float64, low.Float64, close.Float64, volume.Float64
-		b.Exchange = mics[b.Symbol]
 		page.Bars = append(page.Bars, b)
 	}
 	if err := rows.Err(); err != nil {

@@ -78,3 +78,55 @@ func (r Retry) Dividends(ctx context.Context, q marketdata.ActionQuery) (marketd
 func (r Retry) Indices(ctx context.Context, q marketdata.IndexQuery) (marketdata.IndexPage, error) {
 	return retried(ctx, q, r.next.Indices)
 }
+
+// LoadedDatasets implements marketdata.Store.
+func (r Retry) LoadedDatasets(ctx context.Context) (marketdata.LoadedDatasets, error) {
+	return retried(ctx, struct{}{}, func(ctx context.Context, _ struct{}) (marketdata.LoadedDatasets, error) {
+		return r.next.LoadedDatasets(ctx)
+	})
+}
+
+// Commodity implements marketdata.Store.
+func (r Retry) Commodity(ctx context.Context, name string) (marketdata.CommoditySeries, error) {
+	return retried(ctx, name, r.next.Commodity)
+}
+
+// CompanyRatings implements marketdata.Store.
+func (r Retry) CompanyRatings(ctx context.Context, symbol string) ([]marketdata.Rating, error) {
+	return retried(ctx, symbol, r.next.CompanyRatings)
+}
+
+// BondCountries implements marketdata.Store.
+func (r Retry) BondCountries(ctx context.Context, p marketdata.ListPage) (marketdata.NamePage, error) {
+	return retried(ctx, p, r.next.BondCountries)
+}
+
+// BondYields implements marketdata.Store.
+func (r Retry) BondYields(ctx context.Context, country string) ([]marketdata.BondYield, error) {
+	return retried(ctx, country, r.next.BondYields)
+}
+
+// ETFs implements marketdata.Store.
+func (r Retry) ETFs(ctx context.Context, p marketdata.ListPage) (marketdata.NamePage, error) {
+	return retried(ctx, p, r.next.ETFs)
+}
+
+// ETFHoldings implements marketdata.Store.
+func (r Retry) ETFHoldings(ctx context.Context, q marketdata.ETFQuery) (marketdata.ETFFilingHoldings, error) {
+	return retried(ctx, q, r.next.ETFHoldings)
+}
+
+// EDGARCompanies implements marketdata.Store.
+func (r Retry) EDGARCompanies(ctx context.Context, q marketdata.EDGARQuery) (marketdata.EDGARPage, error) {
+	return retried(ctx, q, r.next.EDGARCompanies)
+}
+
+// EDGARCompany implements marketdata.Store.
+func (r Retry) EDGARCompany(ctx context.Context, cik string) (marketdata.EDGARCompany, error) {
+	return retried(ctx, cik, r.next.EDGARCompany)
+}
+
+// Frame implements marketdata.Store.
+func (r Retry) Frame(ctx context.Context, q marketdata.FrameQuery) ([]marketdata.FramePoint, error) {
+	return retried(ctx, q, r.next.Frame)
+}

@@ -429,6 +429,62 @@ func (r *Router) Indices(ctx context.Context, q marketdata.IndexQuery) (marketda
 	return routed(ctx, r, q, Reads.Indices)
 }
 
+// LoadedDatasets reads which datasets hold rows from a replica, else the
+// primary.
+func (r *Router) LoadedDatasets(ctx context.Context) (marketdata.LoadedDatasets, error) {
+	return routed(ctx, r, struct{}{}, func(rd Reads, ctx context.Context, _ struct{}) (marketdata.LoadedDatasets, error) {
+		return rd.LoadedDatasets(ctx)
+	})
+}
+
+// Commodity reads one commodity from a replica, else the primary.
+func (r *Router) Commodity(ctx context.Context, name string) (marketdata.CommoditySeries, error) {
+	return routed(ctx, r, name, Reads.Commodity)
+}
+
+// CompanyRatings reads a symbol's ratings from a replica, else the
+// primary.
+func (r *Router) CompanyRatings(ctx context.Context, symbol string) ([]marketdata.Rating, error) {
+	return routed(ctx, r, symbol, Reads.CompanyRatings)
+}
+
+// BondCountries reads a page of bond countries from a replica, else the
+// primary.
+func (r *Router) BondCountries(ctx context.Context, p marketdata.ListPage) (marketdata.NamePage, error) {
+	return routed(ctx, r, p, Reads.BondCountries)
+}
+
+// BondYields reads a country's yields from a replica, else the primary.
+func (r *Router) BondYields(ctx context.Context, country string) ([]marketdata.BondYield, error) {
+	return routed(ctx, r, country, Reads.BondYields)
+}
+
+// ETFs reads a page of ETF tickers from a replica, else the primary.
+func (r *Router) ETFs(ctx context.Context, p marketdata.ListPage) (marketdata.NamePage, error) {
+	return routed(ctx, r, p, Reads.ETFs)
+}
+
+// ETFHoldings reads an ETF's filing from a replica, else the primary.
+func (r *Router) ETFHoldings(ctx context.Context, q marketdata.ETFQuery) (marketdata.ETFFilingHoldings, error) {
+	return routed(ctx, r, q, Reads.ETFHoldings)
+}
+
+// EDGARCompanies reads a page of EDGAR companies from a replica, else the
+// primary.
+func (r *Router) EDGARCompanies(ctx context.Context, q marketdata.EDGARQuery) (marketdata.EDGARPage, error) {
+	return routed(ctx, r, q, Reads.EDGARCompanies)
+}
+
+// EDGARCompany reads one EDGAR company from a replica, else the primary.
+func (r *Router) EDGARCompany(ctx context.Context, cik string) (marketdata.EDGARCompany, error) {
+	return routed(ctx, r, cik, Reads.EDGARCompany)
+}
+
+// Frame reads a frame's facts from a replica, else the primary.
+func (r *Router) Frame(ctx context.Context, q marketdata.FrameQuery) ([]marketdata.FramePoint, error) {
+	return routed(ctx, r, q, Reads.Frame)
+}
+
 // The router is the reads it wraps: a method of marketdata.Store that it
 // does not route fails the build here.
 var _ Reads = (*Router)(nil)
