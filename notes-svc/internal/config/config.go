@@ -104,7 +104,6 @@ func Load(getenv func(string) string) (Config, error) {
 		EventRetention:     r.DurationIn("EVENT_RETENTION", 30*24*time.Hour, 7*24*time.Hour, 365*24*time.Hour),
 		TrashRetention:     r.DurationIn("TRASH_RETENTION", 30*24*time.Hour, 7*24*time.Hour, 365*24*time.Hour),
 		WebhookSecretKey:   r.Secret("WEBHOOK_SECRET_KEY"),
-		WebhookWorkers:     r.IntIn("WEBHOOK_WORKERS", 10, 1, 1000),
 		WebhookPerEndpoint: r.IntIn("WEBHOOK_PER_ENDPOINT", 4, 1, 100),
 		WebhookRetryBase:   r.DurationIn("WEBHOOK_RETRY_BASE", 30*time.Second, 100*time.Millisecond, time.Hour),
 	}
@@ -134,6 +133,13 @@ func Load(getenv func(string) string) (Config, error) {
 	c.ListBatchSize = r.IntIn("LIST_BATCH_SIZE", 500, 1, 10_000)
 	if c.DBMaxIdleConns > c.DBMaxOpenConns {
 		r.Fail("DB_MAX_IDLE_CONNS", "must be between 0 and DB_MAX_OPEN_CONNS")
+	}
+	// Each webhook attempt holds a pool connection while it sends: as many
+	// workers as connections would leave none for the API or the queue, so
+	// by default they take at most half the pool.
+	c.WebhookWorkers = r.IntIn("WEBHOOK_WORKERS", max(1, min(10, c.DBMaxOpenConns/2)), 1, 1000)
+	if c.WebhookWorkers >= c.DBMaxOpenConns && c.DBMaxOpenConns > 1 {
+		r.Fail("WEBHOOK_WORKERS", "must be below DB_MAX_OPEN_CONNS")
 	}
 	if c.ListMaxPerAccount < 1 || c.ListMaxPerAccount > max(c.ListMaxConcurrent, 1) {
 		r.Fail("LIST_MAX_PER_ACCOUNT", "must be between 1 and LIST_MAX_CONCURRENT")

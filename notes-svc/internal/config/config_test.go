@@ -102,10 +102,15 @@ func TestListingBounds(t *testing.T) {
 		"LIST_MAX_PER_ACCOUNT": {"NOTES_LIST_MAX_CONCURRENT": "2", "NOTES_LIST_MAX_PER_ACCOUNT": "3"},
 		"LIST_WAIT":            {"NOTES_LIST_WAIT": "10s"},
 		"LIST_BATCH_SIZE":      {"NOTES_LIST_BATCH_SIZE": "0"},
+		"WEBHOOK_WORKERS":      {"NOTES_DB_MAX_OPEN_CONNS": "10", "NOTES_WEBHOOK_WORKERS": "10"},
 	} {
 		if _, err := Load(env(vars)); err == nil || !strings.Contains(err.Error(), "NOTES_"+name) {
 			t.Errorf("%v: error %v does not name NOTES_%s", vars, err, name)
 		}
+	}
+	// Webhook workers take at most half a small pool by default.
+	if c, err := Load(env(map[string]string{"NOTES_DB_MAX_OPEN_CONNS": "8"})); err != nil || c.WebhookWorkers != 4 {
+		t.Errorf("webhook workers on a pool of 8 = %d, %v; want 4", c.WebhookWorkers, err)
 	}
 	if _, err := Load(env(map[string]string{"NOTES_LIST_MAX_PER_ACCOUNT": "-1"})); err == nil {
 		t.Error("a negative per-account bound was accepted")
