@@ -75,3 +75,31 @@ func TestMergeRerunWebhooks(t *testing.T) {
 		t.Errorf("noiseStatus(0.5) = %q, want miss", s)
 	}
 }
+
+// Rounds that straddle a target are within noise, never a pass; a bound
+// broken in any round is a miss whatever the ratio.
+func TestSyncStatusGradesEveryRound(t *testing.T) {
+	rounds := func(ratios ...float64) []ImportResult {
+		var out []ImportResult
+		for _, r := range ratios {
+			out = append(out, ImportResult{Ratio: r, ImportSeconds: 1, ImportMaxRSSMB: 50})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		rounds []ImportResult
+		target float64
+		want   string
+	}{
+		{rounds(0.55, 0.6, 0.7), 0.5, "pass"},
+		{rounds(0.4, 0.55, 0.7), 0.5, "within noise"},
+		{rounds(0.3, 0.45, 0.7), 0.5, "miss"},
+		{rounds(0.1, 0.2, 0.3), 0, "report"},
+		{append(rounds(0.6, 0.7), ImportResult{Ratio: 0.8, ImportSeconds: 61, ImportMaxRSSMB: 50}), 0.5, "miss"},
+		{append(rounds(0.6, 0.7), ImportResult{Ratio: 0.8, ImportSeconds: 1, ImportMaxRSSMB: 250}), 0, "miss"},
+	} {
+		if got := syncStatus(tc.rounds, 60, tc.target); got != tc.want {
+			t.Errorf("rounds %+v target %v: %s, want %s", tc.rounds, tc.target, got, tc.want)
+		}
+	}
+}

@@ -2,11 +2,13 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -40,6 +42,8 @@ type syncWorkload struct {
 	args                 []string
 	where                string
 	secondsBound         float64
+	// target is the ratio to COPY the workload is held to; 0 reports it.
+	target float64
 }
 
 // runSyncUniverseDay measures the daily update of a 50,000-symbol exchange
@@ -50,7 +54,7 @@ func (b *bench) runSyncUniverseDay(ctx context.Context) error {
 		layout: "EODHD eod-bulk-last-day JSON of 50,000 symbols (one day), from a local fake",
 		before: [][]string{{"sync", "--provider", "eodhd", "--exchange", "XNAS", "--from", "2024-03-07", "--to", "2024-03-07"}},
 		args:   []string{"sync", "--provider", "eodhd", "--exchange", "XNAS", "--to", "2024-03-08"},
-		where:  "date = '2024-03-08'", secondsBound: syncUniverseSecondsBound})
+		where:  "date = '2024-03-08'", secondsBound: syncUniverseSecondsBound, target: 0.5})
 }
 
 // runSyncBackfill measures a ten-year backfill of 100 symbols from
@@ -66,43 +70,92 @@ func (b *bench) runSyncBackfill(ctx context.Context) error {
 		where:  "true"})
 }
 
+// syncRounds is how many times each sync workload is measured, each
+// round from a fresh database, sync and COPY back to back: a run of well
+// under a second is at the mercy of a shared machine's moment.
+const syncRounds = 5
+
 // runSync measures w: `marketdata-svc sync` timed with its CPU and peak
 // memory, then COPY of the rows it stored into an empty table of the same
-// shape.
+// shape, syncRounds times. The result is the round with the median ratio,
+// with every round's ratio beside it.
 func (b *bench) runSync(ctx context.Context, w syncWorkload) error {
 	b.logf("workload %s", w.id)
-	res := ImportResult{ID: w.id, Target: 0.5, Layout: w.layout,
-		Ceiling: ImportCeiling{What: "COPY of the same rows (CSV) into an empty table of eod_bars' shape"}}
-	env, stop, err := b.prepareSync(ctx, w.symbols, w.provider)
-	if err != nil {
-		return err
-	}
-	defer stop()
-	for _, args := range w.before {
-		if _, err := b.r.output(ctx, cmdSpec{name: b.bin("marketdata-svc"), env: env, args: args}); err != nil {
+	var rounds []ImportResult
+	for range syncRounds {
+		res, err := b.syncRound(ctx, w)
+		if err != nil {
 			return err
 		}
+		rounds = append(rounds, res)
 	}
-	out, err := b.timeImport(ctx, &res, env, w.args...)
-	if err != nil {
-		return err
+	slices.SortFunc(rounds, func(x, y ImportResult) int { return cmp.Compare(x.Ratio, y.Ratio) })
+	res := rounds[len(rounds)/2]
+	res.RoundRatios = nil
+	for _, r := range rounds {
+		res.RoundRatios = append(res.RoundRatios, r.Ratio)
 	}
-	res.ImportOutput = syncLine(out)
-	n, err := b.db.value(ctx, syncDB, "SELECT count(*) FROM eod_bars WHERE "+w.where)
-	if err != nil {
-		return err
-	}
-	fmt.Sscan(n, &res.Rows)
-	if err := b.syncCeiling(ctx, &res, w.where); err != nil {
-		return err
-	}
-	b.scoreSync(&res, w.secondsBound)
+	res.Status = syncStatus(rounds, w.secondsBound, res.Target)
+	b.logf("%s: median of %d rounds %.2f (rounds %.2f-%.2f): %s", w.id, len(rounds), res.Ratio, rounds[0].Ratio, rounds[len(rounds)-1].Ratio, res.Status)
 	if w.id == "sync_backfill" {
 		b.res.SyncBackfill = &res
 	} else {
 		b.res.SyncUniverseDay = &res
 	}
 	return nil
+}
+
+// syncStatus grades rounds sorted by ratio: a bound broken in any round
+// is a miss; against a ratio target, every round at or above it is a
+// pass, a median at or above it with rounds below "within noise", and a
+// median below it a miss; without a target the figure is reported.
+func syncStatus(rounds []ImportResult, secondsBound, target float64) string {
+	for _, r := range rounds {
+		if (secondsBound > 0 && r.ImportSeconds > secondsBound) || r.ImportMaxRSSMB > syncMaxRSSMB {
+			return "miss"
+		}
+	}
+	switch {
+	case target == 0:
+		return "report"
+	case rounds[0].Ratio >= target:
+		return "pass"
+	case rounds[len(rounds)/2].Ratio >= target:
+		return "within noise"
+	}
+	return "miss"
+}
+
+// syncRound is one measurement of w from a fresh database.
+func (b *bench) syncRound(ctx context.Context, w syncWorkload) (ImportResult, error) {
+	res := ImportResult{ID: w.id, Target: w.target, Layout: w.layout,
+		Ceiling: ImportCeiling{What: "COPY of the same rows (CSV) into an empty table of eod_bars' shape"}}
+	env, stop, err := b.prepareSync(ctx, w.symbols, w.provider)
+	if err != nil {
+		return res, err
+	}
+	defer stop()
+	for _, args := range w.before {
+		if _, err := b.r.output(ctx, cmdSpec{name: b.bin("marketdata-svc"), env: env, args: args}); err != nil {
+			return res, err
+		}
+	}
+	out, err := b.timeImport(ctx, &res, env, w.args...)
+	if err != nil {
+		return res, err
+	}
+	res.ImportOutput = syncLine(out)
+	n, err := b.db.value(ctx, syncDB, "SELECT count(*) FROM eod_bars WHERE "+w.where)
+	if err != nil {
+		return res, err
+	}
+	fmt.Sscan(n, &res.Rows)
+	if err := b.syncCeiling(ctx, &res, w.where); err != nil {
+		return res, err
+	}
+	b.score(&res)
+	b.logf("%s: %.2f s, max RSS %.0f MB", res.ID, res.ImportSeconds, res.ImportMaxRSSMB)
+	return res, nil
 }
 
 // prepareSync recreates and migrates the sync database with the exchange
@@ -186,17 +239,6 @@ func (b *bench) timedCopy(ctx context.Context, res *ImportResult, db, copySQL st
 	res.CopySeconds = time.Since(t0).Seconds()
 	res.CopyCommand = b.r.commands[len(b.r.commands)-1]
 	return nil
-}
-
-// scoreSync is score, and also a miss past the wall-time bound (when
-// set) or the memory bound.
-func (b *bench) scoreSync(res *ImportResult, secondsBound float64) {
-	b.score(res)
-	if (secondsBound > 0 && res.ImportSeconds > secondsBound) || res.ImportMaxRSSMB > syncMaxRSSMB {
-		res.Status = "miss"
-	}
-	b.logf("%s: %.2f s, max RSS %.0f MB (bounds: %s, %d MB): %s", res.ID, res.ImportSeconds, res.ImportMaxRSSMB,
-		map[bool]string{true: fmt.Sprintf("%.0f s", secondsBound), false: "none"}[secondsBound > 0], syncMaxRSSMB, res.Status)
 }
 
 // syncLine is the summary line sync prints.
