@@ -13,7 +13,6 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/feed"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/feed/registry"
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/ingest"
 	"github.com/tickerdesk/tickerdesk/pkg/cmdmain"
 )
 
@@ -75,12 +74,11 @@ func syncData(ctx context.Context, cfg config.Config, log *slog.Logger, args []s
 	if err != nil {
 		return fmt.Errorf("sync: %w", err)
 	}
-	store, err := openMigrated(ctx, cfg)
+	load, closeStore, err := openLoader(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	load := ingest.New(store.DB())
+	defer closeStore()
 	if o.To.IsZero() {
 		mic := o.Exchange
 		if mic == "" {

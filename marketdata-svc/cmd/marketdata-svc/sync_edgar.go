@@ -20,12 +20,11 @@ func syncEDGAR(ctx context.Context, cfg config.Config, log *slog.Logger, ciks []
 	if err != nil {
 		return fmt.Errorf("sync: %w", err)
 	}
-	store, err := openMigrated(ctx, cfg)
+	load, closeStore, err := openLoader(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	load := ingest.New(store.DB())
+	defer closeStore()
 	var version int64
 	defer func() {
 		if version != 0 {
