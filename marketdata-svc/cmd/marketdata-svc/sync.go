@@ -70,11 +70,7 @@ func syncData(ctx context.Context, cfg config.Config, log *slog.Logger, args []s
 	if o.BackfillFrom, err = optionalDate("backfill-from", *backfill); err != nil {
 		return err
 	}
-	p, err := registry.New(*provider, cfg.Sync, log, nil)
-	if err != nil {
-		return fmt.Errorf("sync: %w", err)
-	}
-	load, closeStore, err := openLoader(ctx, cfg)
+	p, load, closeStore, err := openSync(ctx, cfg, func() (feed.Provider, error) { return registry.New(*provider, cfg.Sync, log, nil) })
 	if err != nil {
 		return err
 	}

@@ -288,6 +288,17 @@ func (s *Server) pathExchange(c *gin.Context) (marketdata.Exchange, bool) {
 	return lookupPath(s, c, c.Param("mic"), marketdata.ParseMIC, s.store.Exchange)
 }
 
+// pageOfExchange reads the page asked for, then {mic}'s exchange
+// (pathExchange); it answers a failure itself and reports false.
+func (s *Server) pageOfExchange(c *gin.Context) (pagination.Page, marketdata.Exchange, bool) {
+	page, ok := s.validPage(c, parseQuery(c.Request.URL.RawQuery))
+	if !ok {
+		return page, marketdata.Exchange{}, false
+	}
+	x, ok := s.pathExchange(c)
+	return page, x, ok
+}
+
 // exchangeOne serves /exchanges/{mic}: the exchange object in v1, and in
 // v2 a list of that one exchange (v2's document answers ExchangesResponse,
 // the envelope of /exchanges).
@@ -299,12 +310,7 @@ func (s *Server) exchangeOne(v apiVersion) gin.HandlerFunc {
 			}
 			return
 		}
-		p := parseQuery(c.Request.URL.RawQuery)
-		page, ok := s.validPage(c, p)
-		if !ok {
-			return
-		}
-		x, ok := s.pathExchange(c)
+		page, x, ok := s.pageOfExchange(c)
 		if !ok {
 			return
 		}
@@ -317,12 +323,7 @@ func (s *Server) exchangeOne(v apiVersion) gin.HandlerFunc {
 // the exchange object with its tickers under "tickers".
 func (s *Server) exchangeTickers(v apiVersion) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		p := parseQuery(c.Request.URL.RawQuery)
-		page, ok := s.validPage(c, p)
-		if !ok {
-			return
-		}
-		x, ok := s.pathExchange(c)
+		page, x, ok := s.pageOfExchange(c)
 		if !ok {
 			return
 		}
