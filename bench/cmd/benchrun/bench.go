@@ -320,13 +320,13 @@ var postBody = `{"title":"` + postTitle + `","content":"` + strings.Repeat("Quar
 
 func (b *bench) startServices(ctx context.Context, phase string) error {
 	var err error
-	if b.notesSvc, err = b.serve(ctx, "notes-svc", "NOTES_", b.notesEnv(), b.cfg.Ports.Notes, b.cfg.Ports.NotesPprof, phase); err != nil {
+	if b.notesSvc, err = b.serve(ctx, "notes-svc", "NOTES_", b.notesEnv(), b.cfg.Ports.Notes, b.cfg.Ports.NotesPprof, "", phase); err != nil {
 		return err
 	}
 	if !b.needMarketdata() {
 		return b.notesSvc.waitHTTP(ctx, b.notesURL("/readyz"), 30*time.Second)
 	}
-	if b.mdSvc, err = b.serve(ctx, "marketdata-svc", "MARKETDATA_", b.marketdataEnv(marketdataDB), b.cfg.Ports.Marketdata, b.cfg.Ports.MarketdataPprof, phase); err != nil {
+	if b.mdSvc, err = b.serve(ctx, "marketdata-svc", "MARKETDATA_", b.marketdataEnv(marketdataDB), b.cfg.Ports.Marketdata, b.cfg.Ports.MarketdataPprof, "", phase); err != nil {
 		return err
 	}
 	if err := b.notesSvc.waitHTTP(ctx, b.notesURL("/readyz"), 30*time.Second); err != nil {
@@ -336,15 +336,19 @@ func (b *bench) startServices(ctx context.Context, phase string) error {
 }
 
 // serve starts service name (whose variables start with prefix) on its
-// benchmark ports, with no shutdown drain: the benchmark stops it between
-// phases and nothing is load-balanced. Its log is per phase; only the run
-// phase's command line is recorded.
-func (b *bench) serve(ctx context.Context, name, prefix string, env map[string]string, port, pprofPort int, phase string) (*process, error) {
+// benchmark ports (no profiling port when pprofPort is 0), with no
+// shutdown drain: the benchmark stops it between phases and nothing is
+// load-balanced. Its log is per workload (a prefix of the log's name,
+// such as "intraday-") and phase; only the run phase's command line is
+// recorded.
+func (b *bench) serve(ctx context.Context, name, prefix string, env map[string]string, port, pprofPort int, workload, phase string) (*process, error) {
 	env[prefix+"HTTP_ADDR"] = fmt.Sprintf("127.0.0.1:%d", port)
-	env[prefix+"PPROF_ADDR"] = fmt.Sprintf("127.0.0.1:%d", pprofPort)
+	if pprofPort != 0 {
+		env[prefix+"PPROF_ADDR"] = fmt.Sprintf("127.0.0.1:%d", pprofPort)
+	}
 	env[prefix+"SHUTDOWN_DRAIN"] = "0s"
 	return b.r.start(ctx, cmdSpec{name: b.bin(name), args: []string{"serve"}, env: env, quiet: phase != "run"},
-		filepath.Join(b.cfg.Out, "logs", name+"."+phase+".log"))
+		filepath.Join(b.cfg.Out, "logs", name+"."+workload+phase+".log"))
 }
 
 func (b *bench) stopServices() {

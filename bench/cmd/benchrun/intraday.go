@@ -423,12 +423,7 @@ func (b *bench) runIntradayQuery(ctx context.Context) error {
 		},
 	}
 	start := func(phase string) (*process, error) {
-		e := b.marketdataEnv(intradayDB)
-		e["MARKETDATA_HTTP_ADDR"] = fmt.Sprintf("127.0.0.1:%d", b.cfg.Ports.Marketdata)
-		e["MARKETDATA_PPROF_ADDR"] = fmt.Sprintf("127.0.0.1:%d", b.cfg.Ports.MarketdataPprof)
-		e["MARKETDATA_SHUTDOWN_DRAIN"] = "0s"
-		svc, err := b.r.start(ctx, cmdSpec{name: b.bin("marketdata-svc"), args: []string{"serve"}, env: e, quiet: phase != "run"},
-			filepath.Join(b.cfg.Out, "logs", "marketdata-svc.intraday-"+phase+".log"))
+		svc, err := b.serve(ctx, "marketdata-svc", "MARKETDATA_", b.marketdataEnv(intradayDB), b.cfg.Ports.Marketdata, b.cfg.Ports.MarketdataPprof, "intraday-", phase)
 		if err != nil {
 			return nil, err
 		}

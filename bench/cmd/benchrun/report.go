@@ -265,6 +265,15 @@ func readResults(root string) (Results, error) {
 	return r, nil
 }
 
+// mergeSection puts the section measured, when the subset run measured
+// it, in place of the full run's dst, and names it among the rerun's ids.
+func mergeSection[T any](ids *[]string, name string, dst **T, measured *T) {
+	if measured != nil {
+		*dst = measured
+		*ids = append(*ids, name)
+	}
+}
+
 // mergeRerun puts what the subset run sub measured into the full run's
 // results full: its workloads replace those of the same id (or are added),
 // and each section it measured replaces the full run's.
@@ -281,39 +290,13 @@ func mergeRerun(full, sub Results) Results {
 			out.Workloads = append(out.Workloads, w)
 		}
 	}
-	section := func(name string, measured bool) {
-		if measured {
-			ids = append(ids, name)
-		}
-	}
-	if sub.Import != nil {
-		out.Import = sub.Import
-	}
-	section("import", sub.Import != nil)
-	if sub.IntradayImport != nil {
-		out.IntradayImport = sub.IntradayImport
-	}
-	section("intraday_import", sub.IntradayImport != nil)
-	if sub.SyncUniverseDay != nil {
-		out.SyncUniverseDay = sub.SyncUniverseDay
-	}
-	section("sync_universe_day", sub.SyncUniverseDay != nil)
-	if sub.SyncBackfill != nil {
-		out.SyncBackfill = sub.SyncBackfill
-	}
-	section("sync_backfill", sub.SyncBackfill != nil)
-	if sub.TenantScale != nil {
-		out.TenantScale = sub.TenantScale
-	}
-	section("tenant_scale", sub.TenantScale != nil)
-	if sub.Staleness != nil {
-		out.Staleness = sub.Staleness
-	}
-	section("staleness", sub.Staleness != nil)
-	if sub.Webhooks != nil {
-		out.Webhooks = sub.Webhooks
-	}
-	section("webhook_delivery", sub.Webhooks != nil)
+	mergeSection(&ids, "import", &out.Import, sub.Import)
+	mergeSection(&ids, "intraday_import", &out.IntradayImport, sub.IntradayImport)
+	mergeSection(&ids, "sync_universe_day", &out.SyncUniverseDay, sub.SyncUniverseDay)
+	mergeSection(&ids, "sync_backfill", &out.SyncBackfill, sub.SyncBackfill)
+	mergeSection(&ids, "tenant_scale", &out.TenantScale, sub.TenantScale)
+	mergeSection(&ids, "staleness", &out.Staleness, sub.Staleness)
+	mergeSection(&ids, "webhook_delivery", &out.Webhooks, sub.Webhooks)
 	out.Reruns = append(slices.Clone(full.Reruns), Rerun{GeneratedAt: sub.GeneratedAt, GitRevision: sub.GitRevision, Workloads: ids, Machine: sub.Machine})
 	return out
 }

@@ -8,7 +8,6 @@ import (
 	"math"
 	"net"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -236,10 +235,7 @@ func (b *bench) runWebhookDelivery(ctx context.Context) error {
 // startWebhookService starts notes-svc on the workload's database and
 // waits until it is ready.
 func (b *bench) startWebhookService(ctx context.Context, env map[string]string, phase string) (*process, error) {
-	env["NOTES_HTTP_ADDR"] = fmt.Sprintf("127.0.0.1:%d", b.cfg.Ports.Notes)
-	env["NOTES_SHUTDOWN_DRAIN"] = "0s"
-	svc, err := b.r.start(ctx, cmdSpec{name: b.bin("notes-svc"), args: []string{"serve"}, env: env, quiet: phase != "run"},
-		filepath.Join(b.cfg.Out, "logs", "notes-svc.webhooks-"+phase+".log"))
+	svc, err := b.serve(ctx, "notes-svc", "NOTES_", env, b.cfg.Ports.Notes, 0, "webhooks-", phase)
 	if err != nil {
 		return nil, err
 	}

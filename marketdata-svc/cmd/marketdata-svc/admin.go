@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/dataversion"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
 	"github.com/tickerdesk/tickerdesk/pkg/adminapi"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
@@ -66,18 +67,5 @@ func startAdmin(bg context.Context, cfg config.Config, store *marketdatadb.Store
 // the auth cache until ctx ends. go-redis re-subscribes by itself after a
 // lost connection; what was announced meanwhile waits for the cache TTL.
 func subscribeRevocations(ctx context.Context, rdb redis.UniversalClient, forget func(string), log *slog.Logger) {
-	ps := rdb.Subscribe(ctx, RevokedChannel)
-	defer func() { _ = ps.Close() }()
-	ch := ps.Channel()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case m, ok := <-ch:
-			if !ok {
-				return
-			}
-			forget(m.Payload)
-		}
-	}
+	dataversion.Listen(ctx, rdb, RevokedChannel, forget)
 }

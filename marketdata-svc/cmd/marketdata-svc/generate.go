@@ -11,7 +11,6 @@ import (
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
 	generator "github.com/tickerdesk/tickerdesk/marketdata-svc/internal/generate"
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/ingest"
 )
 
 const generateUsage = `usage: marketdata-svc generate --symbols N --years Y [--seed S] [--end YYYY-MM-DD] [--out DIR]
@@ -56,12 +55,11 @@ func generate(ctx context.Context, cfg config.Config, log *slog.Logger, args []s
 		fmt.Fprintln(stdout)
 		return nil
 	}
-	store, err := openMigrated(ctx, cfg)
+	load, closeStore, err := openLoader(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	load := ingest.New(store.DB())
+	defer closeStore()
 	res, err := load.Apply(ctx, generator.Load(opts))
 	if err != nil {
 		return fmt.Errorf("generate: %w", err)

@@ -48,20 +48,33 @@ func importData(ctx context.Context, cfg config.Config, log *slog.Logger, args [
 		}
 		return importDatasets(ctx, cfg, log, fs.Args(), *kind, stdout)
 	}
-	store, err := openMigrated(ctx, cfg)
+	return importEach(ctx, cfg, log, fs.Args(), stdout, func(ctx context.Context, load *ingest.Store, path string) (importer.FileResult, error) {
+		return importer.ImportFile(ctx, load, path, opts)
+	}, func(res importer.FileResult) (string, int64) {
+		return fmt.Sprintf("%d %s rows%s in %s (%.0f rows/s); %s", res.Rows, res.Kind,
+			layoutText(res), res.Elapsed.Round(1e6), res.RowsPerSecond(), changeText(res.Load)), res.Load.Version
+	})
+}
+
+// importEach imports each of paths with importFile, one transaction per
+// file, stopping at the first that fails; after each it writes the line
+// report gives and publishes the data version report names, so that the
+// cached answers over what changed go with it.
+func importEach[R any](ctx context.Context, cfg config.Config, log *slog.Logger, paths []string, stdout io.Writer,
+	importFile func(context.Context, *ingest.Store, string) (R, error), report func(R) (line string, version int64)) error {
+	load, closeStore, err := openLoader(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	load := ingest.New(store.DB())
-	for _, path := range fs.Args() {
-		res, err := importer.ImportFile(ctx, load, path, opts)
+	defer closeStore()
+	for _, path := range paths {
+		res, err := importFile(ctx, load, path)
 		if err != nil {
 			return fmt.Errorf("import %s: nothing applied:\n%w", path, err)
 		}
-		fmt.Fprintf(stdout, "%s: %d %s rows%s in %s (%.0f rows/s); %s\n", path, res.Rows, res.Kind,
-			layoutText(res), res.Elapsed.Round(1e6), res.RowsPerSecond(), changeText(res.Load))
-		if err := publish(ctx, cfg, log, res.Load.Version); err != nil {
+		line, version := report(res)
+		fmt.Fprintf(stdout, "%s: %s\n", path, line)
+		if err := publish(ctx, cfg, log, version); err != nil {
 			return err
 		}
 	}
@@ -91,24 +104,12 @@ func importIntraday(ctx context.Context, cfg config.Config, log *slog.Logger, pa
 		}
 		iopts.Zone = zone
 	}
-	store, err := openMigrated(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	load := ingest.New(store.DB())
-	for _, path := range paths {
-		res, err := importer.ImportIntradayFile(ctx, load, path, iopts)
-		if err != nil {
-			return fmt.Errorf("import %s: nothing applied:\n%w", path, err)
-		}
-		fmt.Fprintf(stdout, "%s: %d intraday rows in %s (%.0f rows/s); %d minutes changed, version %d\n", path, res.Rows,
-			res.Elapsed.Round(time.Millisecond), res.RowsPerSecond(), res.Load.BarsChanged, res.Load.Version)
-		if err := publish(ctx, cfg, log, res.Load.Version); err != nil {
-			return err
-		}
-	}
-	return nil
+	return importEach(ctx, cfg, log, paths, stdout, func(ctx context.Context, load *ingest.Store, path string) (importer.FileResult, error) {
+		return importer.ImportIntradayFile(ctx, load, path, iopts)
+	}, func(res importer.FileResult) (string, int64) {
+		return fmt.Sprintf("%d intraday rows in %s (%.0f rows/s); %d minutes changed, version %d", res.Rows,
+			res.Elapsed.Round(time.Millisecond), res.RowsPerSecond(), res.Load.BarsChanged, res.Load.Version), res.Load.Version
+	})
 }
 
 // importDatasets imports v2 dataset files of one kind, one transaction per
@@ -116,22 +117,10 @@ func importIntraday(ctx context.Context, cfg config.Config, log *slog.Logger, pa
 // version as the other imports do: the cached answers over the dataset
 // go with it.
 func importDatasets(ctx context.Context, cfg config.Config, log *slog.Logger, paths []string, kind string, stdout io.Writer) error {
-	store, err := openMigrated(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	load := ingest.New(store.DB())
-	for _, path := range paths {
-		res, err := importer.ImportDatasetFile(ctx, load, path, kind)
-		if err != nil {
-			return fmt.Errorf("import %s: nothing applied:\n%w", path, err)
-		}
-		fmt.Fprintf(stdout, "%s: %d %s rows in %s; %d rows changed, version %d\n", path, res.Rows, kind,
-			res.Elapsed.Round(time.Millisecond), res.Load.Changed, res.Load.Version)
-		if err := publish(ctx, cfg, log, res.Load.Version); err != nil {
-			return err
-		}
-	}
-	return nil
+	return importEach(ctx, cfg, log, paths, stdout, func(ctx context.Context, load *ingest.Store, path string) (importer.DatasetFileResult, error) {
+		return importer.ImportDatasetFile(ctx, load, path, kind)
+	}, func(res importer.DatasetFileResult) (string, int64) {
+		return fmt.Sprintf("%d %s rows in %s; %d rows changed, version %d", res.Rows, kind,
+			res.Elapsed.Round(time.Millisecond), res.Load.Changed, res.Load.Version), res.Load.Version
+	})
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/ingest"
 	"github.com/tickerdesk/tickerdesk/pkg/accesslog"
 	"github.com/tickerdesk/tickerdesk/pkg/cmdmain"
 	"github.com/tickerdesk/tickerdesk/pkg/flushwriter"
@@ -80,6 +81,16 @@ func openMigrated(ctx context.Context, cfg config.Config) (*marketdatadb.Store, 
 		return nil, err
 	}
 	return store, nil
+}
+
+// openLoader opens the migrated store of record (openMigrated) for a
+// command that loads data; closeStore closes it.
+func openLoader(ctx context.Context, cfg config.Config) (load *ingest.Store, closeStore func(), err error) {
+	store, err := openMigrated(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ingest.New(store.DB()), func() { store.Close() }, nil
 }
 
 // newFlagSet returns the flag set of the subcommand name: a bad flag is an

@@ -13,7 +13,6 @@ import (
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/config"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/feed"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/feed/registry"
-	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/ingest"
 	"github.com/tickerdesk/tickerdesk/pkg/cmdmain"
 )
 
@@ -71,16 +70,11 @@ func syncData(ctx context.Context, cfg config.Config, log *slog.Logger, args []s
 	if o.BackfillFrom, err = optionalDate("backfill-from", *backfill); err != nil {
 		return err
 	}
-	p, err := registry.New(*provider, cfg.Sync, log, nil)
-	if err != nil {
-		return fmt.Errorf("sync: %w", err)
-	}
-	store, err := openMigrated(ctx, cfg)
+	p, load, closeStore, err := openSync(ctx, cfg, func() (feed.Provider, error) { return registry.New(*provider, cfg.Sync, log, nil) })
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	load := ingest.New(store.DB())
+	defer closeStore()
 	if o.To.IsZero() {
 		mic := o.Exchange
 		if mic == "" {

@@ -16,16 +16,11 @@ import (
 // transaction per company (a company fetched is kept if a later one
 // fails), then publishes the data version once.
 func syncEDGAR(ctx context.Context, cfg config.Config, log *slog.Logger, ciks []string, stdout io.Writer) error {
-	src, err := edgar.New(cfg.Sync, log)
-	if err != nil {
-		return fmt.Errorf("sync: %w", err)
-	}
-	store, err := openMigrated(ctx, cfg)
+	src, load, closeStore, err := openSync(ctx, cfg, func() (*edgar.Source, error) { return edgar.New(cfg.Sync, log) })
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	load := ingest.New(store.DB())
+	defer closeStore()
 	var version int64
 	defer func() {
 		if version != 0 {
@@ -50,4 +45,15 @@ func syncEDGAR(ctx context.Context, cfg config.Config, log *slog.Logger, ciks []
 		fmt.Fprintf(stdout, "edgar %s: %s, %d documents, %d changed\n", docs[0].CIK, docs[0].Name, len(docs), res.Changed)
 	}
 	return nil
+}
+
+// openSync makes a sync command's source with newSource, then opens the
+// store it loads into (openLoader): a source that cannot be made opens
+// nothing.
+func openSync[S any](ctx context.Context, cfg config.Config, newSource func() (S, error)) (src S, load *ingest.Store, closeStore func(), err error) {
+	if src, err = newSource(); err != nil {
+		return src, nil, nil, fmt.Errorf("sync: %w", err)
+	}
+	load, closeStore, err = openLoader(ctx, cfg)
+	return src, load, closeStore, err
 }

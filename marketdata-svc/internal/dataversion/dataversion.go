@@ -269,18 +269,26 @@ func (s *Source) warn(err error) {
 // ends. go-redis re-subscribes after a lost connection by itself; what is
 // announced meanwhile is lost, which the poll covers.
 func subscribe(ctx context.Context, rdb redis.UniversalClient, announced func()) {
-	ps := rdb.Subscribe(ctx, Channel)
-	defer ps.Close()
+	Listen(ctx, rdb, Channel, func(string) { announced() })
+}
+
+// Listen calls on with the payload of every message on channel until ctx
+// ends or the subscription closes. go-redis re-subscribes after a lost
+// connection by itself; what is published meanwhile is not seen, so a
+// listener needs another way to catch up (the poll, a cache's TTL).
+func Listen(ctx context.Context, rdb redis.UniversalClient, channel string, on func(payload string)) {
+	ps := rdb.Subscribe(ctx, channel)
+	defer func() { _ = ps.Close() }()
 	ch := ps.Channel()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case _, ok := <-ch:
+		case m, ok := <-ch:
 			if !ok {
 				return
 			}
-			announced()
+			on(m.Payload)
 		}
 	}
 }

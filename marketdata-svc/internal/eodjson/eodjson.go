@@ -94,50 +94,31 @@ func Decoded(data []byte, count int, total int64) Page {
 // AppendBar appends one end-of-day record in marketstack's field order,
 // with the spec's extra fields, and the date as YYYY-MM-DDT00:00:00+0000.
 func AppendBar(b []byte, bar *marketdata.Bar) []byte {
-	b = append(b, `{"open":`...)
-	b = appendNumber(b, bar.Open)
-	b = append(b, `,"high":`...)
-	b = appendNumber(b, bar.High)
-	b = append(b, `,"low":`...)
-	b = appendNumber(b, bar.Low)
-	b = append(b, `,"close":`...)
-	b = appendNumber(b, bar.Close)
-	b = append(b, `,"volume":`...)
-	b = appendNumber(b, bar.Volume)
+	b = AppendNumberField(b, `{"open":`, bar.Open)
+	b = AppendNumberField(b, `,"high":`, bar.High)
+	b = AppendNumberField(b, `,"low":`, bar.Low)
+	b = AppendNumberField(b, `,"close":`, bar.Close)
+	b = AppendNumberField(b, `,"volume":`, bar.Volume)
 	if bar.AssetType == marketdata.AssetIndex {
 		// marketstack adjusts no index level: adj_close repeats close and
 		// the other adjusted fields are null.
-		b = append(b, `,"adj_high":null,"adj_low":null,"adj_close":`...)
-		b = appendNumber(b, bar.Close)
+		b = AppendNumberField(b, `,"adj_high":null,"adj_low":null,"adj_close":`, bar.Close)
 		b = append(b, `,"adj_open":null,"adj_volume":null`...)
 	} else {
-		b = append(b, `,"adj_high":`...)
-		b = appendNumber(b, bar.AdjHigh)
-		b = append(b, `,"adj_low":`...)
-		b = appendNumber(b, bar.AdjLow)
-		b = append(b, `,"adj_close":`...)
-		b = appendNumber(b, bar.AdjClose)
-		b = append(b, `,"adj_open":`...)
-		b = appendNumber(b, bar.AdjOpen)
-		b = append(b, `,"adj_volume":`...)
-		b = appendNumber(b, bar.AdjVolume)
+		b = AppendNumberField(b, `,"adj_high":`, bar.AdjHigh)
+		b = AppendNumberField(b, `,"adj_low":`, bar.AdjLow)
+		b = AppendNumberField(b, `,"adj_close":`, bar.AdjClose)
+		b = AppendNumberField(b, `,"adj_open":`, bar.AdjOpen)
+		b = AppendNumberField(b, `,"adj_volume":`, bar.AdjVolume)
 	}
-	b = append(b, `,"split_factor":`...)
-	b = appendNumber(b, bar.SplitFactor)
-	b = append(b, `,"dividend":`...)
-	b = appendNumber(b, bar.Dividend)
-	b = append(b, `,"name":`...)
-	b = jsonstring.Append(b, bar.Name)
-	b = append(b, `,"symbol":`...)
-	b = jsonstring.Append(b, bar.Symbol)
-	b = append(b, `,"exchange_code":`...)
-	b = jsonstring.Append(b, bar.ExchangeCode)
-	b = append(b, `,"exchange":`...)
-	b = jsonstring.Append(b, bar.Exchange)
-	b = append(b, `,"asset_type":`...)
-	b = jsonstring.Append(b, bar.AssetType)
-	b = append(b, `,"price_currency":`...)
-	b = jsonstring.Append(b, bar.PriceCurrency)
+	b = AppendNumberField(b, `,"split_factor":`, bar.SplitFactor)
+	b = AppendNumberField(b, `,"dividend":`, bar.Dividend)
+	b = AppendStringField(b, `,"name":`, bar.Name)
+	b = AppendStringField(b, `,"symbol":`, bar.Symbol)
+	b = AppendStringField(b, `,"exchange_code":`, bar.ExchangeCode)
+	b = AppendStringField(b, `,"exchange":`, bar.Exchange)
+	b = AppendStringField(b, `,"asset_type":`, bar.AssetType)
+	b = AppendStringField(b, `,"price_currency":`, bar.PriceCurrency)
 	b = append(b, `,"date":"`...)
 	b = AppendTimestamp(b, bar.Date)
 	b = append(b, `"}`...)
@@ -148,6 +129,18 @@ func AppendBar(b []byte, bar *marketdata.Bar) []byte {
 func AppendTimestamp(b []byte, t time.Time) []byte {
 	b = t.UTC().AppendFormat(b, time.DateOnly)
 	return append(b, "T00:00:00+0000"...)
+}
+
+// AppendNumberField appends key, the opening of a JSON member as it is
+// written (such as `,"high":`), and f as appendNumber writes it.
+func AppendNumberField(b []byte, key string, f float64) []byte {
+	return appendNumber(append(b, key...), f)
+}
+
+// AppendStringField appends key, the opening of a JSON member as it is
+// written (such as `,"symbol":`), and s as a JSON string.
+func AppendStringField(b []byte, key, s string) []byte {
+	return jsonstring.Append(append(b, key...), s)
 }
 
 // appendNumber writes a float as a JSON number in its shortest exact form.

@@ -76,15 +76,24 @@ type changes struct {
 func changesOf[T any](series []T, date func(T) time.Time, value func(T) float64) changes {
 	last := series[len(series)-1]
 	now, at := value(last), date(last)
-	var out changes
+	var prev *float64
 	if len(series) > 1 {
-		prev := value(series[len(series)-2])
-		d := strconv.FormatFloat(now-prev, 'f', 2, 64)
-		out.PriceChangeDay, out.PercentageDay = &d, percentChange(now, &prev)
+		v := value(series[len(series)-2])
+		prev = &v
 	}
-	out.PercentageWeek = percentChange(now, onOrBefore(series, date, value, at.AddDate(0, 0, -7)))
-	out.PercentageMonth = percentChange(now, onOrBefore(series, date, value, at.AddDate(0, -1, 0)))
-	out.PercentageYear = percentChange(now, onOrBefore(series, date, value, at.AddDate(-1, 0, 0)))
+	return changesFrom(now, prev, onOrBefore(series, date, value, at.AddDate(0, 0, -7)),
+		onOrBefore(series, date, value, at.AddDate(0, -1, 0)), onOrBefore(series, date, value, at.AddDate(-1, 0, 0)))
+}
+
+// changesFrom are the changes of now from the earlier values given; a nil
+// one has a null change.
+func changesFrom(now float64, prev, week, month, year *float64) changes {
+	out := changes{PercentageDay: percentChange(now, prev), PercentageWeek: percentChange(now, week),
+		PercentageMonth: percentChange(now, month), PercentageYear: percentChange(now, year)}
+	if prev != nil {
+		d := strconv.FormatFloat(now-*prev, 'f', 2, 64)
+		out.PriceChangeDay = &d
+	}
 	return out
 }
 
@@ -388,16 +397,10 @@ func (s *Server) bondList(c *gin.Context) {
 // sendNames answers a page of a list of names read by read, each encoded
 // by encode, after the page's parameters and any failed before in p.
 func sendNames[J any](s *Server, c *gin.Context, p *queryParams, read func(context.Context, marketdata.ListPage) (marketdata.NamePage, error), encode func(string) J) {
-	page, ok := s.validPage(c, p)
-	if !ok {
-		return
-	}
-	res, err := read(c.Request.Context(), marketdata.ListPage{Limit: page.Limit, Offset: page.Offset})
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-	sendList(s, c, page, res.Names, res.Total, encode)
+	sendPage(s, c, p, func(ctx context.Context, page pagination.Page) ([]string, int64, error) {
+		res, err := read(ctx, marketdata.ListPage{Limit: page.Limit, Offset: page.Offset})
+		return res.Names, res.Total, err
+	}, encode)
 }
 
 // bondJSON is an item of v2's /bond: one tenor's latest yield and its

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"regexp"
 	"strconv"
@@ -101,16 +102,10 @@ func (s *Server) cikCode(c *gin.Context) {
 	if n := len([]rune(name)); !p.failed("company_name") && (n < 3 || n > maxDatasetName) {
 		p.fail("company_name", "invalid_company_name", "must have 3 to "+strconv.Itoa(maxDatasetName)+" characters")
 	}
-	page, ok := s.validPage(c, p)
-	if !ok {
-		return
-	}
-	res, err := s.store.EDGARCompanies(c.Request.Context(), marketdata.EDGARQuery{Name: name, Page: marketdata.ListPage{Limit: page.Limit, Offset: page.Offset}})
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-	sendList(s, c, page, res.Companies, res.Total, newCompany)
+	sendPage(s, c, p, func(ctx context.Context, page pagination.Page) ([]marketdata.EDGARCompany, int64, error) {
+		res, err := s.store.EDGARCompanies(ctx, marketdata.EDGARQuery{Name: name, Page: marketdata.ListPage{Limit: page.Limit, Offset: page.Offset}})
+		return res.Companies, res.Total, err
+	}, newCompany)
 }
 
 // edgarCompany reads the company that cik_code names (1 to 10 digits);

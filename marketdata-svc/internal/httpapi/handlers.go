@@ -241,21 +241,16 @@ func (s *Server) tickerList(v apiVersion) gin.HandlerFunc {
 		if v == v1 {
 			q.Symbols = p.symbols("symbols", false)
 		}
-		page, ok := s.validPage(c, p)
-		if !ok {
-			return
-		}
-		q.Limit, q.Offset = page.Limit, page.Offset
-		res, err := s.store.Tickers(c.Request.Context(), q)
-		if err != nil {
-			s.writeError(c, err)
-			return
-		}
-		if v == v1 {
-			sendList(s, c, page, res.Tickers, res.Total, newTicker)
-			return
-		}
-		sendList(s, c, page, res.Tickers, res.Total, newTickersListItem)
+		sendPage(s, c, p, func(ctx context.Context, page pagination.Page) ([]marketdata.Ticker, int64, error) {
+			q.Limit, q.Offset = page.Limit, page.Offset
+			res, err := s.store.Tickers(ctx, q)
+			return res.Tickers, res.Total, err
+		}, func(t marketdata.Ticker) any {
+			if v == v1 {
+				return newTicker(t)
+			}
+			return newTickersListItem(t)
+		})
 	}
 }
 
@@ -279,17 +274,11 @@ func (s *Server) exchangeList(v apiVersion) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		p := parseQuery(c.Request.URL.RawQuery)
 		q := marketdata.ExchangeQuery{Search: p.search()}
-		page, ok := s.validPage(c, p)
-		if !ok {
-			return
-		}
-		q.Limit, q.Offset = page.Limit, page.Offset
-		res, err := s.store.Exchanges(c.Request.Context(), q)
-		if err != nil {
-			s.writeError(c, err)
-			return
-		}
-		sendList(s, c, page, res.Exchanges, res.Total, func(x marketdata.Exchange) any { return exchangeOf(x, v) })
+		sendPage(s, c, p, func(ctx context.Context, page pagination.Page) ([]marketdata.Exchange, int64, error) {
+			q.Limit, q.Offset = page.Limit, page.Offset
+			res, err := s.store.Exchanges(ctx, q)
+			return res.Exchanges, res.Total, err
+		}, func(x marketdata.Exchange) any { return exchangeOf(x, v) })
 	}
 }
 
@@ -297,6 +286,17 @@ func (s *Server) exchangeList(v apiVersion) gin.HandlerFunc {
 // a code that cannot exist is simply not found.
 func (s *Server) pathExchange(c *gin.Context) (marketdata.Exchange, bool) {
 	return lookupPath(s, c, c.Param("mic"), marketdata.ParseMIC, s.store.Exchange)
+}
+
+// pageOfExchange reads the page asked for, then {mic}'s exchange
+// (pathExchange); it answers a failure itself and reports false.
+func (s *Server) pageOfExchange(c *gin.Context) (pagination.Page, marketdata.Exchange, bool) {
+	page, ok := s.validPage(c, parseQuery(c.Request.URL.RawQuery))
+	if !ok {
+		return page, marketdata.Exchange{}, false
+	}
+	x, ok := s.pathExchange(c)
+	return page, x, ok
 }
 
 // exchangeOne serves /exchanges/{mic}: the exchange object in v1, and in
@@ -310,12 +310,7 @@ func (s *Server) exchangeOne(v apiVersion) gin.HandlerFunc {
 			}
 			return
 		}
-		p := parseQuery(c.Request.URL.RawQuery)
-		page, ok := s.validPage(c, p)
-		if !ok {
-			return
-		}
-		x, ok := s.pathExchange(c)
+		page, x, ok := s.pageOfExchange(c)
 		if !ok {
 			return
 		}
@@ -328,12 +323,7 @@ func (s *Server) exchangeOne(v apiVersion) gin.HandlerFunc {
 // the exchange object with its tickers under "tickers".
 func (s *Server) exchangeTickers(v apiVersion) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		p := parseQuery(c.Request.URL.RawQuery)
-		page, ok := s.validPage(c, p)
-		if !ok {
-			return
-		}
-		x, ok := s.pathExchange(c)
+		page, x, ok := s.pageOfExchange(c)
 		if !ok {
 			return
 		}
@@ -462,38 +452,48 @@ func sendList[T, J any](s *Server, c *gin.Context, page pagination.Page, items [
 	s.sendValue(c, envelope[[]J]{Pagination: pagination.NewEnvelope(page, len(items), total), Data: encodeAll(items, encode)})
 }
 
+// sendPage answers the page that read reads (the items and the count of
+// every match), each encoded by encode, after the page's parameters and
+// any failed before in p.
+func sendPage[T, J any](s *Server, c *gin.Context, p *queryParams, read func(context.Context, pagination.Page) ([]T, int64, error), encode func(T) J) {
+	page, ok := s.validPage(c, p)
+	if !ok {
+		return
+	}
+	items, total, err := read(c.Request.Context(), page)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	sendList(s, c, page, items, total, encode)
+}
+
 // currencyList serves /currencies, paged.
 func (s *Server) currencyList(v apiVersion) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		p := parseQuery(c.Request.URL.RawQuery)
-		page, ok := s.validPage(c, p)
-		if !ok {
-			return
-		}
-		all := marketdata.Currencies()
-		if v == v2 {
-			sendList(s, c, page, pageOf(all, page), int64(len(all)), func(cur marketdata.Currency) currencyV2JSON {
+		sendPage(s, c, parseQuery(c.Request.URL.RawQuery), pageOf(marketdata.Currencies()), func(cur marketdata.Currency) any {
+			if v == v2 {
 				return currencyV2JSON{Code: cur.Code, Symbol: cur.Symbol, SymbolNative: cur.SymbolNative, Name: cur.Name}
-			})
-			return
-		}
-		sendList(s, c, page, pageOf(all, page), int64(len(all)), newCurrency)
+			}
+			return newCurrency(cur)
+		})
 	}
 }
 
 // timezoneList serves /timezones, paged.
 func (s *Server) timezoneList(c *gin.Context) {
-	p := parseQuery(c.Request.URL.RawQuery)
-	page, ok := s.validPage(c, p)
-	if !ok {
-		return
-	}
-	all := marketdata.Timezones()
-	sendList(s, c, page, pageOf(all, page), int64(len(all)), newTimezone)
+	sendPage(s, c, parseQuery(c.Request.URL.RawQuery), pageOf(marketdata.Timezones()), newTimezone)
 }
 
-// pageOf is one page of a list held in memory.
-func pageOf[T any](all []T, page pagination.Page) []T {
+// pageOf reads pages of a list held in memory.
+func pageOf[T any](all []T) func(context.Context, pagination.Page) ([]T, int64, error) {
+	return func(_ context.Context, page pagination.Page) ([]T, int64, error) {
+		return pageIn(all, page), int64(len(all)), nil
+	}
+}
+
+// pageIn is one page of all.
+func pageIn[T any](all []T, page pagination.Page) []T {
 	if page.Offset >= len(all) {
 		return []T{}
 	}

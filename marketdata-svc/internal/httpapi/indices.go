@@ -7,6 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
+	"github.com/tickerdesk/tickerdesk/pkg/pagination"
 )
 
 // indexListJSON is an item of v2's /indexlist: the benchmark code that
@@ -20,16 +21,12 @@ type indexListJSON struct {
 // the history lacks is null, and so is the region, which nothing here
 // records.
 type indexInfoJSON struct {
-	Benchmark       string  `json:"benchmark"`
-	Region          *string `json:"region"`
-	Country         *string `json:"country"`
-	Price           string  `json:"price"`
-	PriceChangeDay  *string `json:"price_change_day"`
-	PercentageDay   *string `json:"percentage_day"`
-	PercentageWeek  *string `json:"percentage_week"`
-	PercentageMonth *string `json:"percentage_month"`
-	PercentageYear  *string `json:"percentage_year"`
-	Date            string  `json:"date"`
+	Benchmark string  `json:"benchmark"`
+	Region    *string `json:"region"`
+	Country   *string `json:"country"`
+	Price     string  `json:"price"`
+	changes
+	Date string `json:"date"`
 }
 
 // percentChange is the change from then to now in percent, two decimals.
@@ -43,12 +40,7 @@ func percentChange(now float64, then *float64) *string {
 
 func newIndexInfo(x marketdata.IndexQuote) indexInfoJSON {
 	out := indexInfoJSON{Benchmark: x.Ticker.Symbol, Price: strconv.FormatFloat(x.Close, 'f', -1, 64), Date: marketdata.FormatDate(x.Date),
-		PercentageDay: percentChange(x.Close, x.Previous), PercentageWeek: percentChange(x.Close, x.Week),
-		PercentageMonth: percentChange(x.Close, x.Month), PercentageYear: percentChange(x.Close, x.Year)}
-	if x.Previous != nil {
-		d := strconv.FormatFloat(x.Close-*x.Previous, 'f', 2, 64)
-		out.PriceChangeDay = &d
-	}
+		changes: changesFrom(x.Close, x.Previous, x.Week, x.Month, x.Year)}
 	switch {
 	case x.Ticker.Exchange != nil && x.Ticker.Exchange.Country != "":
 		out.Country = optional(x.Ticker.Exchange.Country)
@@ -60,17 +52,10 @@ func newIndexInfo(x marketdata.IndexQuote) indexInfoJSON {
 
 // indexList serves /v2/indexlist: the indices carried, paged.
 func (s *Server) indexList(c *gin.Context) {
-	p := parseQuery(c.Request.URL.RawQuery)
-	page, ok := s.validPage(c, p)
-	if !ok {
-		return
-	}
-	res, err := s.store.Indices(c.Request.Context(), marketdata.IndexQuery{Limit: page.Limit, Offset: page.Offset})
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-	sendList(s, c, page, res.Indices, res.Total, func(x marketdata.IndexQuote) indexListJSON { return indexListJSON{x.Ticker.Symbol} })
+	sendPage(s, c, parseQuery(c.Request.URL.RawQuery), func(ctx context.Context, page pagination.Page) ([]marketdata.IndexQuote, int64, error) {
+		res, err := s.store.Indices(ctx, marketdata.IndexQuery{Limit: page.Limit, Offset: page.Offset})
+		return res.Indices, res.Total, err
+	}, func(x marketdata.IndexQuote) indexListJSON { return indexListJSON{x.Ticker.Symbol} })
 }
 
 // indexInfo serves /v2/indexinfo?index=: a one-item array, as marketstack

@@ -10,9 +10,9 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/eodjson"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
-	"github.com/tickerdesk/tickerdesk/pkg/jsonstring"
 	"github.com/tickerdesk/tickerdesk/pkg/pagination"
 )
 
@@ -262,40 +262,29 @@ func appendIntradayRecords(b []byte, bars []marketdata.IntradayBar, v apiVersion
 // and marketstack_last, the bar's last trade here, and the fields of its
 // EOD bar (IntradayBar is EODBar in v2's document).
 func appendIntradayRecord(b []byte, bar marketdata.IntradayBar, v apiVersion) []byte {
-	num := func(b []byte, name string, x float64) []byte {
-		b = append(b, '"')
-		b = append(b, name...)
-		b = append(b, `":`...)
-		return strconv.AppendFloat(b, x, 'f', -1, 64)
-	}
-	b = num(append(b, '{'), "open", bar.Open)
-	b = num(append(b, ','), "high", bar.High)
-	b = num(append(b, ','), "low", bar.Low)
+	b = eodjson.AppendNumberField(b, `{"open":`, bar.Open)
+	b = eodjson.AppendNumberField(b, `,"high":`, bar.High)
+	b = eodjson.AppendNumberField(b, `,"low":`, bar.Low)
 	if v == v2 {
 		b = append(b, `,"mid":null,"last_size":null,"bid_size":null,"bid_price":null,"ask_price":null,"ask_size":null`...)
 	}
-	b = num(append(b, ','), "last", bar.Close)
-	b = num(append(b, ','), "close", bar.Close)
-	b = num(append(b, ','), "volume", bar.Volume)
+	b = eodjson.AppendNumberField(b, `,"last":`, bar.Close)
+	b = eodjson.AppendNumberField(b, `,"close":`, bar.Close)
+	b = eodjson.AppendNumberField(b, `,"volume":`, bar.Volume)
 	if v == v2 {
-		b = num(append(b, ','), "marketstack_last", bar.Close)
+		b = eodjson.AppendNumberField(b, `,"marketstack_last":`, bar.Close)
 		// v2's IntradayBar is its EOD bar: a minute bar is not adjusted
 		// and carries no split or dividend, so those are null.
-		b = append(b, `,"adj_high":null,"adj_low":null,"adj_close":null,"adj_open":null,"adj_volume":null,"split_factor":null,"dividend":null,"name":`...)
-		b = jsonstring.Append(b, bar.Name)
-		b = append(b, `,"exchange_code":`...)
-		b = jsonstring.Append(b, bar.ExchangeCode)
-		b = append(b, `,"asset_type":`...)
-		b = jsonstring.Append(b, bar.AssetType)
-		b = append(b, `,"price_currency":`...)
-		b = jsonstring.Append(b, bar.PriceCurrency)
+		b = append(b, `,"adj_high":null,"adj_low":null,"adj_close":null,"adj_open":null,"adj_volume":null,"split_factor":null,"dividend":null`...)
+		b = eodjson.AppendStringField(b, `,"name":`, bar.Name)
+		b = eodjson.AppendStringField(b, `,"exchange_code":`, bar.ExchangeCode)
+		b = eodjson.AppendStringField(b, `,"asset_type":`, bar.AssetType)
+		b = eodjson.AppendStringField(b, `,"price_currency":`, bar.PriceCurrency)
 	}
 	b = append(b, `,"date":"`...)
 	b = bar.Date.UTC().AppendFormat(b, "2006-01-02T15:04:05-0700")
-	b = append(b, `","symbol":`...)
-	b = jsonstring.Append(b, bar.Symbol)
-	b = append(b, `,"exchange":`...)
-	b = jsonstring.Append(b, bar.Exchange)
+	b = eodjson.AppendStringField(b, `","symbol":`, bar.Symbol)
+	b = eodjson.AppendStringField(b, `,"exchange":`, bar.Exchange)
 	return append(b, '}')
 }
 

@@ -173,6 +173,19 @@ func Webhooks(ctx context.Context, e *Env, downFor time.Duration) {
 	}
 }
 
+// webhookScenario opens the scenario name with a receiver set up by
+// webhookSetup; a setup that fails is the scenario's failed check, and ok
+// is false.
+func webhookScenario(e *Env, name string) (s *report.Scenario, h *hookSink, stop func(), ok bool) {
+	s = e.Report.Scenario(name)
+	h, stop, err := webhookSetup(e)
+	if err != nil {
+		s.Check("setup", false, "%v", err)
+		return s, nil, nil, false
+	}
+	return s, h, stop, true
+}
+
 // webhookSetup starts a receiver and registers it as an endpoint of key A's
 // account; stop deletes the endpoint (and its queued deliveries) and shuts
 // the receiver.
@@ -250,10 +263,8 @@ func webhookOutcome(s *report.Scenario, h *hookSink, written []string, writeFail
 }
 
 func webhookKilled(ctx context.Context, e *Env) {
-	s := e.Report.Scenario("Webhooks: notes-svc killed (kill -9) with deliveries in flight, then restarted")
-	h, stop, err := webhookSetup(e)
-	if err != nil {
-		s.Check("setup", false, "%v", err)
+	s, h, stop, ok := webhookScenario(e, "Webhooks: notes-svc killed (kill -9) with deliveries in flight, then restarted")
+	if !ok {
 		return
 	}
 	defer stop()
@@ -284,10 +295,8 @@ func webhookKilled(ctx context.Context, e *Env) {
 }
 
 func webhookReceiverDown(ctx context.Context, e *Env, downFor time.Duration) {
-	s := e.Report.Scenario(fmt.Sprintf("Webhooks: receiver down for %s, then back", downFor))
-	h, stop, err := webhookSetup(e)
-	if err != nil {
-		s.Check("setup", false, "%v", err)
+	s, h, stop, ok := webhookScenario(e, fmt.Sprintf("Webhooks: receiver down for %s, then back", downFor))
+	if !ok {
 		return
 	}
 	defer stop()
@@ -309,10 +318,8 @@ func webhookReceiverDown(ctx context.Context, e *Env, downFor time.Duration) {
 }
 
 func webhookRandom500(ctx context.Context, e *Env) {
-	s := e.Report.Scenario(fmt.Sprintf("Webhooks: receiver answers 500 to 30%% of attempts at random for %s", webhookFlakyFor))
-	h, stop, err := webhookSetup(e)
-	if err != nil {
-		s.Check("setup", false, "%v", err)
+	s, h, stop, ok := webhookScenario(e, fmt.Sprintf("Webhooks: receiver answers 500 to 30%% of attempts at random for %s", webhookFlakyFor))
+	if !ok {
 		return
 	}
 	defer stop()

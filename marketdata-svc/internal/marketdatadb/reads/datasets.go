@@ -92,18 +92,22 @@ ORDER BY date DESC, analyst_firm, analyst_name`, []any{symbol}, func(sc scanner)
 
 // BondCountries returns a page of the countries with yields, by name.
 func (s *Store) BondCountries(ctx context.Context, p marketdata.ListPage) (marketdata.NamePage, error) {
-	names, total, err := countedPage(ctx, s.db, `SELECT count(DISTINCT country) FROM bond_yields`,
-		`SELECT DISTINCT country FROM bond_yields ORDER BY country LIMIT $1 OFFSET $2`, nil, p.Limit, p.Offset, scanName)
-	if err != nil {
-		return marketdata.NamePage{}, fmt.Errorf("bond countries: %w", err)
-	}
-	return marketdata.NamePage{Names: names, Total: total}, nil
+	return s.namePage(ctx, "bond countries", `SELECT count(DISTINCT country) FROM bond_yields`,
+		`SELECT DISTINCT country FROM bond_yields ORDER BY country LIMIT $1 OFFSET $2`, p)
 }
 
-func scanName(sc scanner) (string, error) {
-	var s string
-	err := sc.Scan(&s)
-	return s, err
+// namePage is page p of the names pageSQL lists, of which countSQL counts
+// every one; label names the list in an error.
+func (s *Store) namePage(ctx context.Context, label, countSQL, pageSQL string, p marketdata.ListPage) (marketdata.NamePage, error) {
+	names, total, err := countedPage(ctx, s.db, countSQL, pageSQL, nil, p.Limit, p.Offset, func(sc scanner) (string, error) {
+		var n string
+		err := sc.Scan(&n)
+		return n, err
+	})
+	if err != nil {
+		return marketdata.NamePage{}, fmt.Errorf("%s: %w", label, err)
+	}
+	return marketdata.NamePage{Names: names, Total: total}, nil
 }
 
 // BondYields returns a country's yields, by tenor then date, oldest first.
@@ -119,12 +123,8 @@ func (s *Store) BondYields(ctx context.Context, country string) ([]marketdata.Bo
 
 // ETFs returns a page of the tickers with filings, by ticker.
 func (s *Store) ETFs(ctx context.Context, p marketdata.ListPage) (marketdata.NamePage, error) {
-	names, total, err := countedPage(ctx, s.db, `SELECT count(DISTINCT ticker) FROM etf_filings`,
-		`SELECT DISTINCT ticker FROM etf_filings ORDER BY ticker LIMIT $1 OFFSET $2`, nil, p.Limit, p.Offset, scanName)
-	if err != nil {
-		return marketdata.NamePage{}, fmt.Errorf("etfs: %w", err)
-	}
-	return marketdata.NamePage{Names: names, Total: total}, nil
+	return s.namePage(ctx, "etfs", `SELECT count(DISTINCT ticker) FROM etf_filings`,
+		`SELECT DISTINCT ticker FROM etf_filings ORDER BY ticker LIMIT $1 OFFSET $2`, p)
 }
 
 // ETFHoldings returns the newest of q's filings with its holdings.
