@@ -1049,10 +1049,10 @@ type ListDividendsParams struct {
 	// Symbols 1..100 comma-separated symbols, case-insensitive, echoed upper-case. Letters, digits, '.', '-', '^'; at most 20 characters each.
 	Symbols Symbols `form:"symbols" json:"symbols"`
 
-	// DateFrom First date, inclusive. YYYY-MM-DD or ISO 8601; must not be after date_to.
+	// DateFrom First date, inclusive. YYYY-MM-DD, ISO 8601, or YYYY-MM-DD HH:MM[:SS] (marketstack v2's example form); a timestamp names its calendar day. Must not be after date_to.
 	DateFrom *DateFrom `form:"date_from,omitempty" json:"date_from,omitempty"`
 
-	// DateTo Last date, inclusive. YYYY-MM-DD or ISO 8601.
+	// DateTo Last date, inclusive. YYYY-MM-DD, ISO 8601, or YYYY-MM-DD HH:MM[:SS]; a timestamp names its calendar day.
 	DateTo *DateTo `form:"date_to,omitempty" json:"date_to,omitempty"`
 
 	// Sort Date order, case-insensitive.
@@ -1070,10 +1070,10 @@ type ListEODParams struct {
 	// Symbols 1..100 comma-separated symbols, case-insensitive, echoed upper-case. Letters, digits, '.', '-', '^'; at most 20 characters each.
 	Symbols Symbols `form:"symbols" json:"symbols"`
 
-	// DateFrom First date, inclusive. YYYY-MM-DD or ISO 8601; must not be after date_to.
+	// DateFrom First date, inclusive. YYYY-MM-DD, ISO 8601, or YYYY-MM-DD HH:MM[:SS] (marketstack v2's example form); a timestamp names its calendar day. Must not be after date_to.
 	DateFrom *DateFrom `form:"date_from,omitempty" json:"date_from,omitempty"`
 
-	// DateTo Last date, inclusive. YYYY-MM-DD or ISO 8601.
+	// DateTo Last date, inclusive. YYYY-MM-DD, ISO 8601, or YYYY-MM-DD HH:MM[:SS]; a timestamp names its calendar day.
 	DateTo *DateTo `form:"date_to,omitempty" json:"date_to,omitempty"`
 
 	// Sort Date order, case-insensitive.
@@ -1094,10 +1094,10 @@ type LatestEODParams struct {
 	// Symbols 1..100 comma-separated symbols, case-insensitive, echoed upper-case. Letters, digits, '.', '-', '^'; at most 20 characters each.
 	Symbols Symbols `form:"symbols" json:"symbols"`
 
-	// DateFrom First date, inclusive. YYYY-MM-DD or ISO 8601; must not be after date_to.
+	// DateFrom First date, inclusive. YYYY-MM-DD, ISO 8601, or YYYY-MM-DD HH:MM[:SS] (marketstack v2's example form); a timestamp names its calendar day. Must not be after date_to.
 	DateFrom *DateFrom `form:"date_from,omitempty" json:"date_from,omitempty"`
 
-	// DateTo Last date, inclusive. YYYY-MM-DD or ISO 8601.
+	// DateTo Last date, inclusive. YYYY-MM-DD, ISO 8601, or YYYY-MM-DD HH:MM[:SS]; a timestamp names its calendar day.
 	DateTo *DateTo `form:"date_to,omitempty" json:"date_to,omitempty"`
 
 	// Sort Date order, case-insensitive.
@@ -1148,10 +1148,10 @@ type ExchangeEODParams struct {
 	// Symbols 1..100 comma-separated symbols, case-insensitive, echoed upper-case. Letters, digits, '.', '-', '^'; at most 20 characters each.
 	Symbols Symbols `form:"symbols" json:"symbols"`
 
-	// DateFrom First date, inclusive. YYYY-MM-DD or ISO 8601; must not be after date_to.
+	// DateFrom First date, inclusive. YYYY-MM-DD, ISO 8601, or YYYY-MM-DD HH:MM[:SS] (marketstack v2's example form); a timestamp names its calendar day. Must not be after date_to.
 	DateFrom *DateFrom `form:"date_from,omitempty" json:"date_from,omitempty"`
 
-	// DateTo Last date, inclusive. YYYY-MM-DD or ISO 8601.
+	// DateTo Last date, inclusive. YYYY-MM-DD, ISO 8601, or YYYY-MM-DD HH:MM[:SS]; a timestamp names its calendar day.
 	DateTo *DateTo `form:"date_to,omitempty" json:"date_to,omitempty"`
 
 	// Sort Date order, case-insensitive.
@@ -1169,10 +1169,10 @@ type ExchangeEODLatestParams struct {
 	// Symbols 1..100 comma-separated symbols, case-insensitive, echoed upper-case. Letters, digits, '.', '-', '^'; at most 20 characters each.
 	Symbols Symbols `form:"symbols" json:"symbols"`
 
-	// DateFrom First date, inclusive. YYYY-MM-DD or ISO 8601; must not be after date_to.
+	// DateFrom First date, inclusive. YYYY-MM-DD, ISO 8601, or YYYY-MM-DD HH:MM[:SS] (marketstack v2's example form); a timestamp names its calendar day. Must not be after date_to.
 	DateFrom *DateFrom `form:"date_from,omitempty" json:"date_from,omitempty"`
 
-	// DateTo Last date, inclusive. YYYY-MM-DD or ISO 8601.
+	// DateTo Last date, inclusive. YYYY-MM-DD, ISO 8601, or YYYY-MM-DD HH:MM[:SS]; a timestamp names its calendar day.
 	DateTo *DateTo `form:"date_to,omitempty" json:"date_to,omitempty"`
 
 	// Sort Date order, case-insensitive.
@@ -1208,7 +1208,7 @@ type ExchangeIntradayParams struct {
 	// DateFrom First minute, inclusive. A date YYYY-MM-DD is the start of that day on the exchange's calendar; an ISO 8601 timestamp (e.g. 2024-03-08T14:30:00+0000), or marketstack v2's form 2024-03-08 14:30 (or 14:30:00, UTC), is that instant. The range may span at most the interval's longest range (1min 7 days; 5min, 10min 30 days; 15min, 30min 60 days; 1hour and longer 90 days); a longer range given whole is 422 invalid_date_range, an open one is cut to it.
 	DateFrom *IntradayDateFrom `form:"date_from,omitempty" json:"date_from,omitempty"`
 
-	// DateTo Last minute, inclusive. A date includes that whole day on the exchange's calendar; a timestamp is that instant.
+	// DateTo Last minute, inclusive. A date includes that whole day on the exchange's calendar; a timestamp (ISO 8601, or YYYY-MM-DD HH:MM[:SS] in UTC) is that instant.
 	DateTo *IntradayDateTo `form:"date_to,omitempty" json:"date_to,omitempty"`
 
 	// Interval Bar length, 1hour by default. Buckets align to the session open in the exchange's zone; 24hour is the exchange's calendar day.
@@ -1241,7 +1241,7 @@ type ExchangeIntradayLatestParams struct {
 	// DateFrom First minute, inclusive. A date YYYY-MM-DD is the start of that day on the exchange's calendar; an ISO 8601 timestamp (e.g. 2024-03-08T14:30:00+0000), or marketstack v2's form 2024-03-08 14:30 (or 14:30:00, UTC), is that instant. The range may span at most the interval's longest range (1min 7 days; 5min, 10min 30 days; 15min, 30min 60 days; 1hour and longer 90 days); a longer range given whole is 422 invalid_date_range, an open one is cut to it.
 	DateFrom *IntradayDateFrom `form:"date_from,omitempty" json:"date_from,omitempty"`
 
-	// DateTo Last minute, inclusive. A date includes that whole day on the exchange's calendar; a timestamp is that instant.
+	// DateTo Last minute, inclusive. A date includes that whole day on the exchange's calendar; a timestamp (ISO 8601, or YYYY-MM-DD HH:MM[:SS] in UTC) is that instant.
 	DateTo *IntradayDateTo `form:"date_to,omitempty" json:"date_to,omitempty"`
 
 	// Interval Bar length, 1hour by default. Buckets align to the session open in the exchange's zone; 24hour is the exchange's calendar day.
@@ -1310,7 +1310,7 @@ type IntradayParams struct {
 	// DateFrom First minute, inclusive. A date YYYY-MM-DD is the start of that day on the exchange's calendar; an ISO 8601 timestamp (e.g. 2024-03-08T14:30:00+0000), or marketstack v2's form 2024-03-08 14:30 (or 14:30:00, UTC), is that instant. The range may span at most the interval's longest range (1min 7 days; 5min, 10min 30 days; 15min, 30min 60 days; 1hour and longer 90 days); a longer range given whole is 422 invalid_date_range, an open one is cut to it.
 	DateFrom *IntradayDateFrom `form:"date_from,omitempty" json:"date_from,omitempty"`
 
-	// DateTo Last minute, inclusive. A date includes that whole day on the exchange's calendar; a timestamp is that instant.
+	// DateTo Last minute, inclusive. A date includes that whole day on the exchange's calendar; a timestamp (ISO 8601, or YYYY-MM-DD HH:MM[:SS] in UTC) is that instant.
 	DateTo *IntradayDateTo `form:"date_to,omitempty" json:"date_to,omitempty"`
 
 	// Interval Bar length, 1hour by default. Buckets align to the session open in the exchange's zone; 24hour is the exchange's calendar day.
@@ -1346,7 +1346,7 @@ type IntradayLatestParams struct {
 	// DateFrom First minute, inclusive. A date YYYY-MM-DD is the start of that day on the exchange's calendar; an ISO 8601 timestamp (e.g. 2024-03-08T14:30:00+0000), or marketstack v2's form 2024-03-08 14:30 (or 14:30:00, UTC), is that instant. The range may span at most the interval's longest range (1min 7 days; 5min, 10min 30 days; 15min, 30min 60 days; 1hour and longer 90 days); a longer range given whole is 422 invalid_date_range, an open one is cut to it.
 	DateFrom *IntradayDateFrom `form:"date_from,omitempty" json:"date_from,omitempty"`
 
-	// DateTo Last minute, inclusive. A date includes that whole day on the exchange's calendar; a timestamp is that instant.
+	// DateTo Last minute, inclusive. A date includes that whole day on the exchange's calendar; a timestamp (ISO 8601, or YYYY-MM-DD HH:MM[:SS] in UTC) is that instant.
 	DateTo *IntradayDateTo `form:"date_to,omitempty" json:"date_to,omitempty"`
 
 	// Interval Bar length, 1hour by default. Buckets align to the session open in the exchange's zone; 24hour is the exchange's calendar day.
@@ -1409,10 +1409,10 @@ type ListSplitsParams struct {
 	// Symbols 1..100 comma-separated symbols, case-insensitive, echoed upper-case. Letters, digits, '.', '-', '^'; at most 20 characters each.
 	Symbols Symbols `form:"symbols" json:"symbols"`
 
-	// DateFrom First date, inclusive. YYYY-MM-DD or ISO 8601; must not be after date_to.
+	// DateFrom First date, inclusive. YYYY-MM-DD, ISO 8601, or YYYY-MM-DD HH:MM[:SS] (marketstack v2's example form); a timestamp names its calendar day. Must not be after date_to.
 	DateFrom *DateFrom `form:"date_from,omitempty" json:"date_from,omitempty"`
 
-	// DateTo Last date, inclusive. YYYY-MM-DD or ISO 8601.
+	// DateTo Last date, inclusive. YYYY-MM-DD, ISO 8601, or YYYY-MM-DD HH:MM[:SS]; a timestamp names its calendar day.
 	DateTo *DateTo `form:"date_to,omitempty" json:"date_to,omitempty"`
 
 	// Sort Date order, case-insensitive.
@@ -1445,10 +1445,10 @@ type ListTickersParams struct {
 
 // TickerDividendsParams defines parameters for TickerDividends.
 type TickerDividendsParams struct {
-	// DateFrom First date, inclusive. YYYY-MM-DD or ISO 8601; must not be after date_to.
+	// DateFrom First date, inclusive. YYYY-MM-DD, ISO 8601, or YYYY-MM-DD HH:MM[:SS] (marketstack v2's example form); a timestamp names its calendar day. Must not be after date_to.
 	DateFrom *DateFrom `form:"date_from,omitempty" json:"date_from,omitempty"`
 
-	// DateTo Last date, inclusive. YYYY-MM-DD or ISO 8601.
+	// DateTo Last date, inclusive. YYYY-MM-DD, ISO 8601, or YYYY-MM-DD HH:MM[:SS]; a timestamp names its calendar day.
 	DateTo *DateTo `form:"date_to,omitempty" json:"date_to,omitempty"`
 
 	// Sort Date order, case-insensitive.
@@ -1463,10 +1463,10 @@ type TickerDividendsParams struct {
 
 // TickerEODParams defines parameters for TickerEOD.
 type TickerEODParams struct {
-	// DateFrom First date, inclusive. YYYY-MM-DD or ISO 8601; must not be after date_to.
+	// DateFrom First date, inclusive. YYYY-MM-DD, ISO 8601, or YYYY-MM-DD HH:MM[:SS] (marketstack v2's example form); a timestamp names its calendar day. Must not be after date_to.
 	DateFrom *DateFrom `form:"date_from,omitempty" json:"date_from,omitempty"`
 
-	// DateTo Last date, inclusive. YYYY-MM-DD or ISO 8601.
+	// DateTo Last date, inclusive. YYYY-MM-DD, ISO 8601, or YYYY-MM-DD HH:MM[:SS]; a timestamp names its calendar day.
 	DateTo *DateTo `form:"date_to,omitempty" json:"date_to,omitempty"`
 
 	// Sort Date order, case-insensitive.
@@ -1484,7 +1484,7 @@ type TickerIntradayParams struct {
 	// DateFrom First minute, inclusive. A date YYYY-MM-DD is the start of that day on the exchange's calendar; an ISO 8601 timestamp (e.g. 2024-03-08T14:30:00+0000), or marketstack v2's form 2024-03-08 14:30 (or 14:30:00, UTC), is that instant. The range may span at most the interval's longest range (1min 7 days; 5min, 10min 30 days; 15min, 30min 60 days; 1hour and longer 90 days); a longer range given whole is 422 invalid_date_range, an open one is cut to it.
 	DateFrom *IntradayDateFrom `form:"date_from,omitempty" json:"date_from,omitempty"`
 
-	// DateTo Last minute, inclusive. A date includes that whole day on the exchange's calendar; a timestamp is that instant.
+	// DateTo Last minute, inclusive. A date includes that whole day on the exchange's calendar; a timestamp (ISO 8601, or YYYY-MM-DD HH:MM[:SS] in UTC) is that instant.
 	DateTo *IntradayDateTo `form:"date_to,omitempty" json:"date_to,omitempty"`
 
 	// Interval Bar length, 1hour by default. Buckets align to the session open in the exchange's zone; 24hour is the exchange's calendar day.
@@ -1514,7 +1514,7 @@ type TickerIntradayLatestParams struct {
 	// DateFrom First minute, inclusive. A date YYYY-MM-DD is the start of that day on the exchange's calendar; an ISO 8601 timestamp (e.g. 2024-03-08T14:30:00+0000), or marketstack v2's form 2024-03-08 14:30 (or 14:30:00, UTC), is that instant. The range may span at most the interval's longest range (1min 7 days; 5min, 10min 30 days; 15min, 30min 60 days; 1hour and longer 90 days); a longer range given whole is 422 invalid_date_range, an open one is cut to it.
 	DateFrom *IntradayDateFrom `form:"date_from,omitempty" json:"date_from,omitempty"`
 
-	// DateTo Last minute, inclusive. A date includes that whole day on the exchange's calendar; a timestamp is that instant.
+	// DateTo Last minute, inclusive. A date includes that whole day on the exchange's calendar; a timestamp (ISO 8601, or YYYY-MM-DD HH:MM[:SS] in UTC) is that instant.
 	DateTo *IntradayDateTo `form:"date_to,omitempty" json:"date_to,omitempty"`
 
 	// Interval Bar length, 1hour by default. Buckets align to the session open in the exchange's zone; 24hour is the exchange's calendar day.
@@ -1556,10 +1556,10 @@ type TickerIntradayOnDateParamsAfterHours string
 
 // TickerSplitsParams defines parameters for TickerSplits.
 type TickerSplitsParams struct {
-	// DateFrom First date, inclusive. YYYY-MM-DD or ISO 8601; must not be after date_to.
+	// DateFrom First date, inclusive. YYYY-MM-DD, ISO 8601, or YYYY-MM-DD HH:MM[:SS] (marketstack v2's example form); a timestamp names its calendar day. Must not be after date_to.
 	DateFrom *DateFrom `form:"date_from,omitempty" json:"date_from,omitempty"`
 
-	// DateTo Last date, inclusive. YYYY-MM-DD or ISO 8601.
+	// DateTo Last date, inclusive. YYYY-MM-DD, ISO 8601, or YYYY-MM-DD HH:MM[:SS]; a timestamp names its calendar day.
 	DateTo *DateTo `form:"date_to,omitempty" json:"date_to,omitempty"`
 
 	// Sort Date order, case-insensitive.

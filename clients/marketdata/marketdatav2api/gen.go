@@ -1519,10 +1519,10 @@ type ListDividendsParams struct {
 	// Symbols 1..100 comma-separated symbols, case-insensitive, echoed upper-case. Letters, digits, '.', '-', '^'; at most 20 characters each.
 	Symbols Symbols `form:"symbols" json:"symbols"`
 
-	// DateFrom First date, inclusive. YYYY-MM-DD or ISO 8601; must not be after date_to.
+	// DateFrom First date, inclusive. YYYY-MM-DD, ISO 8601, or YYYY-MM-DD HH:MM[:SS] (marketstack v2's example form); a timestamp names its calendar day. Must not be after date_to.
 	DateFrom *DateFrom `form:"date_from,omitempty" json:"date_from,omitempty"`
 
-	// DateTo Last date, inclusive. YYYY-MM-DD or ISO 8601.
+	// DateTo Last date, inclusive. YYYY-MM-DD, ISO 8601, or YYYY-MM-DD HH:MM[:SS]; a timestamp names its calendar day.
 	DateTo *DateTo `form:"date_to,omitempty" json:"date_to,omitempty"`
 
 	// Sort Date order, case-insensitive.
@@ -1540,10 +1540,10 @@ type ListEODParams struct {
 	// Symbols 1..100 comma-separated symbols, case-insensitive, echoed upper-case. Letters, digits, '.', '-', '^'; at most 20 characters each.
 	Symbols Symbols `form:"symbols" json:"symbols"`
 
-	// DateFrom First date, inclusive. YYYY-MM-DD or ISO 8601; must not be after date_to.
+	// DateFrom First date, inclusive. YYYY-MM-DD, ISO 8601, or YYYY-MM-DD HH:MM[:SS] (marketstack v2's example form); a timestamp names its calendar day. Must not be after date_to.
 	DateFrom *DateFrom `form:"date_from,omitempty" json:"date_from,omitempty"`
 
-	// DateTo Last date, inclusive. YYYY-MM-DD or ISO 8601.
+	// DateTo Last date, inclusive. YYYY-MM-DD, ISO 8601, or YYYY-MM-DD HH:MM[:SS]; a timestamp names its calendar day.
 	DateTo *DateTo `form:"date_to,omitempty" json:"date_to,omitempty"`
 
 	// Sort Date order, case-insensitive.
@@ -1564,10 +1564,10 @@ type LatestEODParams struct {
 	// Symbols 1..100 comma-separated symbols, case-insensitive, echoed upper-case. Letters, digits, '.', '-', '^'; at most 20 characters each.
 	Symbols Symbols `form:"symbols" json:"symbols"`
 
-	// DateFrom First date, inclusive. YYYY-MM-DD or ISO 8601; must not be after date_to.
+	// DateFrom First date, inclusive. YYYY-MM-DD, ISO 8601, or YYYY-MM-DD HH:MM[:SS] (marketstack v2's example form); a timestamp names its calendar day. Must not be after date_to.
 	DateFrom *DateFrom `form:"date_from,omitempty" json:"date_from,omitempty"`
 
-	// DateTo Last date, inclusive. YYYY-MM-DD or ISO 8601.
+	// DateTo Last date, inclusive. YYYY-MM-DD, ISO 8601, or YYYY-MM-DD HH:MM[:SS]; a timestamp names its calendar day.
 	DateTo *DateTo `form:"date_to,omitempty" json:"date_to,omitempty"`
 
 	// Sort Date order, case-insensitive.
@@ -1654,10 +1654,10 @@ type ExchangeEODParams struct {
 	// Symbols 1..100 comma-separated symbols, case-insensitive, echoed upper-case. Letters, digits, '.', '-', '^'; at most 20 characters each.
 	Symbols Symbols `form:"symbols" json:"symbols"`
 
-	// DateFrom First date, inclusive. YYYY-MM-DD or ISO 8601; must not be after date_to.
+	// DateFrom First date, inclusive. YYYY-MM-DD, ISO 8601, or YYYY-MM-DD HH:MM[:SS] (marketstack v2's example form); a timestamp names its calendar day. Must not be after date_to.
 	DateFrom *DateFrom `form:"date_from,omitempty" json:"date_from,omitempty"`
 
-	// DateTo Last date, inclusive. YYYY-MM-DD or ISO 8601.
+	// DateTo Last date, inclusive. YYYY-MM-DD, ISO 8601, or YYYY-MM-DD HH:MM[:SS]; a timestamp names its calendar day.
 	DateTo *DateTo `form:"date_to,omitempty" json:"date_to,omitempty"`
 
 	// Sort Date order, case-insensitive.
@@ -1675,10 +1675,10 @@ type ExchangeEODLatestParams struct {
 	// Symbols 1..100 comma-separated symbols, case-insensitive, echoed upper-case. Letters, digits, '.', '-', '^'; at most 20 characters each.
 	Symbols Symbols `form:"symbols" json:"symbols"`
 
-	// DateFrom First date, inclusive. YYYY-MM-DD or ISO 8601; must not be after date_to.
+	// DateFrom First date, inclusive. YYYY-MM-DD, ISO 8601, or YYYY-MM-DD HH:MM[:SS] (marketstack v2's example form); a timestamp names its calendar day. Must not be after date_to.
 	DateFrom *DateFrom `form:"date_from,omitempty" json:"date_from,omitempty"`
 
-	// DateTo Last date, inclusive. YYYY-MM-DD or ISO 8601.
+	// DateTo Last date, inclusive. YYYY-MM-DD, ISO 8601, or YYYY-MM-DD HH:MM[:SS]; a timestamp names its calendar day.
 	DateTo *DateTo `form:"date_to,omitempty" json:"date_to,omitempty"`
 
 	// Sort Date order, case-insensitive.
@@ -1714,7 +1714,7 @@ type ExchangeIntradayParams struct {
 	// DateFrom First minute, inclusive. A date YYYY-MM-DD is the start of that day on the exchange's calendar; an ISO 8601 timestamp (e.g. 2024-03-08T14:30:00+0000), or marketstack v2's form 2024-03-08 14:30 (or 14:30:00, UTC), is that instant. The range may span at most the interval's longest range (1min 7 days; 5min, 10min 30 days; 15min, 30min 60 days; 1hour and longer 90 days); a longer range given whole is 422 invalid_date_range, an open one is cut to it.
 	DateFrom *IntradayDateFrom `form:"date_from,omitempty" json:"date_from,omitempty"`
 
-	// DateTo Last minute, inclusive. A date includes that whole day on the exchange's calendar; a timestamp is that instant.
+	// DateTo Last minute, inclusive. A date includes that whole day on the exchange's calendar; a timestamp (ISO 8601, or YYYY-MM-DD HH:MM[:SS] in UTC) is that instant.
 	DateTo *IntradayDateTo `form:"date_to,omitempty" json:"date_to,omitempty"`
 
 	// Interval Bar length, 1hour by default. Buckets align to the session open in the exchange's zone; 24hour is the exchange's calendar day.
@@ -1747,7 +1747,7 @@ type ExchangeIntradayLatestParams struct {
 	// DateFrom First minute, inclusive. A date YYYY-MM-DD is the start of that day on the exchange's calendar; an ISO 8601 timestamp (e.g. 2024-03-08T14:30:00+0000), or marketstack v2's form 2024-03-08 14:30 (or 14:30:00, UTC), is that instant. The range may span at most the interval's longest range (1min 7 days; 5min, 10min 30 days; 15min, 30min 60 days; 1hour and longer 90 days); a longer range given whole is 422 invalid_date_range, an open one is cut to it.
 	DateFrom *IntradayDateFrom `form:"date_from,omitempty" json:"date_from,omitempty"`
 
-	// DateTo Last minute, inclusive. A date includes that whole day on the exchange's calendar; a timestamp is that instant.
+	// DateTo Last minute, inclusive. A date includes that whole day on the exchange's calendar; a timestamp (ISO 8601, or YYYY-MM-DD HH:MM[:SS] in UTC) is that instant.
 	DateTo *IntradayDateTo `form:"date_to,omitempty" json:"date_to,omitempty"`
 
 	// Interval Bar length, 1hour by default. Buckets align to the session open in the exchange's zone; 24hour is the exchange's calendar day.
@@ -1837,7 +1837,7 @@ type IntradayParams struct {
 	// DateFrom First minute, inclusive. A date YYYY-MM-DD is the start of that day on the exchange's calendar; an ISO 8601 timestamp (e.g. 2024-03-08T14:30:00+0000), or marketstack v2's form 2024-03-08 14:30 (or 14:30:00, UTC), is that instant. The range may span at most the interval's longest range (1min 7 days; 5min, 10min 30 days; 15min, 30min 60 days; 1hour and longer 90 days); a longer range given whole is 422 invalid_date_range, an open one is cut to it.
 	DateFrom *IntradayDateFrom `form:"date_from,omitempty" json:"date_from,omitempty"`
 
-	// DateTo Last minute, inclusive. A date includes that whole day on the exchange's calendar; a timestamp is that instant.
+	// DateTo Last minute, inclusive. A date includes that whole day on the exchange's calendar; a timestamp (ISO 8601, or YYYY-MM-DD HH:MM[:SS] in UTC) is that instant.
 	DateTo *IntradayDateTo `form:"date_to,omitempty" json:"date_to,omitempty"`
 
 	// Interval Bar length, 1hour by default. Buckets align to the session open in the exchange's zone; 24hour is the exchange's calendar day.
@@ -1873,7 +1873,7 @@ type IntradayLatestParams struct {
 	// DateFrom First minute, inclusive. A date YYYY-MM-DD is the start of that day on the exchange's calendar; an ISO 8601 timestamp (e.g. 2024-03-08T14:30:00+0000), or marketstack v2's form 2024-03-08 14:30 (or 14:30:00, UTC), is that instant. The range may span at most the interval's longest range (1min 7 days; 5min, 10min 30 days; 15min, 30min 60 days; 1hour and longer 90 days); a longer range given whole is 422 invalid_date_range, an open one is cut to it.
 	DateFrom *IntradayDateFrom `form:"date_from,omitempty" json:"date_from,omitempty"`
 
-	// DateTo Last minute, inclusive. A date includes that whole day on the exchange's calendar; a timestamp is that instant.
+	// DateTo Last minute, inclusive. A date includes that whole day on the exchange's calendar; a timestamp (ISO 8601, or YYYY-MM-DD HH:MM[:SS] in UTC) is that instant.
 	DateTo *IntradayDateTo `form:"date_to,omitempty" json:"date_to,omitempty"`
 
 	// Interval Bar length, 1hour by default. Buckets align to the session open in the exchange's zone; 24hour is the exchange's calendar day.
@@ -1936,10 +1936,10 @@ type ListSplitsParams struct {
 	// Symbols 1..100 comma-separated symbols, case-insensitive, echoed upper-case. Letters, digits, '.', '-', '^'; at most 20 characters each.
 	Symbols Symbols `form:"symbols" json:"symbols"`
 
-	// DateFrom First date, inclusive. YYYY-MM-DD or ISO 8601; must not be after date_to.
+	// DateFrom First date, inclusive. YYYY-MM-DD, ISO 8601, or YYYY-MM-DD HH:MM[:SS] (marketstack v2's example form); a timestamp names its calendar day. Must not be after date_to.
 	DateFrom *DateFrom `form:"date_from,omitempty" json:"date_from,omitempty"`
 
-	// DateTo Last date, inclusive. YYYY-MM-DD or ISO 8601.
+	// DateTo Last date, inclusive. YYYY-MM-DD, ISO 8601, or YYYY-MM-DD HH:MM[:SS]; a timestamp names its calendar day.
 	DateTo *DateTo `form:"date_to,omitempty" json:"date_to,omitempty"`
 
 	// Sort Date order, case-insensitive.
@@ -1991,10 +1991,10 @@ type TickerInfoParams struct {
 
 // TickerDividendsParams defines parameters for TickerDividends.
 type TickerDividendsParams struct {
-	// DateFrom First date, inclusive. YYYY-MM-DD or ISO 8601; must not be after date_to.
+	// DateFrom First date, inclusive. YYYY-MM-DD, ISO 8601, or YYYY-MM-DD HH:MM[:SS] (marketstack v2's example form); a timestamp names its calendar day. Must not be after date_to.
 	DateFrom *DateFrom `form:"date_from,omitempty" json:"date_from,omitempty"`
 
-	// DateTo Last date, inclusive. YYYY-MM-DD or ISO 8601.
+	// DateTo Last date, inclusive. YYYY-MM-DD, ISO 8601, or YYYY-MM-DD HH:MM[:SS]; a timestamp names its calendar day.
 	DateTo *DateTo `form:"date_to,omitempty" json:"date_to,omitempty"`
 
 	// Sort Date order, case-insensitive.
@@ -2009,10 +2009,10 @@ type TickerDividendsParams struct {
 
 // TickerEODParams defines parameters for TickerEOD.
 type TickerEODParams struct {
-	// DateFrom First date, inclusive. YYYY-MM-DD or ISO 8601; must not be after date_to.
+	// DateFrom First date, inclusive. YYYY-MM-DD, ISO 8601, or YYYY-MM-DD HH:MM[:SS] (marketstack v2's example form); a timestamp names its calendar day. Must not be after date_to.
 	DateFrom *DateFrom `form:"date_from,omitempty" json:"date_from,omitempty"`
 
-	// DateTo Last date, inclusive. YYYY-MM-DD or ISO 8601.
+	// DateTo Last date, inclusive. YYYY-MM-DD, ISO 8601, or YYYY-MM-DD HH:MM[:SS]; a timestamp names its calendar day.
 	DateTo *DateTo `form:"date_to,omitempty" json:"date_to,omitempty"`
 
 	// Sort Date order, case-insensitive.
@@ -2030,7 +2030,7 @@ type TickerIntradayParams struct {
 	// DateFrom First minute, inclusive. A date YYYY-MM-DD is the start of that day on the exchange's calendar; an ISO 8601 timestamp (e.g. 2024-03-08T14:30:00+0000), or marketstack v2's form 2024-03-08 14:30 (or 14:30:00, UTC), is that instant. The range may span at most the interval's longest range (1min 7 days; 5min, 10min 30 days; 15min, 30min 60 days; 1hour and longer 90 days); a longer range given whole is 422 invalid_date_range, an open one is cut to it.
 	DateFrom *IntradayDateFrom `form:"date_from,omitempty" json:"date_from,omitempty"`
 
-	// DateTo Last minute, inclusive. A date includes that whole day on the exchange's calendar; a timestamp is that instant.
+	// DateTo Last minute, inclusive. A date includes that whole day on the exchange's calendar; a timestamp (ISO 8601, or YYYY-MM-DD HH:MM[:SS] in UTC) is that instant.
 	DateTo *IntradayDateTo `form:"date_to,omitempty" json:"date_to,omitempty"`
 
 	// Interval Bar length, 1hour by default. Buckets align to the session open in the exchange's zone; 24hour is the exchange's calendar day.
@@ -2060,7 +2060,7 @@ type TickerIntradayLatestParams struct {
 	// DateFrom First minute, inclusive. A date YYYY-MM-DD is the start of that day on the exchange's calendar; an ISO 8601 timestamp (e.g. 2024-03-08T14:30:00+0000), or marketstack v2's form 2024-03-08 14:30 (or 14:30:00, UTC), is that instant. The range may span at most the interval's longest range (1min 7 days; 5min, 10min 30 days; 15min, 30min 60 days; 1hour and longer 90 days); a longer range given whole is 422 invalid_date_range, an open one is cut to it.
 	DateFrom *IntradayDateFrom `form:"date_from,omitempty" json:"date_from,omitempty"`
 
-	// DateTo Last minute, inclusive. A date includes that whole day on the exchange's calendar; a timestamp is that instant.
+	// DateTo Last minute, inclusive. A date includes that whole day on the exchange's calendar; a timestamp (ISO 8601, or YYYY-MM-DD HH:MM[:SS] in UTC) is that instant.
 	DateTo *IntradayDateTo `form:"date_to,omitempty" json:"date_to,omitempty"`
 
 	// Interval Bar length, 1hour by default. Buckets align to the session open in the exchange's zone; 24hour is the exchange's calendar day.
@@ -2102,10 +2102,10 @@ type TickerIntradayOnDateParamsAfterHours string
 
 // TickerSplitsParams defines parameters for TickerSplits.
 type TickerSplitsParams struct {
-	// DateFrom First date, inclusive. YYYY-MM-DD or ISO 8601; must not be after date_to.
+	// DateFrom First date, inclusive. YYYY-MM-DD, ISO 8601, or YYYY-MM-DD HH:MM[:SS] (marketstack v2's example form); a timestamp names its calendar day. Must not be after date_to.
 	DateFrom *DateFrom `form:"date_from,omitempty" json:"date_from,omitempty"`
 
-	// DateTo Last date, inclusive. YYYY-MM-DD or ISO 8601.
+	// DateTo Last date, inclusive. YYYY-MM-DD, ISO 8601, or YYYY-MM-DD HH:MM[:SS]; a timestamp names its calendar day.
 	DateTo *DateTo `form:"date_to,omitempty" json:"date_to,omitempty"`
 
 	// Sort Date order, case-insensitive.

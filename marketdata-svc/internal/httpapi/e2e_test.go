@@ -323,6 +323,17 @@ func testEndToEnd(t *testing.T, e *e2e) {
 		if len(p.Data) != 2 || p.Pagination.Total != 2 {
 			t.Errorf("inclusive range %+v", p)
 		}
+		// marketstack v2's example form names its calendar day, on both versions.
+		for _, v := range []string{"v1", "v2"} {
+			p = decode[page[[]eodRec]](t, e.get(t, "/"+v+"/eod", vals("symbols", "GOOG", "date_from", "2008-10-09 15:30", "date_to", "2008-10-10 09:00:00")))
+			if len(p.Data) != 2 || p.Pagination.Total != 2 {
+				t.Errorf("%s: range in the space form %+v", v, p)
+			}
+			p = decode[page[[]eodRec]](t, e.get(t, "/"+v+"/eod/2008-10-13%2015:30", vals("symbols", "GOOG")))
+			if len(p.Data) != 1 || p.Data[0].Close != 381.02 {
+				t.Errorf("%s: {date} in the space form %+v", v, p)
+			}
+		}
 		p = decode[page[[]eodRec]](t, e.get(t, "/v1/eod", vals("symbols", "GOOG,GSPC.INDX", "exchange", "indx")))
 		if len(p.Data) != 5 || p.Data[0].Symbol != "GSPC.INDX" {
 			t.Errorf("exchange filter %+v", p.Pagination)
