@@ -17,7 +17,7 @@ import (
 )
 
 const syncUsage = `usage: marketdata-svc sync --provider NAME [--symbols A,B,...|--exchange MIC|--all] [--from DATE] [--to DATE] [--concurrency N] [--lookback DAYS] [--refetch]
-       marketdata-svc sync --provider edgar --cik CIK,CIK,...`
+       marketdata-svc sync --provider edgar --cik CIK[,CIK]`
 
 // syncData fetches daily bars, splits and dividends from a data provider
 // and stores them through the importer's load path (internal/feed). Exit
