@@ -53,7 +53,7 @@ func (s *spool) fill(body io.ReadCloser) {
 		}
 		done := s.done
 		if done && s.stop {
-			s.f.Close() // after Close: the last user closes the file
+			s.f.Close() // #nosec G104 -- after Close, which removes the file: the last user closes it, nothing to report
 		}
 		s.mu.Unlock()
 		s.more.Broadcast()
@@ -69,7 +69,7 @@ func (s *spool) Close() error {
 	s.mu.Lock()
 	s.stop = true
 	if s.done {
-		s.f.Close()
+		s.f.Close() // #nosec G104 -- the spool is removed below; the Remove error is the one returned
 	}
 	s.mu.Unlock()
 	return os.Remove(s.f.Name())
