@@ -2,6 +2,7 @@ package feedfake
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"net/http"
 	"slices"
@@ -217,8 +218,9 @@ func (f *Fake) EODHD() http.Handler {
 	})
 }
 
-// eodhdBulk writes a whole day of exchange ex as it is produced, so that
-// a synthetic universe of any size is never held in memory.
+// eodhdBulk writes a whole day of exchange ex. A day's bars are rendered
+// once and kept (bulkDays); the splits and dividends of a day, a handful,
+// are written as they are read.
 func (f *Fake) eodhdBulk(w http.ResponseWriter, r *http.Request, ex string) {
 	if ex != "US" {
 		http.Error(w, "Exchange Not Found.", 404)
@@ -230,46 +232,70 @@ func (f *Fake) eodhdBulk(w http.ResponseWriter, r *http.Request, ex string) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
+	typ := r.URL.Query().Get("type")
+	if typ != "splits" && typ != "dividends" {
+		w.Write(f.bulkDay(date))
+		return
+	}
+	m := f.splits
+	if typ == "dividends" {
+		m = f.divs
+	}
+	f.mu.Lock()
+	syms := make([]string, 0, len(m))
+	for s := range m {
+		syms = append(syms, s)
+	}
+	f.mu.Unlock()
+	slices.Sort(syms)
 	bw := bufio.NewWriterSize(w, 64<<10)
 	defer bw.Flush()
 	bw.WriteString("[")
 	first := true
-	sep := func() {
-		if !first {
-			bw.WriteString(",")
-		}
-		first = false
-	}
-	switch r.URL.Query().Get("type") {
-	case "splits", "dividends":
-		m, kind := f.splits, "splits"
-		if r.URL.Query().Get("type") == "dividends" {
-			m, kind = f.divs, "dividends"
-		}
-		f.mu.Lock()
-		syms := make([]string, 0, len(m))
-		for s := range m {
-			syms = append(syms, s)
-		}
-		f.mu.Unlock()
-		slices.Sort(syms)
-		for _, s := range syms {
-			for _, a := range f.actions(m, s, date, date) {
-				sep()
-				if kind == "splits" {
-					fmt.Fprintf(bw, `{"code":%q,"exchange":"US","date":%q,"split":"%s/1.000000"}`, s, a[0], a[1])
-				} else {
-					fmt.Fprintf(bw, `{"code":%q,"exchange":"US","date":%q,"dividend":%s,"currency":"USD"}`, s, a[0], a[1])
-				}
+	for _, s := range syms {
+		for _, a := range f.actions(m, s, date, date) {
+			if !first {
+				bw.WriteString(",")
+			}
+			first = false
+			if typ == "splits" {
+				fmt.Fprintf(bw, `{"code":%q,"exchange":"US","date":%q,"split":"%s/1.000000"}`, s, a[0], a[1])
+			} else {
+				fmt.Fprintf(bw, `{"code":%q,"exchange":"US","date":%q,"dividend":%s,"currency":"USD"}`, s, a[0], a[1])
 			}
 		}
-	default:
-		f.day(date, func(sym string, b Bar) {
-			sep()
-			fmt.Fprintf(bw, `{"code":%q,"exchange_short_name":"US",%s}`, sym, barJSON(b, `,"adjusted_close":`+jsonValue(b.Close)))
-		})
 	}
 	bw.WriteString("]")
+}
+
+// bulkDay is the bulk answer of date's bars, rendered on the first
+// request for it.
+func (f *Fake) bulkDay(date time.Time) []byte {
+	key := date.Format(time.DateOnly)
+	f.mu.Lock()
+	body, ok := f.bulkDays[key]
+	f.mu.Unlock()
+	if ok {
+		return body
+	}
+	var buf bytes.Buffer
+	buf.WriteString("[")
+	first := true
+	f.day(date, func(sym string, b Bar) {
+		if !first {
+			buf.WriteString(",")
+		}
+		first = false
+		fmt.Fprintf(&buf, `{"code":%q,"exchange_short_name":"US",%s}`, sym, barJSON(b, `,"adjusted_close":`+jsonValue(b.Close)))
+	})
+	buf.WriteString("]")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.bulkDays == nil || len(f.bulkDays) >= bulkDaysKept {
+		f.bulkDays = map[string][]byte{}
+	}
+	f.bulkDays[key] = buf.Bytes()
+	return buf.Bytes()
 }
 
 // Stooq serves the daily CSV download /q/d/l/?s=aapl.us&i=d&d1=&d2=
