@@ -2,7 +2,6 @@ package notesdb
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"reflect"
 	"strings"
@@ -77,35 +76,34 @@ func noteFields(sch *schema.Schema) ([]*schema.Field, error) {
 }
 
 // readNote reads the note of accountID and id into n with the read
-// GORM built at New (getNoteSQL), on a connection of the GORM session,
-// through pgx itself: pgx decodes the row straight into the model's
+// GORM built at New (getNoteSQL), on a connection of the pool GORM runs
+// on, through pgx itself: pgx decodes the row straight into the model's
 // fields (a note's tags, the text[] the textarray serializer writes,
 // into its []string), where database/sql would convert every column
 // through its own values first; see the package comment for the figures.
 // No row is pgx.ErrNoRows, which translate makes notes.ErrNotFound.
 func (s *Store) readNote(ctx context.Context, accountID, id string, n *notes.Note) error {
-	return s.db.WithContext(ctx).Connection(func(tx *gorm.DB) error {
-		conn, ok := tx.Statement.ConnPool.(*sql.Conn)
+	conn, err := s.sql.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return conn.Raw(func(dc any) error {
+		pc, ok := dc.(interface{ Conn() *pgx.Conn })
 		if !ok {
-			return fmt.Errorf("read note: connection is %T", tx.Statement.ConnPool)
+			return fmt.Errorf("read note: driver connection is %T", dc)
 		}
-		return conn.Raw(func(dc any) error {
-			pc, ok := dc.(interface{ Conn() *pgx.Conn })
-			if !ok {
-				return fmt.Errorf("read note: driver connection is %T", dc)
-			}
-			var buf [12]any
-			dest := buf[:0]
-			rv := reflect.ValueOf(n).Elem()
-			for _, f := range s.readFields {
-				dest = append(dest, f.ReflectValueOf(ctx, rv).Addr().Interface())
-			}
-			if err := pc.Conn().QueryRow(ctx, s.getNoteSQL, accountID, id).Scan(dest...); err != nil {
-				return err
-			}
-			tidyNote(n)
-			return nil
-		})
+		var buf [12]any
+		dest := buf[:0]
+		rv := reflect.ValueOf(n).Elem()
+		for _, f := range s.readFields {
+			dest = append(dest, f.ReflectValueOf(ctx, rv).Addr().Interface())
+		}
+		if err := pc.Conn().QueryRow(ctx, s.getNoteSQL, accountID, id).Scan(dest...); err != nil {
+			return err
+		}
+		tidyNote(n)
+		return nil
 	})
 }
 
