@@ -173,7 +173,7 @@ func newWebhooks(cfg config.Config, db *sql.DB, notesStore *notesdb.Store, log *
 	}
 	guard := &egress.Guard{AllowPrivate: cfg.WebhookAllowPrivate}
 	queue, err := delivery.New(delivery.Options{
-		DB: db, Store: store, Cipher: cipher, Guard: guard, EventLog: webhookdb.Events{},
+		DB: db, Store: store, Cipher: cipher, Guard: guard, EventLog: notesStore,
 		Workers: cfg.WebhookWorkers, PerEndpoint: cfg.WebhookPerEndpoint, RetryBase: cfg.WebhookRetryBase, UserAgent: "Tickerdesk-Webhooks/" + version, Log: log,
 		Maintenance: notesStore, TrashRetention: cfg.TrashRetention, EventRetention: cfg.EventRetention,
 	})

@@ -174,7 +174,7 @@ func newEnv(t *testing.T, opts ...envOptions) *env {
 		t.Fatal(err)
 	}
 	quiet := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	e.queue, err = delivery.New(delivery.Options{DB: db, Store: e.hooks, Guard: o.guard, EventLog: webhookdb.Events{}, Log: quiet,
+	e.queue, err = delivery.New(delivery.Options{DB: db, Store: e.hooks, Guard: o.guard, EventLog: e.store, Log: quiet,
 		PollInterval: 20 * time.Millisecond, RetryBase: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

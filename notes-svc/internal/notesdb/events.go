@@ -38,6 +38,24 @@ func (s *Store) appendEvent(tx *gorm.DB, typ string, n notes.Note) error {
 	return tx.Exec(s.insertEventSQL, eventValues(&ev)...).Error
 }
 
+// AppendEventTx appends an event of typ about object, as its data's
+// object, to accountID's log in tx, with the event insert every note
+// change uses: the webhook queue's EventLog, for an endpoint it disables.
+func (s *Store) AppendEventTx(tx *gorm.DB, accountID, typ string, object any) error {
+	obj, err := json.Marshal(object)
+	if err != nil {
+		return fmt.Errorf("append event: %w", err)
+	}
+	ev, err := s.event(accountID, typ, obj)
+	if err != nil {
+		return err
+	}
+	if err := tx.Exec(s.insertEventSQL, eventValues(&ev)...).Error; err != nil {
+		return fmt.Errorf("append event: %w", translate(err))
+	}
+	return nil
+}
+
 // newEvent is the event typ about n, not inserted yet.
 func (s *Store) newEvent(typ string, n notes.Note) (notes.Event, error) {
 	var obj json.RawMessage
@@ -51,6 +69,11 @@ func (s *Store) newEvent(typ string, n notes.Note) (notes.Event, error) {
 		}
 		obj = s.object(n)
 	}
+	return s.event(n.AccountID, typ, obj)
+}
+
+// event is the event typ of accountID about obj, a JSON object.
+func (s *Store) event(accountID, typ string, obj json.RawMessage) (notes.Event, error) {
 	// {"object": obj} by hand: json.Marshal would check and compact the
 	// note's JSON again, which its encoder has just written.
 	data := make(json.RawMessage, 0, len(obj)+12)
@@ -59,7 +82,7 @@ func (s *Store) newEvent(typ string, n notes.Note) (notes.Event, error) {
 	if err != nil {
 		return notes.Event{}, err
 	}
-	return notes.Event{ID: id, AccountID: n.AccountID, Type: typ, CreatedAt: s.now().UTC(), Data: data}, nil
+	return notes.Event{ID: id, AccountID: accountID, Type: typ, CreatedAt: s.now().UTC(), Data: data}, nil
 }
 
 // eventInsert is the insert of an event as GORM builds it from the model,

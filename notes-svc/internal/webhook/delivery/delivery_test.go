@@ -16,8 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"gorm.io/gorm"
-
 	"github.com/tickerdesk/tickerdesk/clients/notes/webhook"
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notesdb"
@@ -102,7 +100,7 @@ func newFixture(t *testing.T, o delivery.Options) fixture {
 		t.Fatal(err)
 	}
 	guard := &egress.Guard{AllowPrivate: true}
-	o.DB, o.Store, o.Cipher, o.Guard, o.EventLog = db, store, cipher, guard, webhookdb.Events{}
+	o.DB, o.Store, o.Cipher, o.Guard, o.EventLog = db, store, cipher, guard, ns
 	o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	if o.PollInterval == 0 {
 		o.PollInterval = 20 * time.Millisecond
@@ -145,14 +143,10 @@ func (f fixture) endpoint(t *testing.T, account, url string, types ...string) (d
 }
 
 // event writes an event row, as a note write does, and returns once the
-// relay has passed it (its deliveries and their jobs written); prepared
-// makes the write a session with prepared statements, as notesdb's is.
-func (f fixture) event(t *testing.T, account, typ string, prepared bool) (eventID string) {
+// relay has passed it (its deliveries and their jobs written).
+func (f fixture) event(t *testing.T, account, typ string) (eventID string) {
 	t.Helper()
 	db := f.store.DB()
-	if prepared {
-		db = db.Session(&gorm.Session{PrepareStmt: true})
-	}
 	id, err := notes.NewPrefixedID("evt_")
 	if err != nil {
 		t.Fatal(err)
@@ -246,11 +240,11 @@ func TestSignedDelivery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.event(t, carol, notes.EventNoteCreated, true)
+	f.event(t, carol, notes.EventNoteCreated)
 	if n := f.jobs(t); n != 0 {
 		t.Fatalf("%d jobs for an account without endpoints", n)
 	}
-	id := f.event(t, f.a, notes.EventNoteCreated, true)
+	id := f.event(t, f.a, notes.EventNoteCreated)
 	if n := f.jobs(t); n != 1 {
 		t.Fatalf("%d jobs, want 1: the endpoint of note.deleted and bob's take none", n)
 	}
@@ -316,7 +310,7 @@ func TestRetryAfterServerError(t *testing.T) {
 	f := newFixture(t, delivery.Options{})
 	rcv := newReceiver(t, http.StatusInternalServerError, http.StatusOK)
 	e, secret := f.endpoint(t, f.a, rcv.URL)
-	f.event(t, f.a, notes.EventNoteUpdated, false)
+	f.event(t, f.a, notes.EventNoteUpdated)
 	f.start(t)
 	ds := f.settled(t, f.a, e.ID, 1, domain.StatusSucceeded)
 	if ds[0].Attempts != 2 || *ds[0].LastStatus != 200 || ds[0].NextAttemptAt != nil {
@@ -347,7 +341,7 @@ func TestRotationSendsBothSignatures(t *testing.T) {
 	if fresh == old || !strings.HasPrefix(fresh, "whsec_") {
 		t.Fatalf("rotated secret %q", fresh)
 	}
-	f.event(t, f.a, notes.EventNoteTrashed, true)
+	f.event(t, f.a, notes.EventNoteTrashed)
 	f.start(t)
 	f.settled(t, f.a, e.ID, 1, domain.StatusSucceeded)
 	reqs, bodies := rcv.requests()
@@ -368,7 +362,7 @@ func TestDisabledAfterRetries(t *testing.T) {
 	f := newFixture(t, delivery.Options{MaxAttempts: 3})
 	rcv := newReceiver(t, http.StatusInternalServerError, http.StatusFound)
 	e, _ := f.endpoint(t, f.a, rcv.URL)
-	f.event(t, f.a, notes.EventNoteCreated, true)
+	f.event(t, f.a, notes.EventNoteCreated)
 	f.start(t)
 	ds := f.settled(t, f.a, e.ID, 1, domain.StatusFailed)
 	if d := ds[0]; d.Attempts != 3 || *d.LastStatus != http.StatusFound || !strings.Contains(d.LastError, "302") {
@@ -392,7 +386,7 @@ func TestDisabledAfterRetries(t *testing.T) {
 		t.Errorf("disabled event data %s", data)
 	}
 	// A disabled endpoint gets no new deliveries.
-	f.event(t, f.a, notes.EventNoteCreated, false)
+	f.event(t, f.a, notes.EventNoteCreated)
 	if n := len(f.deliveries(t, f.a, e.ID)); n != 1 {
 		t.Errorf("%d deliveries to a disabled endpoint", n)
 	}
@@ -404,7 +398,7 @@ func TestMaxAgeEndsRetries(t *testing.T) {
 	f := newFixture(t, delivery.Options{MaxAge: time.Millisecond, MaxAttempts: 50})
 	rcv := newReceiver(t, http.StatusServiceUnavailable)
 	e, _ := f.endpoint(t, f.a, rcv.URL)
-	f.event(t, f.a, notes.EventNoteCreated, true)
+	f.event(t, f.a, notes.EventNoteCreated)
 	f.start(t)
 	ds := f.settled(t, f.a, e.ID, 1, domain.StatusFailed)
 	if ds[0].Attempts != 1 {
@@ -426,7 +420,7 @@ func TestPerEndpointSlots(t *testing.T) {
 	if _, err := holder.ExecContext(context.Background(), "SELECT pg_advisory_lock(hashtext($1), 0)", e.ID); err != nil {
 		t.Fatal(err)
 	}
-	f.event(t, f.a, notes.EventNoteCreated, true)
+	f.event(t, f.a, notes.EventNoteCreated)
 	f.start(t)
 	wait(t, "a snooze", func() bool {
 		var snoozes int
@@ -471,7 +465,7 @@ func TestSlotTakesOneLock(t *testing.T) {
 	if _, err := holder.ExecContext(context.Background(), "SELECT pg_advisory_lock(hashtext($1), 0)", e.ID); err != nil {
 		t.Fatal(err)
 	}
-	f.event(t, f.a, notes.EventNoteCreated, true)
+	f.event(t, f.a, notes.EventNoteCreated)
 	f.start(t)
 	f.settled(t, f.a, e.ID, 1, domain.StatusSucceeded)
 	if n := <-locks; n != 1 {
@@ -484,7 +478,7 @@ func TestDeletedEndpoint(t *testing.T) {
 	f := newFixture(t, delivery.Options{})
 	rcv := newReceiver(t)
 	e, _ := f.endpoint(t, f.a, rcv.URL)
-	f.event(t, f.a, notes.EventNoteCreated, true)
+	f.event(t, f.a, notes.EventNoteCreated)
 	if err := f.svc.Delete(context.Background(), f.b, e.ID); !errors.Is(err, domain.ErrNotFound) {
 		t.Errorf("bob deleted alice's endpoint: %v", err)
 	}

@@ -48,9 +48,9 @@ import (
 const QueueName = "webhooks"
 
 // EventLog appends an event to the account's event log in tx; notesdb's
-// event log implements it.
+// Store implements it.
 type EventLog interface {
-	AppendTx(tx *gorm.DB, accountID, eventType string, object any) error
+	AppendEventTx(tx *gorm.DB, accountID, eventType string, object any) error
 }
 
 // Maintenance is the retention work the leader runs hourly; notesdb

@@ -117,7 +117,7 @@ func (w *deliverWorker) Work(ctx context.Context, job *river.Job[deliverArgs]) e
 		if err := webhookdb.DisableEndpointTx(tx, a.AccountID, t.Endpoint.ID, reason, done); err != nil {
 			return err
 		}
-		return q.o.EventLog.AppendTx(tx, a.AccountID, webhook.TypeEndpointDisabled, disabledObject{
+		return q.o.EventLog.AppendEventTx(tx, a.AccountID, webhook.TypeEndpointDisabled, disabledObject{
 			ID: t.Endpoint.ID, Object: "webhook_endpoint", URL: t.Endpoint.URL, Enabled: false, DisabledReason: reason,
 		})
 	})
