@@ -246,20 +246,19 @@ func (b *bench) startWebhookService(ctx context.Context, env map[string]string, 
 	return svc, nil
 }
 
-// waitDelivered waits until recv has seen want distinct events.
+// waitDelivered waits until recv has seen want distinct events, for at
+// most timeout.
 func waitDelivered(ctx context.Context, recv *hookReceiver, want int, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	for {
 		n, _, _ := recv.distinct()
 		if n >= want {
 			return nil
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%d of %d events delivered after %s", n, want, timeout)
-		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return fmt.Errorf("%d of %d events delivered after %s: %w", n, want, timeout, ctx.Err())
 		case <-time.After(10 * time.Millisecond):
 		}
 	}

@@ -25,21 +25,14 @@ func TestDatabaseReplicaCommands(t *testing.T) {
 		t.Fatalf("import with a streaming replica:\n%s", out)
 	}
 
-	replica.PauseReplay(t)
-	resumed := false
-	t.Cleanup(func() {
-		if !resumed {
-			replica.ResumeReplay(t)
-		}
-	})
+	resume := replica.PauseReplay(t)
 	start := time.Now()
 	out = c.cmd("import", "--symbol", "GOOG", "../../internal/demo/data/goog-2004-2008.csv")
 	if !strings.Contains(out, `"msg":"replicas still behind the import after the wait`) || !strings.Contains(out, `"msg":"data version published"`) ||
 		time.Since(start) < time.Second {
 		t.Fatalf("import with replay paused:\n%s", out)
 	}
-	replica.ResumeReplay(t)
-	resumed = true
+	resume()
 
 	r := c.start("")
 	key := c.key(0)

@@ -132,8 +132,7 @@ func (s *Server) tickerEOD(v apiVersion) gin.HandlerFunc {
 		p := parseQuery(c.Request.URL.RawQuery)
 		q := marketdata.EODQuery{Sort: p.sort()}
 		q.DateFrom, q.DateTo = p.dateRange()
-		page := p.page()
-		q.Limit, q.Offset = page.Limit, page.Offset
+		q.Limit, q.Offset = p.limitOffset()
 		t, ok := afterQuery(s, c, p, s.pathTicker)
 		if !ok {
 			return
@@ -181,8 +180,7 @@ func (s *Server) exchangeEOD(v apiVersion, latest, onDate bool) gin.HandlerFunc 
 		} else {
 			q.DateFrom, q.DateTo = p.dateRange()
 		}
-		page := p.page()
-		q.Limit, q.Offset = page.Limit, page.Offset
+		q.Limit, q.Offset = p.limitOffset()
 		x, ok := afterQuery(s, c, p, s.pathExchange)
 		if !ok {
 			return

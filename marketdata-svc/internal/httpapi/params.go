@@ -240,6 +240,13 @@ func (p *queryParams) page() pagination.Page {
 	return page
 }
 
+// limitOffset is page for a query that takes the page as its Limit and
+// Offset.
+func (p *queryParams) limitOffset() (limit, offset int) {
+	page := p.page()
+	return page.Limit, page.Offset
+}
+
 func (p *queryParams) failed(name string) bool { return p.errs.Has(name) }
 
 // eodQuery reads the parameters of GET /v1/eod and /v1/eod/latest.
@@ -248,8 +255,7 @@ func (p *queryParams) eodQuery(latest bool) (marketdata.EODQuery, error) {
 	out.DateFrom, out.DateTo = p.dateRange()
 	out.Sort = p.sort()
 	out.Exchange = p.exchange()
-	page := p.page()
-	out.Limit, out.Offset = page.Limit, page.Offset
+	out.Limit, out.Offset = p.limitOffset()
 	return out, p.err()
 }
 

@@ -148,13 +148,7 @@ func TestReplicaImportWhileReplayPaused(t *testing.T) {
 	t.Logf("import replayed by the replica within %s (LSN %s)", w.Elapsed.Round(time.Millisecond), w.LSN)
 	waitUsable(t, e.router, 1)
 
-	e.replica.PauseReplay(t)
-	resumed := false
-	t.Cleanup(func() {
-		if !resumed {
-			e.replica.ResumeReplay(t)
-		}
-	})
+	resume := e.replica.PauseReplay(t)
 	version, w := importAndPublish(t, e, "2003-06-24", 25.50)
 	if len(w.Lagging) != 1 || w.Elapsed < replicaWaitBound {
 		t.Fatalf("wait on a paused replica: %+v", w)
@@ -171,11 +165,10 @@ func TestReplicaImportWhileReplayPaused(t *testing.T) {
 		t.Errorf("reads during the lag: %+v then %+v", before, during)
 	}
 
-	resume := time.Now()
-	e.replica.ResumeReplay(t)
-	resumed = true
+	resumed := time.Now()
+	resume()
 	waitUsable(t, e.router, 1)
-	t.Logf("replica serving again %s after resume", time.Since(resume).Round(time.Millisecond))
+	t.Logf("replica serving again %s after resume", time.Since(resumed).Round(time.Millisecond))
 	if b := latestMSFT(t, e, 100); b.Date[:10] != "2003-06-24" {
 		t.Errorf("after resume: %+v", b)
 	}
@@ -231,20 +224,13 @@ func TestReplicaDownMidLoad(t *testing.T) {
 	waitFor(200)
 	beforeOutage := e.router.Stats()
 	killed := time.Now()
-	e.replica.Stop(t)
+	start := e.replica.Stop(t)
 	stopTook := time.Since(killed)
-	started := false
-	t.Cleanup(func() {
-		if !started {
-			e.replica.Start(t)
-		}
-	})
 	outageStart := done.Load()
 	waitFor(outageStart + 300)
 	down := e.router.Stats()
 	restart := time.Now()
-	e.replica.Start(t)
-	started = true
+	start()
 	startTook := time.Since(restart)
 	back := waitUsable(t, e.router, 1)
 	outage := done.Load() - outageStart

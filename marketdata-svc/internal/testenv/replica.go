@@ -32,7 +32,8 @@ import (
 // postgres OS user when the tests run as root), on a free local port.
 //
 // The suites that use it share it and run one test at a time: a test that
-// stops it or pauses its replay restores it before it ends.
+// stops, pauses or freezes it restores it before it ends (Stop, PauseReplay
+// and Freeze see to it).
 type Replica struct {
 	host, port string
 	// run runs a bash script as the OS user of the server, where it lives.
@@ -73,44 +74,41 @@ func (r *Replica) URL(primaryURL string) string {
 	return u.String()
 }
 
-// Stop kills the replica (immediate shutdown, as a crash would).
-func (r *Replica) Stop(t testing.TB) {
+// Stop kills the replica (immediate shutdown, as a crash would). The
+// returned start starts it again and waits until it accepts connections;
+// it resumes streaming from where it stopped.
+func (r *Replica) Stop(t testing.TB) (start func()) {
 	t.Helper()
-	r.ctl(t, "pg_ctl -D \"$DIR\" -m immediate -w stop")
-}
-
-// Start starts the stopped replica and waits until it accepts
-// connections; it resumes streaming from where it stopped.
-func (r *Replica) Start(t testing.TB) {
-	t.Helper()
-	r.ctl(t, "pg_ctl -D \"$DIR\" -l \"$DIR/server.log\" -w -t 60 start")
+	return r.fault(t, r.ctl, "pg_ctl -D \"$DIR\" -m immediate -w stop", "pg_ctl -D \"$DIR\" -l \"$DIR/server.log\" -w -t 60 start")
 }
 
 // PauseReplay stops the replica replaying the WAL it receives
 // (pg_wal_replay_pause); it keeps answering reads at its last position.
-func (r *Replica) PauseReplay(t testing.TB) {
+// The returned resume resumes replay (pg_wal_replay_resume).
+func (r *Replica) PauseReplay(t testing.TB) (resume func()) {
 	t.Helper()
-	r.sql(t, "SELECT pg_wal_replay_pause()")
-}
-
-// ResumeReplay resumes replay (pg_wal_replay_resume).
-func (r *Replica) ResumeReplay(t testing.TB) {
-	t.Helper()
-	r.sql(t, "SELECT pg_wal_replay_resume()")
+	return r.fault(t, r.sql, "SELECT pg_wal_replay_pause()", "SELECT pg_wal_replay_resume()")
 }
 
 // Freeze stops the replica's server processes with SIGSTOP, as a hung
 // host or a stalled VM would: its connections stay open and new ones are
-// accepted by the kernel, but nothing answers until Thaw.
-func (r *Replica) Freeze(t testing.TB) {
+// accepted by the kernel, but nothing answers until the returned thaw
+// (SIGCONT).
+func (r *Replica) Freeze(t testing.TB) (thaw func()) {
 	t.Helper()
-	r.ctl(t, serverProcs+`kill -STOP "$P" $KIDS`)
+	return r.fault(t, r.ctl, serverProcs+`kill -STOP "$P" $KIDS`, serverProcs+`kill -CONT $KIDS "$P"`)
 }
 
-// Thaw resumes a frozen replica (SIGCONT).
-func (r *Replica) Thaw(t testing.TB) {
+// fault runs cause with run and returns what ends the fault: undo, run
+// once, when the test calls it or else at the test's cleanup, since the
+// suites share the replica and each leaves it as it found it.
+func (r *Replica) fault(t testing.TB, run func(testing.TB, string), cause, undo string) func() {
 	t.Helper()
-	r.ctl(t, serverProcs+`kill -CONT $KIDS "$P"`)
+	run(t, cause)
+	var once sync.Once
+	end := func() { once.Do(func() { run(t, undo) }) }
+	t.Cleanup(end)
+	return end
 }
 
 // serverProcs sets P to the replica's postmaster and KIDS to its children,

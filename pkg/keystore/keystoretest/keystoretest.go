@@ -30,13 +30,21 @@ func Run(t *testing.T, open func(t *testing.T) *keystore.Store, unknownID string
 	t.Run("live key bound", func(t *testing.T) { liveKeyBound(t, open(t)) })
 }
 
-func roll(t *testing.T, s *keystore.Store, unknownID string) {
-	ctx := context.Background()
-	c := s.Config()
-	old, oldPlain, err := s.CreateKey(ctx, "alice", keystore.KeyOptions{Name: "prod", Scopes: c.Scopes[:1], RatePerSecond: 7, MonthlyQuota: 70})
+// createKey creates a key of account with o; a test cannot go on
+// without it.
+func createKey(t *testing.T, s *keystore.Store, account string, o keystore.KeyOptions) (keystore.Key, string) {
+	t.Helper()
+	k, plain, err := s.CreateKey(context.Background(), account, o)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return k, plain
+}
+
+func roll(t *testing.T, s *keystore.Store, unknownID string) {
+	ctx := context.Background()
+	c := s.Config()
+	old, oldPlain := createKey(t, s, "alice", keystore.KeyOptions{Name: "prod", Scopes: c.Scopes[:1], RatePerSecond: 7, MonthlyQuota: 70})
 	before := time.Now()
 	r, plain, err := s.RollKey(ctx, old.ID, time.Hour)
 	if err != nil {
@@ -147,10 +155,7 @@ func auditTrail(t *testing.T, s *keystore.Store) {
 
 func liveKeyBound(t *testing.T, s *keystore.Store) {
 	ctx := context.Background()
-	k, _, err := s.CreateKey(ctx, "looper", keystore.KeyOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k, _ := createKey(t, s, "looper", keystore.KeyOptions{})
 	// Rolls with a grace leave the old key alive: the bound stops them,
 	// and refuses a new key too, until keys die.
 	id := k.ID
@@ -216,10 +221,7 @@ func accounts(t *testing.T, s *keystore.Store, unknownID string) {
 func createAndLookUp(t *testing.T, s *keystore.Store) {
 	ctx := context.Background()
 	c := s.Config()
-	k1, plain1, err := s.CreateKey(ctx, "alice", keystore.KeyOptions{Name: "ci deploys", RatePerSecond: 5, MonthlyQuota: 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k1, plain1 := createKey(t, s, "alice", keystore.KeyOptions{Name: "ci deploys", RatePerSecond: 5, MonthlyQuota: 1000})
 	h1, err := auth.Parse(c.Prefix, plain1)
 	if err != nil {
 		t.Fatalf("created key does not parse: %v", err)
@@ -277,14 +279,8 @@ func revokeAndExpire(t *testing.T, s *keystore.Store, unknownID string) {
 			t.Errorf("CountExpired(%s): %d %v, want %d", at.Format(time.RFC3339), n, err, base[at]+more)
 		}
 	}
-	k, plain, err := s.CreateKey(ctx, "alice", keystore.KeyOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, expired, err := s.CreateKey(ctx, "alice", keystore.KeyOptions{ExpiresAt: time.Now().Add(-time.Minute)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k, plain := createKey(t, s, "alice", keystore.KeyOptions{})
+	_, expired := createKey(t, s, "alice", keystore.KeyOptions{ExpiresAt: time.Now().Add(-time.Minute)})
 	a := auth.NewAuthenticator(auth.Options{Prefix: c.Prefix, Store: s, CacheTTL: -1})
 	if _, err := a.Verify(ctx, plain); err != nil {
 		t.Fatalf("verify a fresh key: %v", err)
@@ -335,18 +331,9 @@ func revokeAndExpire(t *testing.T, s *keystore.Store, unknownID string) {
 func lastUsedAndList(t *testing.T, s *keystore.Store) {
 	ctx := context.Background()
 	// Created out of name order: the list is by account name, then age.
-	zed, _, err := s.CreateKey(ctx, "zed", keystore.KeyOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	k1, plain1, err := s.CreateKey(ctx, "alice", keystore.KeyOptions{RatePerSecond: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	k2, _, err := s.CreateKey(ctx, "alice", keystore.KeyOptions{Name: "second"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	zed, _ := createKey(t, s, "zed", keystore.KeyOptions{})
+	k1, plain1 := createKey(t, s, "alice", keystore.KeyOptions{RatePerSecond: 3})
+	k2, _ := createKey(t, s, "alice", keystore.KeyOptions{Name: "second"})
 	used := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	// One statement flushes the batch; an id of no key (deleted
 	// meanwhile) or of another form is ignored.

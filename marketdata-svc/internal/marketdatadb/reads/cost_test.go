@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/generate"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdata"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb"
 	"github.com/tickerdesk/tickerdesk/marketdata-svc/internal/marketdatadb/ingest"
@@ -21,10 +22,10 @@ type costBudget struct{ rows, buffers int64 }
 // intradayBudget is the work of an intraday request of symbols at
 // interval: at most every minute of the longest range the interval may
 // span (MaxSpan), of each symbol, whatever its limit, offset or range
-// (the data holds 390 of the 1440 minutes of a weekday, none of a
+// (the data holds at most 390 of the 1440 minutes of a weekday, none of a
 // weekend); and no more buffers than that, a page holding many minutes.
 // Reading the whole stored history, as limit=1 and offsets past the end
-// once did, reads 780,000 minutes.
+// once did, reads about 780,000 minutes.
 func intradayBudget(symbols, interval int) costBudget {
 	minutes := int64(symbols) * int64(marketdata.MaxSpan(interval)/time.Minute)
 	return costBudget{rows: minutes, buffers: minutes}
@@ -46,11 +47,13 @@ func eodBudget(symbols, walk int, inRange int64) costBudget {
 	return costBudget{rows: 3*inRange + walked, buffers: 3*inRange/50 + 2*walked}
 }
 
-// loadCostData loads the bench's data size, written by SQL for speed: two
-// New York symbols (C000, C001) with 390 regular-session minutes on each of
-// 1000 weekdays from 2022-01-03 (780,000 minutes, as `generate --intraday
-// --days 1000` of two tickers), and 100 XNAS symbols (C000..C099) with 30
-// years of weekday EOD bars each (about 780,000 bars).
+// loadCostData loads the bench's data size: two New York symbols (C000,
+// C001) with their regular sessions' minutes on each of 1000 weekdays from
+// 2022-01-03 (about 780,000 minutes), loaded as `generate --intraday --days
+// 1000` of two tickers loads them (the generator's minutes through the
+// importer, which makes the monthly partitions), and 100 XNAS symbols
+// (C000..C099) with 30 years of weekday EOD bars each (about 780,000
+// bars), written by SQL for speed.
 func loadCostData(t *testing.T, s *testenv.Stores) {
 	t.Helper()
 	ctx := context.Background()
@@ -61,23 +64,22 @@ func loadCostData(t *testing.T, s *testenv.Stores) {
 	if _, err := s.Ingest.Apply(ctx, ingest.Load{Exchanges: []marketdata.Exchange{testenv.XNAS()}, Tickers: tickers}); err != nil {
 		t.Fatal(err)
 	}
+	var days []generate.SessionDay
+	for _, sym := range []string{"C000", "C001"} {
+		for d, n := testenv.Day("2022-01-03"), 0; n < 1000; d = d.AddDate(0, 0, 1) {
+			if d.Weekday() == time.Saturday || d.Weekday() == time.Sunday {
+				continue
+			}
+			days = append(days, generate.SessionDay{Day: generate.DayBar{Symbol: sym, Date: d, Open: 100, High: 101, Low: 99, Close: 100, Volume: 3900},
+				Session: marketdata.SessionOf("XNAS"), Zone: testenv.NewYork()})
+			n++
+		}
+	}
+	minutes := func() (ingest.IntradaySource, error) { return generate.NewIntradaySource(1, days), nil }
+	if _, err := s.Ingest.ApplyIntraday(ctx, ingest.IntradayLoad{Rows: minutes}); err != nil {
+		t.Fatal(err)
+	}
 	for _, stmt := range []string{
-		`DO $$
-DECLARE m date;
-BEGIN
-  FOR m IN SELECT generate_series(date '2022-01-01', date '2026-01-01', interval '1 month')::date LOOP
-    EXECUTE format('CREATE TABLE IF NOT EXISTS %I PARTITION OF intraday_bars FOR VALUES FROM (%L) TO (%L)',
-      'intraday_bars_' || to_char(m, 'YYYY_MM'), m::timestamp AT TIME ZONE 'UTC', (m + interval '1 month') AT TIME ZONE 'UTC');
-  END LOOP;
-END $$`,
-		`WITH d AS (
-  SELECT d::date AS day FROM generate_series(date '2022-01-03', date '2026-01-01', interval '1 day') AS d
-  WHERE extract(isodow FROM d) < 6 ORDER BY 1 LIMIT 1000
-)
-INSERT INTO intraday_bars (symbol, ts, open, high, low, close, volume)
-SELECT s, (d.day + time '09:30') AT TIME ZONE 'America/New_York' + m * interval '1 minute',
-       100 + m % 7, 101 + m % 7, 99 + m % 7, 100 + m % 7, 10
-FROM d, unnest(ARRAY['C000', 'C001']) AS s, generate_series(0, 389) AS m`,
 		`INSERT INTO eod_bars (symbol, date, open, high, low, close, volume)
 SELECT s, d::date, 100, 101, 99, 100, 1000
 FROM generate_series(0, 99) AS i, LATERAL (SELECT 'C' || lpad(i::text, 3, '0') AS s) AS sym,

@@ -139,13 +139,7 @@ func TestReplicasSkipAReplicaBehindTheVersionInForce(t *testing.T) {
 	s := newReplicaSetup(t)
 	s.load(t, "2008-10-13", 381.02, 30*time.Second)
 	s.waitUsable(t, 1)
-	s.replica.PauseReplay(t)
-	resumed := false
-	t.Cleanup(func() {
-		if !resumed {
-			s.replica.ResumeReplay(t)
-		}
-	})
+	resume := s.replica.PauseReplay(t)
 	const bound = 300 * time.Millisecond
 	w := s.load(t, "2008-10-14", 362.71, bound)
 	if len(w.Lagging) != 1 || w.Elapsed < bound {
@@ -162,8 +156,7 @@ func TestReplicasSkipAReplicaBehindTheVersionInForce(t *testing.T) {
 	if st.Usable != 0 || st.PrimaryReads-before.PrimaryReads != 5 || st.ReplicaReads != before.ReplicaReads {
 		t.Errorf("reads while the replica lags: %+v then %+v", before, st)
 	}
-	s.replica.ResumeReplay(t)
-	resumed = true
+	resume()
 	catchUp := s.waitUsable(t, 1)
 	t.Logf("replica usable again %s after resume", catchUp)
 	if b := s.latest(t); b.Close != 362.71 || s.router.Stats().ReplicaReads != st.ReplicaReads+1 {
@@ -178,13 +171,7 @@ func TestReplicasFallBackToThePrimaryWhenAReplicaDies(t *testing.T) {
 	s.load(t, "2008-10-14", 362.71, 30*time.Second)
 	s.waitUsable(t, 1)
 	s.latest(t) // a pooled connection to the replica, which the kill breaks
-	s.replica.Stop(t)
-	started := false
-	t.Cleanup(func() {
-		if !started {
-			s.replica.Start(t)
-		}
-	})
+	start := s.replica.Stop(t)
 	for range 5 {
 		if b := s.latest(t); b.Close != 362.71 {
 			t.Fatalf("latest during the outage %+v", b)
@@ -194,8 +181,7 @@ func TestReplicasFallBackToThePrimaryWhenAReplicaDies(t *testing.T) {
 	if st.Usable != 0 || st.Fallbacks < 1 {
 		t.Errorf("the dead replica is not marked down after a failed read: %+v", st)
 	}
-	s.replica.Start(t)
-	started = true
+	start()
 	s.waitUsable(t, 1)
 	before := s.router.Stats().ReplicaReads
 	s.latest(t)
@@ -245,18 +231,11 @@ func TestReplicasFailFastOnAFrozenReplica(t *testing.T) {
 	for s.router.Stats().ReplicaReads < 50 {
 		time.Sleep(time.Millisecond)
 	}
-	s.replica.Freeze(t)
-	thawed := false
-	t.Cleanup(func() {
-		if !thawed {
-			s.replica.Thaw(t)
-		}
-	})
+	thaw := s.replica.Freeze(t)
 	time.Sleep(2 * requestTimeout)
 	stopped.Store(true)
 	wg.Wait()
-	s.replica.Thaw(t)
-	thawed = true
+	thaw()
 	st := s.router.Stats()
 	t.Logf("%d reads, %d failed, %d over %s, slowest %s; %+v", reads.Load(), failed.Load(), slow.Load(), bound, time.Duration(worst.Load()), st)
 	if failed.Load() > 0 || slow.Load() > 0 {
@@ -286,13 +265,7 @@ func TestReplicasNeverGoBackAVersion(t *testing.T) {
 	s.load(t, "2008-10-13", 381.02, 100*time.Millisecond)
 	s.waitUsable(t, 2)
 	s.run(t)
-	s.replica.PauseReplay(t)
-	resumed := false
-	t.Cleanup(func() {
-		if !resumed {
-			s.replica.ResumeReplay(t)
-		}
-	})
+	resume := s.replica.PauseReplay(t)
 	s.commit(t, "2008-10-14", 362.71) // not published: the import waits
 	var newSeen atomic.Bool
 	var reads, news, back atomic.Int64
@@ -326,6 +299,5 @@ func TestReplicasNeverGoBackAVersion(t *testing.T) {
 	if back.Load() > 0 {
 		t.Errorf("time travel: %d of %d reads answered the old rows after one had answered the new", back.Load(), reads.Load())
 	}
-	s.replica.ResumeReplay(t)
-	resumed = true
+	resume()
 }
