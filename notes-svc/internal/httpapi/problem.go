@@ -60,6 +60,40 @@ type scopeError struct{ scope string }
 
 func (e *scopeError) Error() string { return "api key lacks scope " + e.scope }
 
+// knownErrors are the errors that always mean the same problem, in the
+// order problemFor tries them; field, when set, is named in the
+// problem's errors.
+var knownErrors = []struct {
+	err                error
+	status             int
+	typ, title, detail string
+	field, fieldDetail string
+}{
+	{err: auth.ErrMissingKey, status: http.StatusUnauthorized, typ: "unauthorized", title: "Unauthorized", detail: "Send an API key as Authorization: Bearer <key>."},
+	{err: auth.ErrInvalidKey, status: http.StatusUnauthorized, typ: "unauthorized", title: "Unauthorized", detail: "The API key is malformed, unknown, revoked or expired."},
+	{err: auth.ErrThrottled, status: http.StatusTooManyRequests, typ: "too-many-failed-attempts", title: "Too many failed attempts", detail: "Too many invalid API keys came from your address; retry after the time in Retry-After."},
+	{err: errRateLimited, status: http.StatusTooManyRequests, typ: "rate-limited", title: "Rate limit reached", detail: "Your API key has made more requests than its rate allows; retry after the time in Retry-After."},
+	{err: notes.ErrNotFound, status: http.StatusNotFound, typ: "not-found", title: "Not found", detail: "No note with this id exists in your account."},
+	{err: webhook.ErrNotFound, status: http.StatusNotFound, typ: "not-found", title: "Not found", detail: "No webhook endpoint or delivery with this id exists in your account."},
+	{err: errNoWebhooks, status: http.StatusNotFound, typ: "not-found", title: "Not found", detail: "This server does not serve webhooks."},
+	{err: webhook.ErrTooManyEndpoints, status: http.StatusConflict, typ: "webhook-endpoint-limit", title: "Too many webhook endpoints",
+		detail: "Your account already has " + strconv.Itoa(webhook.MaxEndpoints) + " webhook endpoints, the most it may; delete one first."},
+	{err: errRouteNotFound, status: http.StatusNotFound, typ: "not-found", title: "Not found", detail: "No resource exists at this path."},
+	{err: errMethodNotAllowed, status: http.StatusMethodNotAllowed, typ: "method-not-allowed", title: "Method not allowed", detail: "The resource does not support this method; see the Allow header."},
+	{err: notes.ErrPreconditionFailed, status: http.StatusPreconditionFailed, typ: "precondition-failed", title: "Precondition failed", detail: "The note changed since the ETag given in If-Match; fetch it again and retry."},
+	{err: notes.ErrIdempotencyInFlight, status: http.StatusConflict, typ: "idempotency-key-in-use", title: "Idempotency key in use", detail: "A request with this Idempotency-Key is still being processed; retry later."},
+	{err: notes.ErrIdempotencyMismatch, status: http.StatusUnprocessableEntity, typ: "idempotency-key-reused", title: "Idempotency key reused", detail: "This Idempotency-Key was used with a different request body.",
+		field: "Idempotency-Key", fieldDetail: "was already used with a different request body"},
+	{err: notes.ErrTooManyListings, status: http.StatusTooManyRequests, typ: "too-many-listings", title: "Too many listings", detail: "Your account already has as many unpaged listings in progress as it may; retry when one has finished, after the time in Retry-After, or page with limit."},
+	{err: notes.ErrListingsBusy, status: http.StatusServiceUnavailable, typ: "listings-busy", title: "Service busy", detail: "The server has as many unpaged listings in progress as it may; retry after the time in Retry-After, or page with limit."},
+	{err: notes.ErrTrashed, status: http.StatusConflict, typ: "note-trashed", title: "Note in the trash", detail: "The note is in the trash and cannot be edited; restore it first (POST /v1/notes/{id}/restore)."},
+	{err: notes.ErrCursorExpired, status: http.StatusGone, typ: "cursor-expired", title: "Cursor expired", detail: "The cursor points before the oldest event kept; resync in full (list your notes, then follow the feed from its next_cursor)."},
+	{err: notes.ErrConflict, status: http.StatusConflict, typ: "conflict", title: "Conflict", detail: "A concurrent write got in the way; retry the request."},
+	{err: notes.ErrTimeout, status: http.StatusServiceUnavailable, typ: "timeout", title: "Service unavailable", detail: "The request took too long; retry later."},
+	{err: context.DeadlineExceeded, status: http.StatusServiceUnavailable, typ: "timeout", title: "Service unavailable", detail: "The request took too long; retry later."},
+	{err: notes.ErrUnavailable, status: http.StatusServiceUnavailable, typ: "unavailable", title: "Service unavailable", detail: "The service cannot reach its database; retry later."},
+}
+
 // problemFor is the one place that maps an error to an HTTP status and
 // problem. Anything it does not recognise is a 500 whose cause is logged,
 // never sent.
@@ -96,51 +130,17 @@ func problemFor(err error) problem {
 		out := p(http.StatusBadRequest, "malformed-request", "Malformed request", parErr.Error())
 		out.Errors = []fieldError{{Field: parErr.Field.Name, Detail: parErr.Field.Message}}
 		return out
-	case errors.Is(err, auth.ErrMissingKey):
-		return p(http.StatusUnauthorized, "unauthorized", "Unauthorized", "Send an API key as Authorization: Bearer <key>.")
-	case errors.Is(err, auth.ErrInvalidKey):
-		return p(http.StatusUnauthorized, "unauthorized", "Unauthorized", "The API key is malformed, unknown, revoked or expired.")
-	case errors.Is(err, auth.ErrThrottled):
-		return p(http.StatusTooManyRequests, "too-many-failed-attempts", "Too many failed attempts", "Too many invalid API keys came from your address; retry after the time in Retry-After.")
-	case errors.Is(err, errRateLimited):
-		return p(http.StatusTooManyRequests, "rate-limited", "Rate limit reached", "Your API key has made more requests than its rate allows; retry after the time in Retry-After.")
 	case errors.As(err, &scErr):
 		return p(http.StatusForbidden, "forbidden", "Forbidden", "The API key lacks the "+scErr.scope+" scope.")
-	case errors.Is(err, notes.ErrNotFound):
-		return p(http.StatusNotFound, "not-found", "Not found", "No note with this id exists in your account.")
-	case errors.Is(err, webhook.ErrNotFound):
-		return p(http.StatusNotFound, "not-found", "Not found", "No webhook endpoint or delivery with this id exists in your account.")
-	case errors.Is(err, errNoWebhooks):
-		return p(http.StatusNotFound, "not-found", "Not found", "This server does not serve webhooks.")
-	case errors.Is(err, webhook.ErrTooManyEndpoints):
-		return p(http.StatusConflict, "webhook-endpoint-limit", "Too many webhook endpoints",
-			"Your account already has "+strconv.Itoa(webhook.MaxEndpoints)+" webhook endpoints, the most it may; delete one first.")
-	case errors.Is(err, errRouteNotFound):
-		return p(http.StatusNotFound, "not-found", "Not found", "No resource exists at this path.")
-	case errors.Is(err, errMethodNotAllowed):
-		return p(http.StatusMethodNotAllowed, "method-not-allowed", "Method not allowed", "The resource does not support this method; see the Allow header.")
-	case errors.Is(err, notes.ErrPreconditionFailed):
-		return p(http.StatusPreconditionFailed, "precondition-failed", "Precondition failed", "The note changed since the ETag given in If-Match; fetch it again and retry.")
-	case errors.Is(err, notes.ErrIdempotencyInFlight):
-		return p(http.StatusConflict, "idempotency-key-in-use", "Idempotency key in use", "A request with this Idempotency-Key is still being processed; retry later.")
-	case errors.Is(err, notes.ErrIdempotencyMismatch):
-		out := p(http.StatusUnprocessableEntity, "idempotency-key-reused", "Idempotency key reused", "This Idempotency-Key was used with a different request body.")
-		out.Errors = []fieldError{{Field: "Idempotency-Key", Detail: "was already used with a different request body"}}
-		return out
-	case errors.Is(err, notes.ErrTooManyListings):
-		return p(http.StatusTooManyRequests, "too-many-listings", "Too many listings", "Your account already has as many unpaged listings in progress as it may; retry when one has finished, after the time in Retry-After, or page with limit.")
-	case errors.Is(err, notes.ErrListingsBusy):
-		return p(http.StatusServiceUnavailable, "listings-busy", "Service busy", "The server has as many unpaged listings in progress as it may; retry after the time in Retry-After, or page with limit.")
-	case errors.Is(err, notes.ErrTrashed):
-		return p(http.StatusConflict, "note-trashed", "Note in the trash", "The note is in the trash and cannot be edited; restore it first (POST /v1/notes/{id}/restore).")
-	case errors.Is(err, notes.ErrCursorExpired):
-		return p(http.StatusGone, "cursor-expired", "Cursor expired", "The cursor points before the oldest event kept; resync in full (list your notes, then follow the feed from its next_cursor).")
-	case errors.Is(err, notes.ErrConflict):
-		return p(http.StatusConflict, "conflict", "Conflict", "A concurrent write got in the way; retry the request.")
-	case errors.Is(err, notes.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
-		return p(http.StatusServiceUnavailable, "timeout", "Service unavailable", "The request took too long; retry later.")
-	case errors.Is(err, notes.ErrUnavailable):
-		return p(http.StatusServiceUnavailable, "unavailable", "Service unavailable", "The service cannot reach its database; retry later.")
+	}
+	for _, k := range knownErrors {
+		if errors.Is(err, k.err) {
+			out := p(k.status, k.typ, k.title, k.detail)
+			if k.field != "" {
+				out.Errors = []fieldError{{Field: k.field, Detail: k.fieldDetail}}
+			}
+			return out
+		}
 	}
 	return p(http.StatusInternalServerError, "internal", "Internal server error", "The server failed to handle the request; quote the request_id when reporting it.")
 }
