@@ -2,7 +2,6 @@ package webhook_test
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
@@ -14,18 +13,14 @@ import (
 func Example() {
 	secret := "whsec_..." // shown once, when the endpoint was created
 	http.HandleFunc("/hooks/tickerdesk", func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		ev, err := webhook.ReadEvent(r, secret, 5*time.Minute)
 		if err != nil {
-			http.Error(w, "unreadable body", http.StatusBadRequest)
-			return
-		}
-		if err := webhook.Verify(secret, r.Header.Get(webhook.SignatureHeader), body, 5*time.Minute); err != nil {
 			http.Error(w, "bad signature", http.StatusBadRequest)
 			return
 		}
 		// Deliveries come at least once and in no set order: deduplicate
 		// on the event id.
-		fmt.Println("event", r.Header.Get(webhook.EventIDHeader))
+		fmt.Println(ev.ID, ev.Type, ev.ObjectID())
 		w.WriteHeader(http.StatusNoContent)
 	})
 }

@@ -1,4 +1,4 @@
-// Package webhook verifies the webhooks notes-svc sends. Each delivery
+// Package webhook verifies and reads the webhooks notes-svc sends. Each delivery
 // carries Tickerdesk-Signature: t=<unix seconds>,v1=<hex>[,v1=<hex>], where
 // each v1 is HMAC-SHA256 under an endpoint secret (whsec_...) of the
 // timestamp, a dot and the raw request body; during a secret rotation two

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tickerdesk/tickerdesk/clients/notes/webhook"
 	"github.com/tickerdesk/tickerdesk/resilience/internal/report"
 )
 
@@ -42,6 +42,7 @@ type hookSink struct {
 	failRate atomic.Value // float64
 	delay    atomic.Int64 // ns before each answer
 	refused  atomic.Int64 // attempts answered 500
+	secret   atomic.Pointer[string]
 
 	mu    sync.Mutex
 	srv   *http.Server
@@ -70,17 +71,15 @@ func (h *hookSink) serve(ln net.Listener) {
 }
 
 func (h *hookSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	var ev struct {
-		ID   string `json:"id"`
-		Type string `json:"type"`
-		Data struct {
-			Object struct {
-				ID string `json:"id"`
-			} `json:"object"`
-		} `json:"data"`
+	var secret string
+	if s := h.secret.Load(); s != nil {
+		secret = *s
 	}
-	if err != nil || json.Unmarshal(body, &ev) != nil || ev.ID == "" {
+	// Every delivery must verify under the endpoint's secret, as a
+	// customer's receiver checks it: one that does not is refused, so it
+	// shows as an event missing at the end.
+	ev, err := webhook.ReadEvent(r, secret, 0)
+	if err != nil {
 		http.Error(w, "bad event", http.StatusBadRequest)
 		return
 	}
@@ -95,7 +94,7 @@ func (h *hookSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	h.count[ev.ID]++
 	if ev.Type == "note.created" {
-		h.notes[ev.Data.Object.ID] = true
+		h.notes[ev.ObjectID()] = true
 	}
 	h.mu.Unlock()
 	w.WriteHeader(http.StatusNoContent)
@@ -211,6 +210,7 @@ func webhookSetup(e *Env) (h *hookSink, stop func(), err error) {
 		return nil, nil, err
 	}
 	e.Secret(ep.Secret, "webhook endpoint secret")
+	h.secret.Store(&ep.Secret)
 	return h, func() {
 		if resp, err := e.Do(e.NotesRequest(http.MethodDelete, "/v1/webhook_endpoints/"+ep.ID, e.NotesKeyA, nil, nil)); err != nil || resp.Status != http.StatusOK {
 			e.Report.Error("webhooks: delete endpoint: %v %d", err, resp.Status)
