@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -115,7 +116,7 @@ func loadConfig(args []string, getenv func(string) string) (config, error) {
 		Root:        root,
 		Out:         filepath.Join(root, "bench", "out"),
 		AdminURL:    env("BENCH_PG_URL", env("MARKETDATA_TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:55432/postgres?sslmode=disable")),
-		RedisURL:    env("BENCH_REDIS_URL", "redis://127.0.0.1:56379/15"),
+		RedisURL:    env("BENCH_REDIS_URL", benchRedisURL(env("MARKETDATA_REDIS_URL", "redis://127.0.0.1:56379/0"))),
 		PGLog:       env("BENCH_PG_LOG", ""),
 		Duration:    dur("BENCH_DURATION", 10*time.Second),
 		Warmup:      dur("BENCH_WARMUP", 3*time.Second),
@@ -177,6 +178,19 @@ func loadConfig(args []string, getenv func(string) string) (config, error) {
 		return c, fmt.Errorf("config: %v", errs)
 	}
 	return c, nil
+}
+
+// benchRedisURL is logical database 15 of the Redis server of stackURL
+// (scripts/stack.sh's MARKETDATA_REDIS_URL), so that a second stack
+// (STACK_REDIS_PORT) takes its bench with it; stackURL is returned as it
+// is when it does not parse.
+func benchRedisURL(stackURL string) string {
+	u, err := url.Parse(stackURL)
+	if err != nil || u.Host == "" {
+		return stackURL
+	}
+	u.Path = "/15"
+	return u.String()
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
