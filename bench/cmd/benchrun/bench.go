@@ -51,8 +51,11 @@ func (b *bench) stopAll() {
 	}
 }
 
-// want reports whether the run includes workload id (BENCH_WORKLOADS).
-func (b *bench) want(id string) bool { return b.cfg.Only == nil || b.cfg.Only[id] }
+// want reports whether the run includes workload id (BENCH_WORKLOADS);
+// "scale" names every scale_ workload.
+func (b *bench) want(id string) bool {
+	return b.cfg.Only == nil || b.cfg.Only[id] || (b.cfg.Only["scale"] && strings.HasPrefix(id, "scale_"))
+}
 
 // marketdataIDs are the workloads that need the marketdata dataset and
 // service.
@@ -161,6 +164,16 @@ func (b *bench) run(ctx context.Context) error {
 			b.res.PhaseSeconds = map[string]float64{}
 		}
 		b.res.PhaseSeconds[w.id] = time.Since(t).Seconds()
+	}
+	if b.wantScale() {
+		t := time.Now()
+		if err := b.runScale(ctx); err != nil {
+			return fmt.Errorf("scale workloads: %w", err)
+		}
+		if b.res.PhaseSeconds == nil {
+			b.res.PhaseSeconds = map[string]float64{}
+		}
+		b.res.PhaseSeconds["scale"] = time.Since(t).Seconds()
 	}
 	if err := b.cleanNotes(ctx); err != nil {
 		return err
