@@ -10,7 +10,9 @@
 #     (bench_marketdata: ~10M EOD rows, bench_notes: 100,000 notes, and for
 #     tenant_scale bench_tenants_100 and bench_tenants_5000: 200 notes per
 #     account, 1M notes in the larger; bench_intraday: 50M minute bars
-#     for intraday_query; all kept between runs), then
+#     for intraday_query; bench_scale_small and bench_scale_large: 1M and
+#     100M EOD bars, 5,000 and 170,000 tickers, for the scale workloads;
+#     all kept between runs), then
 #     measures every workload next to its ceiling.
 #
 # Settings: BENCH_* environment variables, see BENCHMARKS.md ("Reproduce").

@@ -51,8 +51,11 @@ func (b *bench) stopAll() {
 	}
 }
 
-// want reports whether the run includes workload id (BENCH_WORKLOADS).
-func (b *bench) want(id string) bool { return b.cfg.Only == nil || b.cfg.Only[id] }
+// want reports whether the run includes workload id (BENCH_WORKLOADS);
+// "scale" names every scale_ workload.
+func (b *bench) want(id string) bool {
+	return b.cfg.Only == nil || b.cfg.Only[id] || (b.cfg.Only["scale"] && strings.HasPrefix(id, "scale_"))
+}
 
 // marketdataIDs are the workloads that need the marketdata dataset and
 // service.
@@ -161,6 +164,16 @@ func (b *bench) run(ctx context.Context) error {
 			b.res.PhaseSeconds = map[string]float64{}
 		}
 		b.res.PhaseSeconds[w.id] = time.Since(t).Seconds()
+	}
+	if b.wantScale() {
+		t := time.Now()
+		if err := b.runScale(ctx); err != nil {
+			return fmt.Errorf("scale workloads: %w", err)
+		}
+		if b.res.PhaseSeconds == nil {
+			b.res.PhaseSeconds = map[string]float64{}
+		}
+		b.res.PhaseSeconds["scale"] = time.Since(t).Seconds()
 	}
 	if err := b.cleanNotes(ctx); err != nil {
 		return err
@@ -429,28 +442,38 @@ func (b *bench) tickersQuery() string {
 // marketdata-svc, headers and body, and starts the bare Gin server with
 // those bytes: the same answer on the wire, made with no work per request.
 func (b *bench) startCeiling(ctx context.Context) error {
-	routes := map[string]string{"/v1/eod": b.hitQuery(), "/v1/tickers": b.tickersQuery()}
+	bodies, err := b.startCeilingOf(ctx, "ceiling", [][2]string{{"/v1/eod", b.hitQuery()}, {"/v1/tickers", b.tickersQuery()}})
+	b.res.CeilingBodies = append(b.res.CeilingBodies, bodies...)
+	return err
+}
+
+// startCeilingOf starts the bare Gin server answering each route (first
+// of a pair) with the answer marketdata-svc gave to its request (second,
+// a path with its query), kept in files named after prefix and the route.
+func (b *bench) startCeilingOf(ctx context.Context, prefix string, routes [][2]string) ([]CeilingBody, error) {
 	args := []string{"-addr", fmt.Sprintf("127.0.0.1:%d", b.cfg.Ports.Ceiling)}
-	for route, q := range routes {
+	var bodies []CeilingBody
+	for _, rq := range routes {
+		route, q := rq[0], rq[1]
 		header, body, err := httpAnswer(ctx, "GET", b.mdURL(q), "", nil)
 		if err != nil {
-			return fmt.Errorf("capture %s answer: %w", route, err)
+			return nil, fmt.Errorf("capture %s answer: %w", route, err)
 		}
-		file := b.dataFile("ceiling" + strings.ReplaceAll(route, "/", "_") + ".json")
+		file := b.dataFile(prefix + strings.ReplaceAll(route, "/", "_") + ".json")
 		if err := os.WriteFile(file, body, 0o644); err != nil {
-			return err
+			return nil, err
 		}
-		headerFile := b.dataFile("ceiling" + strings.ReplaceAll(route, "/", "_") + ".headers")
+		headerFile := b.dataFile(prefix + strings.ReplaceAll(route, "/", "_") + ".headers")
 		if err := os.WriteFile(headerFile, ceilingHeaders(header), 0o644); err != nil {
-			return err
+			return nil, err
 		}
-		b.res.CeilingBodies = append(b.res.CeilingBodies, CeilingBody{Route: route, Bytes: len(body), Headers: len(header)})
+		bodies = append(bodies, CeilingBody{Route: route, Bytes: len(body), Headers: len(header)})
 		args = append(args, "-route", route+"="+file, "-headers", route+"="+headerFile)
 	}
 	var err error
-	b.ceiling, err = b.r.start(ctx, cmdSpec{name: b.benchTool("ceiling"), args: args}, filepath.Join(b.cfg.Out, "logs", "ceiling.log"))
+	b.ceiling, err = b.r.start(ctx, cmdSpec{name: b.benchTool("ceiling"), args: args}, filepath.Join(b.cfg.Out, "logs", prefix+".log"))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return b.ceiling.waitHTTP(ctx, b.ceilingURL(b.hitQuery()), 10*time.Second)
+	return bodies, b.ceiling.waitHTTP(ctx, b.ceilingURL(routes[0][1]), 10*time.Second)
 }

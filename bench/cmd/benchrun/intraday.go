@@ -242,18 +242,8 @@ func (b *bench) checkIntradaySchema(ctx context.Context, first time.Time) (strin
 	if err := b.db.exec(ctx, intradayRefDB, ddl); err != nil {
 		return "", err
 	}
-	for _, table := range []string{"intraday_bars", part} {
-		var got [2]string
-		for i, db := range []string{intradayDB, intradayRefDB} {
-			out, err := b.r.output(ctx, cmdSpec{name: "psql", quiet: true, args: []string{b.db.dbURL(db), "-X", "-c", `\d+ ` + table}})
-			if err != nil {
-				return "", err
-			}
-			got[i] = withoutPartitionList(out)
-		}
-		if got[0] != got[1] {
-			return "", fmt.Errorf("\\d+ %s of %s differs from a freshly migrated database:\n%s\n---\n%s", table, intradayDB, got[0], got[1])
-		}
+	if err := b.sameTables(ctx, intradayDB, intradayRefDB, []string{"intraday_bars", part}, withoutPartitionList); err != nil {
+		return "", err
 	}
 	missing, err := b.db.value(ctx, intradayDB, `SELECT count(*) FROM pg_inherits i WHERE i.inhparent = 'intraday_bars'::regclass
 		AND NOT EXISTS (SELECT 1 FROM pg_index x WHERE x.indrelid = i.inhrelid AND x.indisprimary AND x.indisvalid)`)
@@ -264,6 +254,26 @@ func (b *bench) checkIntradaySchema(ctx context.Context, first time.Time) (strin
 		return "", fmt.Errorf("%s partitions of intraday_bars have no valid primary key", missing)
 	}
 	return fmt.Sprintf("`\\d+ intraday_bars` (partition list aside) and `\\d+ %s` equal those of a freshly migrated database with the loader's partition DDL; every partition has a valid primary key", part), nil
+}
+
+// sameTables compares psql's \d+ of each table of db with the same in
+// ref, a freshly migrated database, after normalize (which drops what may
+// differ, such as a partition list), and names the first that differs.
+func (b *bench) sameTables(ctx context.Context, db, ref string, tables []string, normalize func(string) string) error {
+	for _, table := range tables {
+		var got [2]string
+		for i, d := range []string{db, ref} {
+			out, err := b.r.output(ctx, cmdSpec{name: "psql", quiet: true, args: []string{b.db.dbURL(d), "-X", "-c", `\d+ ` + table}})
+			if err != nil {
+				return err
+			}
+			got[i] = normalize(out)
+		}
+		if got[0] != got[1] {
+			return fmt.Errorf("\\d+ %s of %s differs from a freshly migrated database:\n%s\n---\n%s", table, db, got[0], got[1])
+		}
+	}
+	return nil
 }
 
 // withoutPartitionList drops the "Partitions:" list of \d+, which names

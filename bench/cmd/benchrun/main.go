@@ -1,5 +1,6 @@
 // Command benchrun is the whole benchmark behind `make bench`: it prepares
-// the bench databases (about 10 million EOD rows and 100,000 notes), starts
+// the bench databases (about 10 million EOD rows and 100,000 notes, and
+// the scale datasets of 1M and 100M EOD bars), starts
 // both services and their ceilings, measures every workload side by side
 // with its ceiling in one run, profiles the workloads that miss their
 // target, and writes bench/results.json and BENCHMARKS.md.
@@ -13,6 +14,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -69,6 +71,12 @@ type config struct {
 	// intraday_query; IntradayImportSymbols x IntradayDays x 390 the file
 	// of intraday_import. IntradayLoadJobs months load at once.
 	IntradaySymbols, IntradayDays, IntradayImportSymbols, IntradayLoadJobs int
+	// Scale is BENCH_SCALE: "small" measures the scale workloads at the
+	// small size alone, "" at both. ScaleConnections is their wrk
+	// connections (BENCH_SCALE_CONNECTIONS, 2) and ScaleRounds how many
+	// times each is measured at every size (BENCH_SCALE_ROUNDS, 3).
+	Scale                         string
+	ScaleConnections, ScaleRounds int
 }
 
 type ports struct {
@@ -115,7 +123,7 @@ func loadConfig(args []string, getenv func(string) string) (config, error) {
 		Root:        root,
 		Out:         filepath.Join(root, "bench", "out"),
 		AdminURL:    env("BENCH_PG_URL", env("MARKETDATA_TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:55432/postgres?sslmode=disable")),
-		RedisURL:    env("BENCH_REDIS_URL", "redis://127.0.0.1:56379/15"),
+		RedisURL:    env("BENCH_REDIS_URL", benchRedisURL(env("MARKETDATA_REDIS_URL", "redis://127.0.0.1:56379/0"))),
 		PGLog:       env("BENCH_PG_LOG", ""),
 		Duration:    dur("BENCH_DURATION", 10*time.Second),
 		Warmup:      dur("BENCH_WARMUP", 3*time.Second),
@@ -145,6 +153,22 @@ func loadConfig(args []string, getenv func(string) string) (config, error) {
 		IntradayDays:          num("BENCH_INTRADAY_DAYS", 257),
 		IntradayImportSymbols: num("BENCH_INTRADAY_IMPORT_SYMBOLS", 10),
 		IntradayLoadJobs:      num("BENCH_INTRADAY_LOAD_JOBS", runtime.NumCPU()),
+
+		Scale: env("BENCH_SCALE", ""),
+		// Two connections: the scale targets are latencies of one request,
+		// and at 16 connections on 2 cores a p50 is mostly the queue
+		// (connections over throughput), the same at every size.
+		ScaleConnections: num("BENCH_SCALE_CONNECTIONS", 2),
+		ScaleRounds:      max(num("BENCH_SCALE_ROUNDS", 3), 1),
+	}
+	if c.Scale == "both" {
+		c.Scale = ""
+	}
+	if c.Scale != "" && c.Scale != "small" {
+		errs = append(errs, fmt.Errorf("BENCH_SCALE: want small or both"))
+	}
+	if c.ScaleConnections < 1 {
+		errs = append(errs, fmt.Errorf("BENCH_SCALE_CONNECTIONS: want at least 1"))
 	}
 	if v := strings.TrimSpace(getenv("BENCH_WORKLOADS")); v != "" {
 		c.Only = map[string]bool{}
@@ -177,6 +201,19 @@ func loadConfig(args []string, getenv func(string) string) (config, error) {
 		return c, fmt.Errorf("config: %v", errs)
 	}
 	return c, nil
+}
+
+// benchRedisURL is logical database 15 of the Redis server of stackURL
+// (scripts/stack.sh's MARKETDATA_REDIS_URL), so that a second stack
+// (STACK_REDIS_PORT) takes its bench with it; stackURL is returned as it
+// is when it does not parse.
+func benchRedisURL(stackURL string) string {
+	u, err := url.Parse(stackURL)
+	if err != nil || u.Host == "" {
+		return stackURL
+	}
+	u.Path = "/15"
+	return u.String()
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {

@@ -43,7 +43,10 @@ type Results struct {
 	Staleness   *Staleness       `json:"staleness,omitempty"`
 	// Webhooks is the webhook_delivery workload (webhooks.go).
 	Webhooks *WebhookResult `json:"webhooks,omitempty"`
-	Commands []string       `json:"commands"`
+	// Scale is the scale workloads' datasets, memory and plans
+	// (scalerun.go); their rows are in Workloads.
+	Scale    *ScaleRun `json:"scale,omitempty"`
+	Commands []string  `json:"commands"`
 	// Reruns are the BENCH_WORKLOADS runs merged into the full run's
 	// results since it was taken, oldest first: each names what it
 	// measured again, so no figure is read as the full run's.
@@ -150,6 +153,12 @@ type WorkloadResult struct {
 	// Rerun is the revision of the subset run that measured this workload
 	// after the full run; empty when the full run did.
 	Rerun string `json:"rerun,omitempty"`
+	// Scale is a scale workload's figures at each dataset size (scale.go):
+	// Service is then the large size's (the small one's when it ran
+	// alone), Ratio the one TargetText holds, and Ceiling bare Gin's for
+	// scale_hit alone.
+	Scale      *ScaleFigures `json:"scale,omitempty"`
+	TargetText string        `json:"target_text,omitempty"`
 }
 
 // Round is one back-to-back measurement of a service and its ceiling.
@@ -297,6 +306,7 @@ func mergeRerun(full, sub Results) Results {
 	mergeSection(&ids, "tenant_scale", &out.TenantScale, sub.TenantScale)
 	mergeSection(&ids, "staleness", &out.Staleness, sub.Staleness)
 	mergeSection(&ids, "webhook_delivery", &out.Webhooks, sub.Webhooks)
+	mergeSection(&ids, "scale", &out.Scale, sub.Scale)
 	out.Reruns = append(slices.Clone(full.Reruns), Rerun{GeneratedAt: sub.GeneratedAt, GitRevision: sub.GitRevision, Workloads: ids, Machine: sub.Machine})
 	return out
 }
@@ -376,6 +386,9 @@ func renderMarkdown(r Results, root string) string {
 	w("| workload | service req/s | p50 ms | p99 ms | errors | ceiling | ceiling req/s | ceiling p50 / p99 ms | ratio | target | result | database's own figure (pgbench) req/s | service / database |\n")
 	w("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---|---:|---:|\n")
 	for _, x := range r.Workloads {
+		if x.Scale != nil {
+			continue // below, with the other scenarios
+		}
 		c := x.Ceiling
 		target := "report"
 		if x.Target > 0 {
@@ -421,6 +434,16 @@ func renderMarkdown(r Results, root string) string {
 		w("| tenant_scale: search p50, %d → %d accounts | %s → %s ms | | | | same request, %d accounts | | | %s× | ≤ %.2f× | %s | | |\n",
 			ts.AccountsSmall, ts.AccountsLarge, f2(ts.Small.Q.P50Ms), f2(ts.Large.Q.P50Ms), ts.AccountsSmall, f2(ts.QP50Ratio), ts.Target, statusText(ts.Status))
 	}
+	for _, x := range r.Workloads {
+		if x.Scale != nil && len(x.Scale.Sizes) > 0 {
+			w("%s", scaleResultRow(x))
+		}
+	}
+	if sc := r.Scale; sc != nil {
+		for _, mem := range sc.Memory {
+			w("| resident memory of %s during the scale workloads | VmHWM %.1f MB | | | | | | | | < %.0f MB | %s | | |\n", mem.Service, mem.VmHWMMB, mem.TargetMB, statusText(mem.Status))
+		}
+	}
 	if x := r.Webhooks; x != nil {
 		w("| webhook_delivery: backlog of %d events sent to a local receiver | %s deliveries/s | | | %d duplicates | | | | | ≥ %.0f/s | %s | | |\n",
 			x.Events, f0(x.DeliveriesPerSec), x.Duplicates, x.RateTarget, statusText(x.RateStatus))
@@ -454,6 +477,15 @@ func renderMarkdown(r Results, root string) string {
 			f2(sd.CPU["loadgen"]), f2(sd.CPU["other"]), f2(sd.MachineBusyCores))
 	}
 	for _, x := range r.Workloads {
+		if x.Scale != nil {
+			for _, sz := range x.Scale.Sizes {
+				row(x.ID+" ("+sz.Size+")", sz.Service)
+				if sz.Base != nil {
+					row(x.ID+" ("+sz.Size+", compared with)", *sz.Base)
+				}
+			}
+			continue
+		}
 		row(x.ID, x.Service)
 		row(x.ID, *x.Ceiling)
 		if x.Database != nil {
@@ -512,6 +544,9 @@ func renderMarkdown(r Results, root string) string {
 	if x := r.Webhooks; x != nil {
 		renderWebhooks(w, x)
 	}
+	if sc := r.Scale; sc != nil {
+		renderScale(w, sc, r.Workloads)
+	}
 	w("### Memory\n\n| service | VmHWM MB (peak RSS since start) | max VmRSS MB sampled under load | VmRSS MB after the run | target |\n|---|---:|---:|---:|---:|\n")
 	for _, mem := range r.Memory {
 		w("| %s | %.1f | %.1f | %.1f | < %.0f MB |\n", mem.Service, mem.VmHWMMB, mem.MaxRSSUnderLoadMB, mem.VmRSSMB, mem.TargetMB)
@@ -528,7 +563,11 @@ func renderMarkdown(r Results, root string) string {
 		w("## Profiles of missed targets\n\n")
 		w("CPU profiles taken from the service's pprof listener while the workload ran again after the measurements (`go tool pprof -top`).\n\n")
 		for _, x := range missed {
-			w("### %s (ratio %.2f, target %.1f)\n\n", x.Title, x.Ratio, x.Target)
+			if x.TargetText != "" {
+				w("### %s: %s (ratio %.2f; target %s)\n\n", x.ID, x.Title, x.Ratio, x.TargetText)
+			} else {
+				w("### %s (ratio %.2f, target %.1f)\n\n", x.Title, x.Ratio, x.Target)
+			}
 			if x.Profile.Error != "" {
 				w("Profile failed: %s\n\n", x.Profile.Error)
 				continue
@@ -559,8 +598,8 @@ func renderMarkdown(r Results, root string) string {
 
 	w("## Reproduce\n\n")
 	w("`make bench` (or `scripts/bench.sh`) on a clone: it installs wrk and the PostgreSQL client tools from Debian when missing, builds the services and the bench tools, starts the local stack if it is not running, and runs everything below. ")
-	w("The datasets live in the databases `bench_marketdata`, `bench_notes`, `bench_intraday` and `bench_tenants_N` of the local cluster and is regenerated only when missing (`BENCH_FRESH=1` forces it). ")
-	w("Settings: `BENCH_DURATION`, `BENCH_WARMUP`, `BENCH_CONNECTIONS`, `BENCH_THREADS`, `BENCH_SYMBOLS`, `BENCH_YEARS`, `BENCH_NOTES`, `BENCH_ACCOUNTS`, `BENCH_IMPORT_ROWS`, `BENCH_MD_RATE`, `BENCH_MD_QUOTA`, `BENCH_PORT_OFFSET` (moves the bench's listeners, 18080 and up), `BENCH_QUIET_WAIT` (on a shared machine, wait up to this long for a quiet moment before measuring), `BENCH_ROUNDS` (rounds of each workload held to a target against an HTTP ceiling, 9), `BENCH_WORKLOADS` (a subset: workload ids, `import`, `intraday_import`, `tenant_scale`, `webhook_delivery`; its figures replace only those of the same workloads in the last full run's results, each marked with the revision that measured it again), `BENCH_INTRADAY_SYMBOLS`, `BENCH_INTRADAY_DAYS`, `BENCH_INTRADAY_IMPORT_SYMBOLS`, `BENCH_INTRADAY_LOAD_JOBS` (intraday_query's dataset is SYMBOLS × DAYS × 390 minutes, kept in `bench_intraday`; intraday_import's file IMPORT_SYMBOLS × DAYS × 390), `BENCH_TENANT_NOTES`, `BENCH_TENANT_SMALL`, `BENCH_TENANT_LARGE` (tenant_scale's notes per account and tenant counts); service settings (`NOTES_*`, `MARKETDATA_*`) pass through.")
+	w("The datasets live in the databases `bench_marketdata`, `bench_notes`, `bench_intraday`, `bench_tenants_N` and `bench_scale_small`, `bench_scale_large` of the local cluster and is regenerated only when missing (`BENCH_FRESH=1` forces it). ")
+	w("Settings: `BENCH_DURATION`, `BENCH_WARMUP`, `BENCH_CONNECTIONS`, `BENCH_THREADS`, `BENCH_SYMBOLS`, `BENCH_YEARS`, `BENCH_NOTES`, `BENCH_ACCOUNTS`, `BENCH_IMPORT_ROWS`, `BENCH_MD_RATE`, `BENCH_MD_QUOTA`, `BENCH_PORT_OFFSET` (moves the bench's listeners, 18080 and up), `BENCH_QUIET_WAIT` (on a shared machine, wait up to this long for a quiet moment before measuring), `BENCH_ROUNDS` (rounds of each workload held to a target against an HTTP ceiling, 9), `BENCH_WORKLOADS` (a subset: workload ids, `import`, `intraday_import`, `tenant_scale`, `webhook_delivery`, `scale` for every scale workload; its figures replace only those of the same workloads in the last full run's results, each marked with the revision that measured it again), `BENCH_INTRADAY_SYMBOLS`, `BENCH_INTRADAY_DAYS`, `BENCH_INTRADAY_IMPORT_SYMBOLS`, `BENCH_INTRADAY_LOAD_JOBS` (intraday_query's dataset is SYMBOLS × DAYS × 390 minutes, kept in `bench_intraday`; intraday_import's file IMPORT_SYMBOLS × DAYS × 390), `BENCH_TENANT_NOTES`, `BENCH_TENANT_SMALL`, `BENCH_TENANT_LARGE` (tenant_scale's notes per account and tenant counts), `BENCH_SCALE` (`small`: the scale workloads at the small size alone), `BENCH_SCALE_CONNECTIONS` (2) and `BENCH_SCALE_ROUNDS` (3) (the scale latency workloads' connections and rounds); service settings (`NOTES_*`, `MARKETDATA_*`) pass through.")
 	if len(s.ServiceEnv) > 0 {
 		w(" Service settings in effect for this run: `%s`.", strings.Join(s.ServiceEnv, "`, `"))
 	}

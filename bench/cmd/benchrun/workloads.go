@@ -147,12 +147,13 @@ const (
 	listSearchQuery = "q=dividend&limit=20"
 )
 
-// wrkRun runs wrk once. With measure false it is a warm-up and its result
-// is ignored.
-func (b *bench) wrkRun(ctx context.Context, d time.Duration, url, script string, scriptArgs []string, record bool) (loadgen.Measurement, string, error) {
-	args := []string{"-t", strconv.Itoa(b.cfg.Threads), "-c", strconv.Itoa(b.cfg.Connections), "-d", seconds(d),
-		"--timeout", "5s", "-s", script, url}
-	if len(scriptArgs) > 0 {
+// wrkRun runs w's wrk once (its warm-up side when warmup). With record
+// false the run is not recorded and its result is ignored.
+func (b *bench) wrkRun(ctx context.Context, d time.Duration, w httpWorkload, warmup, record bool) (loadgen.Measurement, string, error) {
+	threads, conns := w.load(b.cfg)
+	args := []string{"-t", strconv.Itoa(threads), "-c", strconv.Itoa(conns), "-d", seconds(d),
+		"--timeout", "5s", "-s", w.script, w.url}
+	if scriptArgs := w.args(warmup); len(scriptArgs) > 0 {
 		args = append(append(args, "--"), scriptArgs...)
 	}
 	spec := cmdSpec{name: "wrk", args: args, dir: filepath.Join(b.cfg.Root, "bench", "lua"), quiet: !record}
@@ -231,6 +232,18 @@ type httpWorkload struct {
 	url    string
 	script string
 	args   func(warmup bool) []string
+	// conns is wrk's connections; 0 is BENCH_CONNECTIONS.
+	conns int
+}
+
+// load is wrk's threads and connections for w: BENCH_THREADS threads, no
+// more than the connections.
+func (w httpWorkload) load(cfg config) (threads, conns int) {
+	conns = cfg.Connections
+	if w.conns > 0 {
+		conns = w.conns
+	}
+	return min(cfg.Threads, conns), conns
 }
 
 // at is the same workload sent to another server.
@@ -247,7 +260,7 @@ const minimalWhat = "minimal notes server (bench/cmd/minimalnotes: net/http, pgx
 // measurement, and Side.Metrics holds the differences: what the measured
 // load alone did, not the warm-up that grew the pools and filled caches.
 func (b *bench) measureHTTP(ctx context.Context, w httpWorkload, pid int, what string, counters func() map[string]float64) (Side, error) {
-	if _, _, err := b.wrkRun(ctx, b.cfg.Warmup, w.url, w.script, w.args(true), false); err != nil {
+	if _, _, err := b.wrkRun(ctx, b.cfg.Warmup, w, true, false); err != nil {
 		return Side{}, fmt.Errorf("warm-up: %w", err)
 	}
 	var before map[string]float64
@@ -255,7 +268,7 @@ func (b *bench) measureHTTP(ctx context.Context, w httpWorkload, pid int, what s
 		before = counters()
 	}
 	s := startSampler(pid, b.roles(), b.cfg.Duration, b.cfg.Cores)
-	m, cmdline, err := b.wrkRun(ctx, b.cfg.Duration, w.url, w.script, w.args(false), true)
+	m, cmdline, err := b.wrkRun(ctx, b.cfg.Duration, w, false, true)
 	s.finish()
 	if err != nil {
 		return Side{}, err
@@ -571,7 +584,7 @@ func (b *bench) profile(ctx context.Context, id, service string, port int, w htt
 	url := fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/profile?seconds=%d", port, secs)
 	errc := make(chan error, 1)
 	go func() {
-		_, _, err := b.wrkRun(ctx, time.Duration(secs+2)*time.Second, w.url, w.script, w.args(true), false)
+		_, _, err := b.wrkRun(ctx, time.Duration(secs+2)*time.Second, w, true, false)
 		errc <- err
 	}()
 	time.Sleep(time.Second)

@@ -13,7 +13,7 @@ import (
 	generator "github.com/tickerdesk/tickerdesk/marketdata-svc/internal/generate"
 )
 
-const generateUsage = `usage: marketdata-svc generate --symbols N --years Y [--seed S] [--end YYYY-MM-DD] [--out DIR]
+const generateUsage = `usage: marketdata-svc generate --symbols N --years Y [--universe T [--exchanges E]] [--seed S] [--end YYYY-MM-DD] [--out DIR]
        marketdata-svc generate --intraday (--tickers SYM,SYM | --symbols N) [--days D] [--seed S]`
 
 // generate makes the deterministic synthetic dataset: straight into the
@@ -29,17 +29,19 @@ func generate(ctx context.Context, cfg config.Config, log *slog.Logger, args []s
 	seed := fs.Uint64("seed", 1, "random seed; the same seed gives the same data")
 	end := fs.String("end", generator.DefaultEnd.Format(time.DateOnly), "last trading day")
 	out := fs.String("out", "", "write CSV files to this directory instead of loading the database")
+	universe := fs.Int("universe", 0, "list this many tickers with searchable names on --exchanges exchanges (the first --symbols of them with bars) instead of SYN000001...")
+	exchanges := fs.Int("exchanges", generator.DefaultUniverseExchanges, "exchanges of the --universe tickers")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *symbols < 1 || *years < 1 || fs.NArg() > 0 {
+	if *symbols < 1 || *years < 1 || fs.NArg() > 0 || *universe < 0 || (*universe > 0 && (*universe < *symbols || *exchanges < 1)) {
 		return errors.New(generateUsage)
 	}
 	endDay, err := time.Parse(time.DateOnly, *end)
 	if err != nil {
 		return fmt.Errorf("generate: --end: %w", err)
 	}
-	opts := generator.Options{Symbols: *symbols, Years: *years, Seed: *seed, End: endDay}
+	opts := generator.Options{Symbols: *symbols, Years: *years, Seed: *seed, End: endDay, Universe: *universe, Exchanges: *exchanges}
 	start := time.Now()
 	if *out != "" {
 		n, err := generator.WriteCSV(*out, opts)
@@ -65,7 +67,11 @@ func generate(ctx context.Context, cfg config.Config, log *slog.Logger, args []s
 		return fmt.Errorf("generate: %w", err)
 	}
 	loaded := time.Since(start)
-	fmt.Fprintf(stdout, "generate: loaded %d bars of %d synthetic symbols in %s (%.0f rows/s); %s\n", res.BarsRead, *symbols,
+	of := fmt.Sprintf("%d synthetic symbols", *symbols)
+	if *universe > 0 {
+		of = fmt.Sprintf("%d symbols of a universe of %d tickers on %d exchanges", *symbols, *universe, *exchanges)
+	}
+	fmt.Fprintf(stdout, "generate: loaded %d bars of %s in %s (%.0f rows/s); %s\n", res.BarsRead, of,
 		loaded.Round(time.Millisecond), float64(res.BarsRead)/loaded.Seconds(), changeText(res))
 	if err := publish(ctx, cfg, log, res.Version); err != nil {
 		return err

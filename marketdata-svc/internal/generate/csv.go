@@ -47,16 +47,21 @@ func WriteCSV(dir string, opts Options) (int64, error) {
 		return f.Close()
 	}
 	num := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+	tickers := tickersOf(opts)
 	err := write("exchanges.csv", []string{"mic", "name", "acronym", "country_code", "country", "city", "website", "timezone", "currency"},
 		func(w *csv.Writer) error {
-			e := Exchange
-			return w.Write([]string{e.MIC, e.Name, e.Acronym, e.CountryCode, e.Country, e.City, e.Website, e.Timezone, e.Currency})
+			for _, e := range exchangesOf(opts) {
+				if err := w.Write([]string{e.MIC, e.Name, e.Acronym, e.CountryCode, e.Country, e.City, e.Website, e.Timezone, e.Currency}); err != nil {
+					return err
+				}
+			}
+			return nil
 		})
 	if err != nil {
 		return 0, fmt.Errorf("write csv: %w", err)
 	}
 	err = write("tickers.csv", []string{"symbol", "name", "exchange", "asset_type", "price_currency"}, func(w *csv.Writer) error {
-		for _, t := range Tickers(opts.Symbols) {
+		for _, t := range tickers {
 			if err := w.Write([]string{t.Symbol, t.Name, t.ExchangeMIC, t.AssetType, t.PriceCurrency}); err != nil {
 				return err
 			}
@@ -69,7 +74,7 @@ func WriteCSV(dir string, opts Options) (int64, error) {
 	var n int64
 	var splits, divs [][]string
 	err = write("prices.csv", []string{"symbol", "date", "open", "high", "low", "close", "volume"}, func(w *csv.Writer) error {
-		src := NewSource(opts)
+		src := newSource(opts, barSymbols(opts, tickers))
 		rec := make([]string, 7)
 		for src.Next() {
 			b := src.Bar()

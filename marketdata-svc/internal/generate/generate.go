@@ -2,7 +2,10 @@
 // benchmarks and demos at scale. Every symbol is labelled as synthetic
 // (symbol SYNnnnnn, name "Synthetic Company nnnnnn", exchange XSYN) and its
 // series depends only on the seed and its index: the same seed gives the
-// same rows, and a larger --symbols only adds symbols.
+// same rows, and a larger --symbols only adds symbols. A universe
+// (universe.go) lists a vendor-sized catalogue of tickers with searchable
+// names instead, on exchanges labelled as synthetic; its first tickers
+// carry the same series under their own symbols.
 //
 // Prices follow a geometric random walk with a small drift; high and low
 // enclose open and close; a stock splits 2:1 or 4:1 when it trades above
@@ -37,6 +40,42 @@ type Options struct {
 	Years   int
 	Seed    uint64
 	End     time.Time
+	// Universe, when above 0, is the number of tickers of a universe
+	// (universe.go) listed in place of the SYNnnnnnn tickers; the first
+	// Symbols of them have bars. Exchanges is the number of its exchanges
+	// (DefaultUniverseExchanges when 0).
+	Universe  int
+	Exchanges int
+}
+
+// exchangesOf returns the exchanges of opts's dataset.
+func exchangesOf(opts Options) []marketdata.Exchange {
+	if opts.Universe > 0 {
+		return UniverseExchanges(opts.exchanges())
+	}
+	return []marketdata.Exchange{Exchange}
+}
+
+// tickersOf returns the tickers of opts's dataset; the first opts.Symbols
+// are those with bars.
+func tickersOf(opts Options) []ingest.TickerRow {
+	if opts.Universe > 0 {
+		return UniverseTickers(opts)
+	}
+	return Tickers(opts.Symbols)
+}
+
+// barSymbols returns the symbols with bars of opts's dataset, whose
+// tickers are tickers (tickersOf), in the order of their series.
+func barSymbols(opts Options, tickers []ingest.TickerRow) []string {
+	if opts.Universe <= 0 {
+		return Symbols(opts.Symbols)
+	}
+	out := make([]string, min(opts.Symbols, len(tickers)))
+	for i := range out {
+		out[i] = tickers[i].Symbol
+	}
+	return out
 }
 
 // Symbol returns the symbol of the i-th synthetic ticker (0-based).
@@ -81,8 +120,13 @@ func cents(x float64) float64 { return math.Round(x*100) / 100 }
 // Series returns the bars of symbol i over days, with their corporate
 // actions and adjustment factors.
 func Series(seed uint64, i int, days []time.Time) []ingest.BarRow {
+	return series(seed, i, Symbol(i), days)
+}
+
+// series is Series under the name sym: the prices of series i are the same
+// whatever its symbol is called.
+func series(seed uint64, i int, sym string, days []time.Time) []ingest.BarRow {
 	r := rand.New(rand.NewPCG(seed, uint64(i)+1))
-	sym := Symbol(i)
 	price := 10 + r.Float64()*490
 	sigma := 0.01 + r.Float64()*0.02
 	drift := 0.0002 + r.Float64()*0.0004
@@ -144,26 +188,32 @@ func Series(seed uint64, i int, days []time.Time) []ingest.BarRow {
 // Source streams the bars of all symbols, symbol by symbol, generating
 // each series on demand; it implements ingest.BarSource.
 type Source struct {
-	opts Options
-	days []time.Time
-	sym  int
-	buf  []ingest.BarRow
-	pos  int
+	opts    Options
+	days    []time.Time
+	symbols []string
+	sym     int
+	buf     []ingest.BarRow
+	pos     int
 }
 
 // NewSource returns a stream over the whole dataset.
 func NewSource(opts Options) *Source {
-	return &Source{opts: opts, days: TradingDays(opts.Years, opts.End), sym: -1}
+	return newSource(opts, barSymbols(opts, tickersOf(opts)))
+}
+
+// newSource streams the series of symbols, the dataset's barSymbols.
+func newSource(opts Options, symbols []string) *Source {
+	return &Source{opts: opts, days: TradingDays(opts.Years, opts.End), symbols: symbols, sym: -1}
 }
 
 // Next advances to the next bar.
 func (s *Source) Next() bool {
 	for s.pos+1 >= len(s.buf) {
-		if s.sym+1 >= s.opts.Symbols {
+		if s.sym+1 >= len(s.symbols) {
 			return false
 		}
 		s.sym++
-		s.buf, s.pos = Series(s.opts.Seed, s.sym, s.days), -1
+		s.buf, s.pos = series(s.opts.Seed, s.sym, s.symbols[s.sym], s.days), -1
 	}
 	s.pos++
 	return true
@@ -177,11 +227,13 @@ func (s *Source) Err() error { return nil }
 
 // Load returns the load that replaces the synthetic dataset of opts.
 func Load(opts Options) ingest.Load {
+	tickers := tickersOf(opts)
+	symbols := barSymbols(opts, tickers)
 	return ingest.Load{
-		Exchanges:      []marketdata.Exchange{Exchange},
-		Tickers:        Tickers(opts.Symbols),
-		ReplaceSymbols: Symbols(opts.Symbols),
+		Exchanges:      exchangesOf(opts),
+		Tickers:        tickers,
+		ReplaceSymbols: symbols,
 		FactorsGiven:   true,
-		Bars:           func() (ingest.BarSource, error) { return NewSource(opts), nil },
+		Bars:           func() (ingest.BarSource, error) { return newSource(opts, symbols), nil },
 	}
 }
