@@ -84,6 +84,14 @@ func ParseConfig(rawURL string, o PoolOptions) (*pgx.ConnConfig, error) {
 	if _, ok := cfg.RuntimeParams["application_name"]; !ok && o.ApplicationName != "" {
 		cfg.RuntimeParams["application_name"] = o.ApplicationName
 	}
+	// Every statement of either service answers a request or loads a
+	// batch and runs for milliseconds; PostgreSQL's JIT, which it turns on
+	// for any plan its costs call dear (jit_above_cost), compiled for
+	// 490 ms of a 710 ms latest-prices read to save nothing (bench
+	// scale_eod_latest). The URL may still turn it on.
+	if _, ok := cfg.RuntimeParams["jit"]; !ok {
+		cfg.RuntimeParams["jit"] = "off"
+	}
 	if o.Tracer != nil {
 		cfg.Tracer = o.Tracer
 	}

@@ -61,7 +61,7 @@ func TestParseConfigSessionSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	for k, want := range map[string]string{
-		"application_name": "svc", "statement_timeout": "2000", "idle_in_transaction_session_timeout": "4000",
+		"application_name": "svc", "statement_timeout": "2000", "idle_in_transaction_session_timeout": "4000", "jit": "off",
 	} {
 		if got := cfg.RuntimeParams[k]; got != want {
 			t.Errorf("%s = %q, want %q", k, got, want)
@@ -71,12 +71,12 @@ func TestParseConfigSessionSettings(t *testing.T) {
 		t.Errorf("connect timeout = %v, want %v", cfg.ConnectTimeout, DefaultConnectTimeout)
 	}
 	// The URL's own settings win over defaults but not over explicit options.
-	cfg, err = ParseConfig("postgres://db.invalid/app?connect_timeout=9&application_name=mine", PoolOptions{ApplicationName: "svc"})
+	cfg, err = ParseConfig("postgres://db.invalid/app?connect_timeout=9&application_name=mine&jit=on", PoolOptions{ApplicationName: "svc"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.ConnectTimeout != 9*time.Second || cfg.RuntimeParams["application_name"] != "mine" {
-		t.Errorf("URL settings lost: %v %q", cfg.ConnectTimeout, cfg.RuntimeParams["application_name"])
+	if cfg.ConnectTimeout != 9*time.Second || cfg.RuntimeParams["application_name"] != "mine" || cfg.RuntimeParams["jit"] != "on" {
+		t.Errorf("URL settings lost: %v %q jit %q", cfg.ConnectTimeout, cfg.RuntimeParams["application_name"], cfg.RuntimeParams["jit"])
 	}
 	if _, ok := cfg.RuntimeParams["statement_timeout"]; ok {
 		t.Error("statement_timeout set without a StatementTimeout")

@@ -13,13 +13,18 @@ import (
 // eodSymbolsSQL resolves the requested symbols in request order with the
 // ticker fields that every bar repeats, and counts each symbol's bars in the
 // range with an index-only scan of the primary key. Symbols off the
-// requested exchange are kept (they are known) but count nothing.
+// requested exchange are kept (they are known) but count nothing. For
+// latest ($5), a symbol counts at most one bar, so it stops at the first
+// one: counting a whole history of 100 symbols to learn that each has a
+// bar cost 241 ms at ten years a symbol (bench scale_eod_latest), and grew
+// with every year kept.
 const eodSymbolsSQL = `
 SELECT t.symbol, t.name, t.asset_type, t.price_currency,
        coalesce(e.mic, ''), coalesce(e.acronym, ''),
-       CASE WHEN $2 = '' OR t.exchange_mic = $2 THEN
-         (SELECT count(*) FROM eod_bars b WHERE b.symbol = t.symbol AND b.date BETWEEN $3 AND $4)
-       ELSE -1 END
+       CASE WHEN $2 <> '' AND t.exchange_mic IS DISTINCT FROM $2 THEN -1
+            WHEN $5 THEN (SELECT count(*) FROM (SELECT FROM eod_bars b WHERE b.symbol = t.symbol AND b.date BETWEEN $3 AND $4 LIMIT 1) one)
+            ELSE (SELECT count(*) FROM eod_bars b WHERE b.symbol = t.symbol AND b.date BETWEEN $3 AND $4)
+       END
 FROM unnest($1::text[]) WITH ORDINALITY AS s(symbol, ord)
 JOIN tickers t ON t.symbol = s.symbol
 LEFT JOIN exchanges e ON e.mic = t.exchange_mic
@@ -83,7 +88,7 @@ type barMeta struct {
 // marketdata.ErrNoValidSymbols. A Limit of 0 or less means no limit.
 func (s *Store) EOD(ctx context.Context, q marketdata.EODQuery) (marketdata.EODPage, error) {
 	from, to := dateBound(q.DateFrom, false), dateBound(q.DateTo, true)
-	rows, err := s.db.QueryContext(ctx, eodSymbolsSQL, q.Symbols, q.Exchange, from, to)
+	rows, err := s.db.QueryContext(ctx, eodSymbolsSQL, q.Symbols, q.Exchange, from, to, q.Latest)
 	if err != nil {
 		return marketdata.EODPage{}, fmt.Errorf("eod: %w", marketdatadb.Translate(err))
 	}
@@ -102,9 +107,6 @@ func (s *Store) EOD(ctx context.Context, q marketdata.EODQuery) (marketdata.EODP
 		known++
 		if n < 0 { // not on the requested exchange
 			continue
-		}
-		if q.Latest && n > 0 {
-			n = 1
 		}
 		total += n
 		if n > 0 {

@@ -44,7 +44,8 @@ func TestEODQueryPlansUseIndexes(t *testing.T) {
 		sql  string
 		args []any
 	}{
-		{"symbols and total", reads.EODSymbolsSQL, []any{syms, "", from, to}},
+		{"symbols and total", reads.EODSymbolsSQL, []any{syms, "", from, to, false}},
+		{"symbols and total, latest", reads.EODSymbolsSQL, []any{syms, "", from, to, true}},
 		{"page", reads.EODPageDesc, []any{syms, from, to, 100, 100, 0}},
 		{"latest", reads.EODLatestDesc, []any{syms, from, to, 100, 0}},
 	} {
@@ -52,6 +53,11 @@ func TestEODQueryPlansUseIndexes(t *testing.T) {
 		t.Logf("%s:\n%s", c.name, plan)
 		if strings.Contains(plan, "Seq Scan on eod_bars") || !strings.Contains(plan, "eod_bars_pkey") {
 			t.Errorf("%s: plan does not use the eod_bars primary key:\n%s", c.name, plan)
+		}
+		// Latest learns that a symbol has a bar from its first one,
+		// however long its history.
+		if strings.HasSuffix(c.name, "latest") && c.sql == reads.EODSymbolsSQL && !strings.Contains(plan, "Limit") {
+			t.Errorf("%s: the count of a symbol's bars is not cut at one:\n%s", c.name, plan)
 		}
 	}
 }
