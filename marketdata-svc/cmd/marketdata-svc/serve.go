@@ -207,7 +207,10 @@ type serveDeps struct {
 // dbReads is what the cache reads through: the primary's reads, or the
 // replica router over them.
 func newServeDeps(ctx context.Context, cfg config.Config, log *slog.Logger, reg prometheus.Registerer, store *marketdatadb.Store, dbReads marketdata.Store, tr *tracing.Tracing) (serveDeps, error) {
-	cacheOpts := cache.Options{TTL: cfg.CacheTTL, Timeout: cfg.CacheTimeout, QueryTimeout: cfg.RequestTimeout, Logger: log, Registry: reg}
+	// The changes of each import are read on the primary, which every
+	// version the instance sees has reached.
+	cacheOpts := cache.Options{TTL: cfg.CacheTTL, Timeout: cfg.CacheTimeout, QueryTimeout: cfg.RequestTimeout,
+		Changes: store, Logger: log, Registry: reg}
 	versionOpts := dataversion.Options{PollInterval: cfg.DataVersionPoll, Logger: log}
 	if !cfg.RedisConfigured() {
 		versions := dataversion.NewDatabase(store.DataVersion, versionOpts)

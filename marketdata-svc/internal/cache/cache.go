@@ -12,6 +12,15 @@
 // the database cannot tell it), the cache is bypassed and every query
 // answered by the store.
 //
+// An import of EOD bars records what it changed (per symbol, the earliest
+// date changed), so most EOD pages outlive it (carry.go): a page missing at
+// the current version is looked up at the version the process served
+// before, and when no change since reaches its symbols' dates it is
+// stored at the current version and served, as exact as a page read
+// again. Any doubt is a miss: changes unknown (an import of tickers,
+// intraday bars or anything else records none), not read yet, or too
+// many. A page is never served at a version older than the one in force.
+//
 // Every Store has an in-process LRU. With Redis, the Redis layer behind it
 // shares pages between instances: a page missing from process memory costs
 // one Redis GET before the store is asked. Ticker pages, which change only
@@ -80,6 +89,9 @@ type Store struct {
 	log       *slog.Logger
 	metrics   *metrics
 	now       func() time.Time
+	// carry carries EOD pages across the versions that left them
+	// unchanged; nil without Options.Changes.
+	carry *carrier
 	// bypassUntil (unix nanos) skips Redis for a moment after an error.
 	bypassUntil atomic.Int64
 	lastLog     atomic.Int64
@@ -96,8 +108,12 @@ type Options struct {
 	// no caller's deadline bounds any more; default 30 s. The service sets
 	// its request timeout.
 	QueryTimeout time.Duration
-	Logger       *slog.Logger
-	Registry     prometheus.Registerer
+	// Changes tells what each import changed, so that EOD pages it left
+	// unchanged are kept across it (carry.go); nil keys every page on the
+	// version alone.
+	Changes  Changes
+	Logger   *slog.Logger
+	Registry prometheus.Registerer
 }
 
 func newStore(inner marketdata.Store, versions Versions, memory *l1, kind string, o Options) *Store {
@@ -108,7 +124,8 @@ func newStore(inner marketdata.Store, versions Versions, memory *l1, kind string
 		o.QueryTimeout = 30 * time.Second
 	}
 	return &Store{Store: inner, versions: versions, memory: memory, timeout: o.Timeout, queryTimeout: o.QueryTimeout,
-		log: o.Logger, metrics: newMetrics(o.Registry, kind), now: time.Now, flights: map[string]*flight{}}
+		log: o.Logger, metrics: newMetrics(o.Registry, kind), now: time.Now, flights: map[string]*flight{},
+		carry: newCarrier(o.Changes, memory.ttl, o.Logger)}
 }
 
 // flight is one shared store query: the context it runs on and how many
@@ -195,13 +212,18 @@ type pageKind[P any] interface {
 	// encode and decode are p's Redis entry, with when it was read.
 	encode(p P, at time.Time) ([]byte, error)
 	decode(b []byte) (p P, at time.Time, err error)
+	// unchangedBy tells whether the page is certainly the same after
+	// changes c (carryForward).
+	unchangedBy(c marketdata.EODChanges) bool
 }
 
 // lookup answers k's page, whose in-process key at data version v is key,
-// from process memory, else from Redis, else from the inner store, which
-// fills both; while the data version is unknown (!known), from the inner
-// store alone. The caller builds key, on its stack: built here, through
-// K's methods, it would escape and allocate on every hit.
+// from process memory, else from Redis, else from its page at the
+// version served before when no change since reaches it (carryForward),
+// else from the inner store, which fills both; while the data version is
+// unknown (!known), from the inner store alone. The caller builds key, on
+// its stack: built here, through K's methods, it would escape and
+// allocate on every hit.
 func lookup[P any, K pageKind[P]](ctx context.Context, s *Store, k K, v int64, known bool, key []byte) (P, error) {
 	if !known {
 		s.metrics.fallbacks.Inc()
@@ -211,14 +233,24 @@ func lookup[P any, K pageKind[P]](ctx context.Context, s *Store, k K, v int64, k
 		s.metrics.hits.Inc()
 		return val.(P), nil
 	}
+	// Every version the process serves misses process memory first: here
+	// the carrier learns of each, whichever layer answers.
+	prev, changes := s.carry.at(v, s.now())
 	if s.redis != nil {
 		if s.now().UnixNano() < s.bypassUntil.Load() {
 			s.metrics.fallbacks.Inc()
-		} else if p, expires, ok := fromRedis[P](ctx, s, k, v); ok {
+			return fill[P](ctx, s, k, v, string(key))
+		}
+		if p, expires, ok := fromRedis[P](ctx, s, k, v); ok {
 			s.metrics.hits.Inc()
 			s.memory.putUntil(string(key), p, k.size(p), expires)
 			return p, nil
 		}
+	}
+	if p, ok := carryForward[P](ctx, s, k, v, string(key), prev, changes); ok {
+		s.metrics.hits.Inc()
+		s.metrics.carried.Inc()
+		return p, nil
 	}
 	return fill[P](ctx, s, k, v, string(key))
 }
@@ -264,22 +296,8 @@ func fill[P any, K pageKind[P]](ctx context.Context, s *Store, k K, v int64, key
 		if err != nil {
 			return nil, err
 		}
-		if v < 0 {
-			return p, nil
-		}
-		at := s.now()
-		life := k.life(p, s.memory.ttl)
-		s.memory.putUntil(key, p, k.size(p), at.Add(life))
-		if s.redis != nil && s.now().UnixNano() >= s.bypassUntil.Load() {
-			entry, err := k.encode(p, at)
-			if err != nil {
-				return p, nil // kept in process memory only
-			}
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
-			if err := s.redis.store(cctx, k.redisKey(v), entry, life); err != nil {
-				s.failed("store", err)
-			}
-			cancel()
+		if v >= 0 {
+			keep(ctx, s, k, v, key, p, s.now())
 		}
 		return p, nil
 	})
@@ -288,6 +306,25 @@ func fill[P any, K pageKind[P]](ctx context.Context, s *Store, k K, v int64, key
 		return zero, err
 	}
 	return res.(P), nil
+}
+
+// keep stores p, read at the time at, under key at version v in both
+// layers, for its life.
+func keep[P any, K pageKind[P]](ctx context.Context, s *Store, k K, v int64, key string, p P, at time.Time) {
+	life := k.life(p, s.memory.ttl)
+	s.memory.putUntil(key, p, k.size(p), at.Add(life))
+	if s.redis == nil || s.now().UnixNano() < s.bypassUntil.Load() {
+		return
+	}
+	entry, err := k.encode(p, at)
+	if err != nil {
+		return // kept in process memory only
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
+	defer cancel()
+	if err := s.redis.store(cctx, k.redisKey(v), entry, life); err != nil {
+		s.failed("store", err)
+	}
 }
 
 // eodPages are encoded EOD pages: they change only with an import, so they
@@ -317,6 +354,8 @@ func (eodPages) decode(b []byte) (eodjson.Page, time.Time, error) {
 	p, err := decodeEntry(b)
 	return p.Memoized(), time.Time{}, err
 }
+
+func (k eodPages) unchangedBy(c marketdata.EODChanges) bool { return !c.Affects(k.q) }
 
 // appendVersion starts an in-process key with the data version.
 func appendVersion(b []byte, v int64) []byte {
@@ -511,8 +550,8 @@ func (s *Store) failed(op string, err error) {
 }
 
 type metrics struct {
-	hits, misses, fallbacks prometheus.Counter
-	errors                  *prometheus.CounterVec
+	hits, misses, fallbacks, carried prometheus.Counter
+	errors                           *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer, kind string) *metrics {
@@ -521,13 +560,14 @@ func newMetrics(reg prometheus.Registerer, kind string) *metrics {
 		hits:      prometheus.NewCounter(prometheus.CounterOpts{Name: "marketdata_cache_hits_total", Help: "EOD and intraday queries answered from the cache.", ConstLabels: labels}),
 		misses:    prometheus.NewCounter(prometheus.CounterOpts{Name: "marketdata_cache_misses_total", Help: "EOD and intraday queries answered by the database.", ConstLabels: labels}),
 		fallbacks: prometheus.NewCounter(prometheus.CounterOpts{Name: "marketdata_cache_fallbacks_total", Help: "EOD and intraday queries sent to the database because the cache failed or was being bypassed after a failure.", ConstLabels: labels}),
+		carried:   prometheus.NewCounter(prometheus.CounterOpts{Name: "marketdata_cache_carried_total", Help: "EOD queries answered from their page of the data version before an import that left it unchanged (counted as hits too).", ConstLabels: labels}),
 		errors:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "marketdata_cache_errors_total", Help: "Failed or timed-out cache calls by operation.", ConstLabels: labels}, []string{"op"}),
 	}
 	// Series exist from the start, so dashboards see 0 rather than nothing.
 	m.errors.WithLabelValues("lookup")
 	m.errors.WithLabelValues("store")
 	if reg != nil {
-		reg.MustRegister(m.hits, m.misses, m.fallbacks, m.errors)
+		reg.MustRegister(m.hits, m.misses, m.fallbacks, m.carried, m.errors)
 	}
 	return m
 }

@@ -75,6 +75,9 @@ func (intradayPages) encode(p marketdata.IntradayPage, at time.Time) ([]byte, er
 	return b, nil
 }
 
+// unchangedBy is false: the changes describe EOD bars, not minutes.
+func (intradayPages) unchangedBy(marketdata.EODChanges) bool { return false }
+
 func (intradayPages) decode(b []byte) (marketdata.IntradayPage, time.Time, error) {
 	var e intradayEntry
 	if err := json.Unmarshal(b, &e); err != nil || e.At == 0 {

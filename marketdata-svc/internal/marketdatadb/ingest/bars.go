@@ -28,12 +28,14 @@ var (
 // columns (copyStream) and gathers, on the way, the symbols and the
 // corporate actions carried by the rows.
 type copySource struct {
-	src       BarSource
-	columns   []string
-	peeked    *BarRow
-	done      bool
-	cur       BarRow
-	read      int64
+	src     BarSource
+	columns []string
+	peeked  *BarRow
+	done    bool
+	cur     BarRow
+	read    int64
+	// first is the earliest date read.
+	first     time.Time
 	symbols   symbolSet
 	splits    []marketdata.Split
 	dividends []marketdata.Dividend
@@ -69,6 +71,9 @@ func (c *copySource) Next() bool {
 	}
 	c.read++
 	c.symbols.add(b.Symbol)
+	if c.first.IsZero() || b.Date.Before(c.first) {
+		c.first = b.Date
+	}
 	if b.SplitFactor > 0 && b.SplitFactor != 1 {
 		c.splits = append(c.splits, marketdata.Split{Symbol: b.Symbol, Date: b.Date, Factor: b.SplitFactor})
 	}
@@ -193,6 +198,10 @@ type barLoad struct {
 	symbols   []string
 	splits    []marketdata.Split
 	dividends []marketdata.Dividend
+	// copiedFrom is the earliest date of bars copied straight into
+	// eod_bars, all of them new (zero when they were merged instead, which
+	// notes its own changes).
+	copiedFrom time.Time
 }
 
 func (b *barLoad) take(c *copySource) {
@@ -221,7 +230,7 @@ func loadBars(ctx context.Context, tx pgx.Tx, l Load) (barLoad, error) {
 			return out, err
 		}
 		out.take(cs)
-		out.changed = n
+		out.changed, out.copiedFrom = n, cs.first
 		return out, nil
 	}
 	cs := newCopySource(src, rawColumns)
@@ -248,7 +257,7 @@ func loadBars(ctx context.Context, tx pgx.Tx, l Load) (barLoad, error) {
 				return out, marketdatadb.Translate(err)
 			}
 			out.take(cs)
-			out.changed = n
+			out.changed, out.copiedFrom = n, cs.first
 			return out, nil
 		}
 		if !isUniqueViolation(err) {
@@ -290,7 +299,9 @@ func copyError(err error, cs *copySource) error {
 
 // stagedUpsert copies the bars into a temporary table, then inserts new
 // rows and updates rows whose raw values differ, in one statement; rows that
-// are already equal are not touched, so a re-import changes nothing.
+// are already equal are not touched, so a re-import changes nothing. The
+// same statement notes each symbol's earliest date written in
+// load_changes.
 func stagedUpsert(ctx context.Context, tx pgx.Tx, cs *copySource) (barLoad, error) {
 	var out barLoad
 	if _, err := tx.Exec(ctx, `CREATE TEMP TABLE eod_staging (
@@ -306,17 +317,23 @@ func stagedUpsert(ctx context.Context, tx pgx.Tx, cs *copySource) (barLoad, erro
 	if err != nil {
 		return out, marketdatadb.Translate(err)
 	}
-	tag, err := sp.Exec(ctx, `
+	err = sp.QueryRow(ctx, `
+WITH written AS (
 INSERT INTO eod_bars AS b (symbol, date, open, high, low, close, volume)
 SELECT symbol, date, open, high, low, close, volume FROM eod_staging ORDER BY symbol, date
 ON CONFLICT (symbol, date) DO UPDATE SET open = EXCLUDED.open, high = EXCLUDED.high,
   low = EXCLUDED.low, close = EXCLUDED.close, volume = EXCLUDED.volume
 WHERE (b.open, b.high, b.low, b.close, b.volume)
-  IS DISTINCT FROM (EXCLUDED.open, EXCLUDED.high, EXCLUDED.low, EXCLUDED.close, EXCLUDED.volume)`)
+  IS DISTINCT FROM (EXCLUDED.open, EXCLUDED.high, EXCLUDED.low, EXCLUDED.close, EXCLUDED.volume)
+RETURNING b.symbol, b.date
+), noted AS (
+INSERT INTO load_changes SELECT from_date, array_agg(symbol)
+FROM (SELECT symbol, min(date) AS from_date FROM written GROUP BY symbol) AS w GROUP BY from_date
+)
+SELECT count(*) FROM written`).Scan(&out.changed)
 	if err != nil {
 		return out, duplicates(ctx, tx, sp, err)
 	}
-	out.changed = tag.RowsAffected()
 	return out, marketdatadb.Translate(sp.Commit(ctx))
 }
 
@@ -391,14 +408,19 @@ ORDER BY 1`)
 		return 0, marketdatadb.Translate(err)
 	}
 	var total int64
+	var changed []string
+	var from []time.Time
 	for _, sym := range withActions {
-		n, err := readjustSymbol(ctx, tx, sym)
+		n, first, err := readjustSymbol(ctx, tx, sym)
 		if err != nil {
 			return 0, fmt.Errorf("adjust %s: %w", sym, err)
 		}
+		if n > 0 {
+			changed, from = append(changed, sym), append(from, first)
+		}
 		total += n
 	}
-	return total, nil
+	return total, noteFrom(ctx, tx, changed, from)
 }
 
 type storedBar struct {
@@ -407,31 +429,33 @@ type storedBar struct {
 	priceFactor, volFactor float64
 }
 
-func readjustSymbol(ctx context.Context, tx pgx.Tx, symbol string) (int64, error) {
+// readjustSymbol recomputes one symbol's factors (see readjust) and
+// returns how many of its bars changed and the date of the earliest.
+func readjustSymbol(ctx context.Context, tx pgx.Tx, symbol string) (n int64, first time.Time, err error) {
 	rows, err := tx.Query(ctx, `SELECT date, close, split_factor, dividend, price_factor, volume_factor
 FROM eod_bars WHERE symbol = $1 ORDER BY date`, symbol)
 	if err != nil {
-		return 0, marketdatadb.Translate(err)
+		return 0, first, marketdatadb.Translate(err)
 	}
 	var bars []storedBar
 	for rows.Next() {
 		var b storedBar
 		if err := rows.Scan(&b.date, &b.close, &b.split, &b.dividend, &b.priceFactor, &b.volFactor); err != nil {
 			rows.Close()
-			return 0, marketdatadb.Translate(err)
+			return 0, first, marketdatadb.Translate(err)
 		}
 		bars = append(bars, b)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return 0, marketdatadb.Translate(err)
+		return 0, first, marketdatadb.Translate(err)
 	}
 	rows, err = tx.Query(ctx, `
 SELECT date, factor, 0::float8, 0::float8 FROM splits WHERE symbol = $1
 UNION ALL
 SELECT date, 0::float8, amount, coalesce(ratio, 0) FROM dividends WHERE symbol = $1`, symbol)
 	if err != nil {
-		return 0, marketdatadb.Translate(err)
+		return 0, first, marketdatadb.Translate(err)
 	}
 	var events []adjust.Event
 	splitOn, divOn := map[time.Time]float64{}, map[time.Time]float64{}
@@ -439,7 +463,7 @@ SELECT date, 0::float8, amount, coalesce(ratio, 0) FROM dividends WHERE symbol =
 		var e adjust.Event
 		if err := rows.Scan(&e.Date, &e.SplitFactor, &e.Dividend, &e.DividendRatio); err != nil {
 			rows.Close()
-			return 0, marketdatadb.Translate(err)
+			return 0, first, marketdatadb.Translate(err)
 		}
 		events = append(events, e)
 		if e.SplitFactor > 0 {
@@ -451,7 +475,7 @@ SELECT date, 0::float8, amount, coalesce(ratio, 0) FROM dividends WHERE symbol =
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return 0, marketdatadb.Translate(err)
+		return 0, first, marketdatadb.Translate(err)
 	}
 	dates := make([]time.Time, len(bars))
 	closes := make([]float64, len(bars))
@@ -477,14 +501,14 @@ SELECT date, 0::float8, amount, coalesce(ratio, 0) FROM dividends WHERE symbol =
 		upPF, upVF = append(upPF, pf[i]), append(upVF, vf[i])
 	}
 	if len(upDates) == 0 {
-		return 0, nil
+		return 0, first, nil
 	}
 	tag, err := tx.Exec(ctx, `
 UPDATE eod_bars b SET split_factor = u.split, dividend = u.dividend, price_factor = u.pf, volume_factor = u.vf
 FROM unnest($2::date[], $3::float8[], $4::float8[], $5::float8[], $6::float8[]) AS u(date, split, dividend, pf, vf)
 WHERE b.symbol = $1 AND b.date = u.date`, symbol, upDates, upSplit, upDiv, upPF, upVF)
 	if err != nil {
-		return 0, marketdatadb.Translate(err)
+		return 0, first, marketdatadb.Translate(err)
 	}
-	return tag.RowsAffected(), nil
+	return tag.RowsAffected(), upDates[0], nil
 }

@@ -170,6 +170,13 @@ func apply(ctx context.Context, tx pgx.Tx, l Load) (LoadResult, error) {
 	if res.TickersChanged, err = upsertTickers(ctx, tx, l.Tickers); err != nil {
 		return res, err
 	}
+	// A changed ticker or exchange changes the fields every bar of its
+	// symbols repeats, or which symbols an exchange filter keeps: such a
+	// load records no changes, which the caches read as "anything".
+	exact := res.ExchangesChanged+res.TickersChanged == 0
+	if err := stageChanges(ctx, tx); err != nil {
+		return res, err
+	}
 	// Every symbol the load writes, changed or not, has its factors
 	// recomputed from the symbol's full state (below), so a re-import also
 	// repairs factors that are wrong for any reason: the bars' symbols
@@ -186,6 +193,9 @@ func apply(ctx context.Context, tx pgx.Tx, l Load) (LoadResult, error) {
 			}
 		}
 		touched = append(touched, l.ReplaceSymbols...)
+		if err := noteEveryDate(ctx, tx, l.ReplaceSymbols); err != nil {
+			return res, err
+		}
 	}
 	splits, divs := l.Splits, l.Dividends
 	if l.Bars != nil {
@@ -201,6 +211,11 @@ func apply(ctx context.Context, tx pgx.Tx, l Load) (LoadResult, error) {
 			if err := stageSymbols(ctx, tx, bl.symbols); err != nil {
 				return res, err
 			}
+			if !bl.copiedFrom.IsZero() {
+				if err := noteCopied(ctx, tx, bl.copiedFrom); err != nil {
+					return res, err
+				}
+			}
 			n, err := ensureTickers(ctx, tx, l.DefaultExchange)
 			if err != nil {
 				return res, err
@@ -213,6 +228,9 @@ func apply(ctx context.Context, tx pgx.Tx, l Load) (LoadResult, error) {
 		return res, err
 	}
 	res.ActionsChanged = int64(len(actionSymbols))
+	if err := noteEveryDate(ctx, tx, actionSymbols); err != nil {
+		return res, err
+	}
 	for _, sp := range splits {
 		touched = append(touched, sp.Symbol)
 	}
@@ -248,6 +266,11 @@ func apply(ctx context.Context, tx pgx.Tx, l Load) (LoadResult, error) {
 	}
 	if err := tx.QueryRow(ctx, "UPDATE data_version SET version = version + 1 RETURNING version").Scan(&res.Version); err != nil {
 		return res, marketdatadb.Translate(err)
+	}
+	if exact {
+		if err := recordChanges(ctx, tx, res.Version); err != nil {
+			return res, err
+		}
 	}
 	return res, nil
 }
@@ -360,16 +383,25 @@ WHERE (t.name, t.asset_type, t.price_currency, t.exchange_mic, t.has_intraday, t
 
 // ensureTickers creates the tickers of the loaded bars (load_symbols)
 // that do not exist yet and marks every one as having end-of-day data.
+// Their symbols are noted as changed on every date: a symbol unknown
+// until now was left out of the pages that named it.
 func ensureTickers(ctx context.Context, tx pgx.Tx, mic string) (int64, error) {
 	// The tickers already marked are left out before the upsert: a
 	// conflict that updates nothing still locks its row, and a day of an
 	// exchange would lock (and write) every ticker of it.
-	tag, err := tx.Exec(ctx, `
+	var n int64
+	err := tx.QueryRow(ctx, `
+WITH added AS (
 INSERT INTO tickers AS t (symbol, name, exchange_mic, has_eod)
 SELECT s.symbol, s.symbol, nullif($1, ''), true FROM load_symbols AS s
 WHERE NOT EXISTS (SELECT 1 FROM tickers WHERE symbol = s.symbol AND has_eod)
 ORDER BY s.symbol
-ON CONFLICT (symbol) DO UPDATE SET has_eod = true WHERE NOT t.has_eod`, mic)
+ON CONFLICT (symbol) DO UPDATE SET has_eod = true WHERE NOT t.has_eod
+RETURNING t.symbol
+), noted AS (
+INSERT INTO load_changes SELECT '-infinity', array_agg(symbol) FROM added HAVING count(*) > 0
+)
+SELECT count(*) FROM added`, mic).Scan(&n)
 	if err != nil {
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && pgErr.Code == "23503" {
@@ -377,7 +409,7 @@ ON CONFLICT (symbol) DO UPDATE SET has_eod = true WHERE NOT t.has_eod`, mic)
 		}
 		return 0, marketdatadb.Translate(err)
 	}
-	return tag.RowsAffected(), nil
+	return n, nil
 }
 
 // upsertActions writes splits and dividends in two statements and returns
