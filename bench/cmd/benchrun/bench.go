@@ -51,6 +51,17 @@ func (b *bench) stopAll() {
 	}
 }
 
+// phase runs one phase of the run and records how long it took.
+func (b *bench) phase(ctx context.Context, id string, run func(context.Context) error) error {
+	t := time.Now()
+	err := run(ctx)
+	if b.res.PhaseSeconds == nil {
+		b.res.PhaseSeconds = map[string]float64{}
+	}
+	b.res.PhaseSeconds[id] = time.Since(t).Seconds()
+	return err
+}
+
 // want reports whether the run includes workload id (BENCH_WORKLOADS);
 // "scale" names every scale_ workload.
 func (b *bench) want(id string) bool {
@@ -156,24 +167,14 @@ func (b *bench) run(ctx context.Context) error {
 		if !b.want(w.id) {
 			continue
 		}
-		t := time.Now()
-		if err := w.run(ctx); err != nil {
+		if err := b.phase(ctx, w.id, w.run); err != nil {
 			return fmt.Errorf("%s workload: %w", w.id, err)
 		}
-		if b.res.PhaseSeconds == nil {
-			b.res.PhaseSeconds = map[string]float64{}
-		}
-		b.res.PhaseSeconds[w.id] = time.Since(t).Seconds()
 	}
 	if b.wantScale() {
-		t := time.Now()
-		if err := b.runScale(ctx); err != nil {
+		if err := b.phase(ctx, "scale", b.runScale); err != nil {
 			return fmt.Errorf("scale workloads: %w", err)
 		}
-		if b.res.PhaseSeconds == nil {
-			b.res.PhaseSeconds = map[string]float64{}
-		}
-		b.res.PhaseSeconds["scale"] = time.Since(t).Seconds()
 	}
 	if err := b.cleanNotes(ctx); err != nil {
 		return err
@@ -184,14 +185,9 @@ func (b *bench) run(ctx context.Context) error {
 		}
 	}
 	if b.want("webhook_delivery") {
-		t := time.Now()
-		if err := b.runWebhookDelivery(ctx); err != nil {
+		if err := b.phase(ctx, "webhook_delivery", b.runWebhookDelivery); err != nil {
 			return fmt.Errorf("webhook_delivery: %w", err)
 		}
-		if b.res.PhaseSeconds == nil {
-			b.res.PhaseSeconds = map[string]float64{}
-		}
-		b.res.PhaseSeconds["webhook_delivery"] = time.Since(t).Seconds()
 	}
 	b.res.TotalSeconds = time.Since(b.started).Seconds()
 	b.res.Commands = b.r.commands
