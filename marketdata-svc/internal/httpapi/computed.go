@@ -86,7 +86,7 @@ func (s *Server) tickerInfo(c *gin.Context) {
 // (404 for an unknown one); it reports false when it answered.
 func (s *Server) queryTicker(c *gin.Context, p *queryParams, raw string) (marketdata.Ticker, bool) {
 	return afterQuery(s, c, p, func(c *gin.Context) (marketdata.Ticker, bool) {
-		return lookupPath(s, c, raw, marketdata.NormaliseSymbol, s.store.Ticker)
+		return lookupPath(s, c, raw, marketdata.NormaliseSymbol, s.o.Store.Ticker)
 	})
 }
 
@@ -158,7 +158,7 @@ func (s *Server) lastPrice(c *gin.Context, t marketdata.Ticker) (price float64, 
 			}
 		}
 	}
-	enc, err := s.eodPages.EncodedEOD(c.Request.Context(), marketdata.EODQuery{Symbols: []string{t.Symbol}, Latest: true, Sort: marketdata.SortDesc, Limit: 1})
+	enc, err := s.o.EODPages.EncodedEOD(c.Request.Context(), marketdata.EODQuery{Symbols: []string{t.Symbol}, Latest: true, Sort: marketdata.SortDesc, Limit: 1})
 	if errors.Is(err, marketdata.ErrNoValidSymbols) || (err == nil && enc.Count == 0) {
 		err = marketdata.ErrNotFound
 	}

@@ -22,7 +22,7 @@ const maxDatasetName = 64
 func (s *Server) needDataset(d marketdata.Dataset, what string) gin.HandlerFunc {
 	missing := &datasetMissingError{dataset: what + ": load it with import --kind " + string(d)}
 	return func(c *gin.Context) {
-		loaded, err := s.store.LoadedDatasets(c.Request.Context())
+		loaded, err := s.o.Store.LoadedDatasets(c.Request.Context())
 		if err != nil {
 			s.writeError(c, err)
 			return
@@ -146,7 +146,7 @@ func quarterPrice(prices []marketdata.CommodityPrice, start, end time.Time) *str
 func (s *Server) commodity(c *gin.Context, p *queryParams) (marketdata.CommoditySeries, bool) {
 	name := datasetName(p, "commodity_name")
 	return afterQuery(s, c, p, func(c *gin.Context) (marketdata.CommoditySeries, bool) {
-		return lookupPath(s, c, name, func(n string) (string, error) { return n, nil }, s.store.Commodity)
+		return lookupPath(s, c, name, func(n string) (string, error) { return n, nil }, s.o.Store.Commodity)
 	})
 }
 
@@ -332,7 +332,7 @@ func (s *Server) companyRatings(c *gin.Context) {
 		}
 	}
 	all, ok := afterQuery(s, c, p, func(c *gin.Context) ([]marketdata.Rating, bool) {
-		return lookupPath(s, c, raw, marketdata.NormaliseSymbol, s.store.CompanyRatings)
+		return lookupPath(s, c, raw, marketdata.NormaliseSymbol, s.o.Store.CompanyRatings)
 	})
 	if !ok {
 		return
@@ -391,7 +391,7 @@ func (s *Server) bondList(c *gin.Context) {
 	type item struct {
 		Country string `json:"country"`
 	}
-	sendNames(s, c, parseQuery(c.Request.URL.RawQuery), s.store.BondCountries, func(n string) item { return item{n} })
+	sendNames(s, c, parseQuery(c.Request.URL.RawQuery), s.o.Store.BondCountries, func(n string) item { return item{n} })
 }
 
 // sendNames answers a page of a list of names read by read, each encoded
@@ -435,7 +435,7 @@ func (s *Server) bond(c *gin.Context) {
 	p := parseQuery(c.Request.URL.RawQuery)
 	country := datasetName(p, "country")
 	ys, ok := afterQuery(s, c, p, func(c *gin.Context) ([]marketdata.BondYield, bool) {
-		return lookupPath(s, c, country, func(n string) (string, error) { return n, nil }, s.store.BondYields)
+		return lookupPath(s, c, country, func(n string) (string, error) { return n, nil }, s.o.Store.BondYields)
 	})
 	if !ok {
 		return
@@ -461,7 +461,7 @@ func (s *Server) etfList(c *gin.Context) {
 	type item struct {
 		Ticker string `json:"ticker"`
 	}
-	sendNames(s, c, p, s.store.ETFs, func(n string) item { return item{n} })
+	sendNames(s, c, p, s.o.Store.ETFs, func(n string) item { return item{n} })
 }
 
 // etfSecurityJSON is a holding of /v2/etfholdings: numbers as strings, as
@@ -515,7 +515,7 @@ func (s *Server) etfHoldings(c *gin.Context) {
 	from, to := p.dateRange()
 	fh, ok := afterQuery(s, c, p, func(c *gin.Context) (marketdata.ETFFilingHoldings, bool) {
 		return lookupPath(s, c, raw, marketdata.NormaliseSymbol, func(ctx context.Context, sym string) (marketdata.ETFFilingHoldings, error) {
-			return s.store.ETFHoldings(ctx, marketdata.ETFQuery{Ticker: sym, From: from, To: to})
+			return s.o.Store.ETFHoldings(ctx, marketdata.ETFQuery{Ticker: sym, From: from, To: to})
 		})
 	})
 	if !ok {

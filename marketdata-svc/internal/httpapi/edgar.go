@@ -103,7 +103,7 @@ func (s *Server) cikCode(c *gin.Context) {
 		p.fail("company_name", "invalid_company_name", "must have 3 to "+strconv.Itoa(maxDatasetName)+" characters")
 	}
 	sendPage(s, c, p, func(ctx context.Context, page pagination.Page) ([]marketdata.EDGARCompany, int64, error) {
-		res, err := s.store.EDGARCompanies(ctx, marketdata.EDGARQuery{Name: name, Page: marketdata.ListPage{Limit: page.Limit, Offset: page.Offset}})
+		res, err := s.o.Store.EDGARCompanies(ctx, marketdata.EDGARQuery{Name: name, Page: marketdata.ListPage{Limit: page.Limit, Offset: page.Offset}})
 		return res.Companies, res.Total, err
 	}, newCompany)
 }
@@ -112,7 +112,7 @@ func (s *Server) cikCode(c *gin.Context) {
 // it answers the error itself and reports false when that fails.
 func (s *Server) edgarCompany(c *gin.Context, p *queryParams, raw string) (marketdata.EDGARCompany, bool) {
 	return afterQuery(s, c, p, func(c *gin.Context) (marketdata.EDGARCompany, bool) {
-		return lookupPath(s, c, raw, importer.ParseCIK, s.store.EDGARCompany)
+		return lookupPath(s, c, raw, importer.ParseCIK, s.o.Store.EDGARCompany)
 	})
 }
 
@@ -387,7 +387,7 @@ func (s *Server) frame(c *gin.Context) {
 		s.writeError(c, marketdata.ErrNotFound)
 		return
 	}
-	points, err := s.store.Frame(c.Request.Context(), marketdata.FrameQuery{Taxonomy: "us-gaap", Tag: tag, Unit: unit, Frame: fr})
+	points, err := s.o.Store.Frame(c.Request.Context(), marketdata.FrameQuery{Taxonomy: "us-gaap", Tag: tag, Unit: unit, Frame: fr})
 	if err != nil {
 		s.writeError(c, err)
 		return

@@ -119,10 +119,10 @@ func errorResponse(err error, v apiVersion) (status int, body errorObject, inter
 func (s *Server) writeError(c *gin.Context, err error) {
 	status, obj, internal := errorResponse(err, versionOf(c.Request.URL.Path))
 	if internal && !errors.Is(err, recovery.ErrPanic) { // a panic is logged with its stack already
-		s.log.LogAttrs(c.Request.Context(), slog.LevelError, "request failed",
+		s.o.Logger.LogAttrs(c.Request.Context(), slog.LevelError, "request failed",
 			slog.String("request_id", httpedge.RequestIDOf(c)), slog.String("route", c.FullPath()), slog.String("err", err.Error()))
 	} else if status == http.StatusServiceUnavailable && !errors.Is(err, context.Canceled) {
-		s.log.LogAttrs(c.Request.Context(), slog.LevelWarn, "store unavailable",
+		s.o.Logger.LogAttrs(c.Request.Context(), slog.LevelWarn, "store unavailable",
 			slog.String("request_id", httpedge.RequestIDOf(c)), slog.String("err", err.Error()))
 	}
 	h := c.Writer.Header()

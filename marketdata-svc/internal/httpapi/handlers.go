@@ -21,7 +21,7 @@ import (
 // page closed by its brace, each written as it is, so that no page is
 // copied per hit.
 func (s *Server) sendEOD(c *gin.Context, q marketdata.EODQuery) {
-	enc, err := s.eodPages.EncodedEOD(c.Request.Context(), q)
+	enc, err := s.o.EODPages.EncodedEOD(c.Request.Context(), q)
 	if err != nil {
 		s.writeError(c, err)
 		return
@@ -91,7 +91,7 @@ func pathDate(p *queryParams, raw string) (day time.Time) {
 // pathTicker reads {symbol} and looks the ticker up; a symbol that cannot
 // exist is simply not found.
 func (s *Server) pathTicker(c *gin.Context) (marketdata.Ticker, bool) {
-	return lookupPath(s, c, c.Param("symbol"), marketdata.NormaliseSymbol, s.store.Ticker)
+	return lookupPath(s, c, c.Param("symbol"), marketdata.NormaliseSymbol, s.o.Store.Ticker)
 }
 
 // afterQuery answers the problems of the query p, if any, and otherwise
@@ -138,7 +138,7 @@ func (s *Server) tickerEOD(v apiVersion) gin.HandlerFunc {
 			return
 		}
 		q.Symbols = []string{t.Symbol}
-		enc, err := s.eodPages.EncodedEOD(c.Request.Context(), q)
+		enc, err := s.o.EODPages.EncodedEOD(c.Request.Context(), q)
 		if errors.Is(err, marketdata.ErrNoValidSymbols) {
 			// A known ticker without bars has an empty series.
 			enc, err = eodjson.Page{Data: []byte("[]")}, nil
@@ -186,7 +186,7 @@ func (s *Server) exchangeEOD(v apiVersion, latest, onDate bool) gin.HandlerFunc 
 			return
 		}
 		q.Exchange = x.MIC
-		enc, err := s.eodPages.EncodedEOD(c.Request.Context(), q)
+		enc, err := s.o.EODPages.EncodedEOD(c.Request.Context(), q)
 		if err != nil {
 			s.writeError(c, err)
 			return
@@ -217,7 +217,7 @@ func (s *Server) tickerEODOnDate(c *gin.Context) {
 }
 
 func (s *Server) sendOneBar(c *gin.Context, q marketdata.EODQuery) {
-	enc, err := s.eodPages.EncodedEOD(c.Request.Context(), q)
+	enc, err := s.o.EODPages.EncodedEOD(c.Request.Context(), q)
 	if errors.Is(err, marketdata.ErrNoValidSymbols) || (err == nil && enc.Count == 0) {
 		err = marketdata.ErrNotFound
 	}
@@ -241,7 +241,7 @@ func (s *Server) tickerList(v apiVersion) gin.HandlerFunc {
 		}
 		sendPage(s, c, p, func(ctx context.Context, page pagination.Page) ([]marketdata.Ticker, int64, error) {
 			q.Limit, q.Offset = page.Limit, page.Offset
-			res, err := s.store.Tickers(ctx, q)
+			res, err := s.o.Store.Tickers(ctx, q)
 			return res.Tickers, res.Total, err
 		}, func(t marketdata.Ticker) any {
 			if v == v1 {
@@ -274,7 +274,7 @@ func (s *Server) exchangeList(v apiVersion) gin.HandlerFunc {
 		q := marketdata.ExchangeQuery{Search: p.search()}
 		sendPage(s, c, p, func(ctx context.Context, page pagination.Page) ([]marketdata.Exchange, int64, error) {
 			q.Limit, q.Offset = page.Limit, page.Offset
-			res, err := s.store.Exchanges(ctx, q)
+			res, err := s.o.Store.Exchanges(ctx, q)
 			return res.Exchanges, res.Total, err
 		}, func(x marketdata.Exchange) any { return exchangeOf(x, v) })
 	}
@@ -283,7 +283,7 @@ func (s *Server) exchangeList(v apiVersion) gin.HandlerFunc {
 // pathExchange reads {mic}, an alias included, and looks the exchange up;
 // a code that cannot exist is simply not found.
 func (s *Server) pathExchange(c *gin.Context) (marketdata.Exchange, bool) {
-	return lookupPath(s, c, c.Param("mic"), marketdata.ParseMIC, s.store.Exchange)
+	return lookupPath(s, c, c.Param("mic"), marketdata.ParseMIC, s.o.Store.Exchange)
 }
 
 // pageOfExchange reads the page asked for, then {mic}'s exchange
@@ -325,7 +325,7 @@ func (s *Server) exchangeTickers(v apiVersion) gin.HandlerFunc {
 		if !ok {
 			return
 		}
-		res, err := s.store.Tickers(c.Request.Context(), marketdata.TickerQuery{Exchange: x.MIC, Limit: page.Limit, Offset: page.Offset})
+		res, err := s.o.Store.Tickers(c.Request.Context(), marketdata.TickerQuery{Exchange: x.MIC, Limit: page.Limit, Offset: page.Offset})
 		if err != nil && !errors.Is(err, marketdata.ErrNoValidSymbols) {
 			s.writeError(c, err)
 			return
@@ -369,12 +369,12 @@ func actionQuery(c *gin.Context, symbols bool) (marketdata.ActionQuery, paginati
 }
 
 func (s *Server) splits(ctx context.Context, q marketdata.ActionQuery) ([]marketdata.Split, int64, error) {
-	p, err := s.store.Splits(ctx, q)
+	p, err := s.o.Store.Splits(ctx, q)
 	return p.Splits, p.Total, err
 }
 
 func (s *Server) dividends(ctx context.Context, q marketdata.ActionQuery) ([]marketdata.Dividend, int64, error) {
-	p, err := s.store.Dividends(ctx, q)
+	p, err := s.o.Store.Dividends(ctx, q)
 	return p.Dividends, p.Total, err
 }
 
@@ -527,12 +527,12 @@ func (s *Server) readyz(c *gin.Context) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), time.Second)
 	defer cancel()
 	db := "ok"
-	if err := s.ping(ctx); err != nil {
+	if err := s.o.Ping(ctx); err != nil {
 		db = "unavailable"
 	}
-	body := gin.H{"status": "ready", "database": db, "cache": s.cacheStatus(ctx)}
-	if s.replicas != nil {
-		body["replicas"] = s.replicas()
+	body := gin.H{"status": "ready", "database": db, "cache": s.o.CacheStatus(ctx)}
+	if s.o.ReplicaStates != nil {
+		body["replicas"] = s.o.ReplicaStates()
 	}
 	status := http.StatusOK
 	switch {

@@ -53,7 +53,7 @@ func newIndexInfo(x marketdata.IndexQuote) indexInfoJSON {
 // indexList serves /v2/indexlist: the indices carried, paged.
 func (s *Server) indexList(c *gin.Context) {
 	sendPage(s, c, parseQuery(c.Request.URL.RawQuery), func(ctx context.Context, page pagination.Page) ([]marketdata.IndexQuote, int64, error) {
-		res, err := s.store.Indices(ctx, marketdata.IndexQuery{Limit: page.Limit, Offset: page.Offset})
+		res, err := s.o.Store.Indices(ctx, marketdata.IndexQuery{Limit: page.Limit, Offset: page.Offset})
 		return res.Indices, res.Total, err
 	}, func(x marketdata.IndexQuote) indexListJSON { return indexListJSON{x.Ticker.Symbol} })
 }
@@ -68,7 +68,7 @@ func (s *Server) indexInfo(c *gin.Context) {
 		return
 	}
 	x, ok := lookupPath(s, c, raw, marketdata.NormaliseSymbol, func(ctx context.Context, sym string) (marketdata.IndexQuote, error) {
-		res, err := s.store.Indices(ctx, marketdata.IndexQuery{Symbol: sym, Limit: 1})
+		res, err := s.o.Store.Indices(ctx, marketdata.IndexQuery{Symbol: sym, Limit: 1})
 		if err != nil {
 			return marketdata.IndexQuote{}, err
 		}

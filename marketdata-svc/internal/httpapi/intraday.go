@@ -110,7 +110,7 @@ func (p *queryParams) instant(name string) (instant, day time.Time) {
 }
 
 func (s *Server) intradayStore() (marketdata.IntradayStore, error) {
-	if is, ok := s.store.(marketdata.IntradayStore); ok {
+	if is, ok := s.o.Store.(marketdata.IntradayStore); ok {
 		return is, nil
 	}
 	return nil, errIntradayUnavailable

@@ -15,7 +15,7 @@ import (
 // the per-second limit, and Retry-After on a refusal.
 func (s *Server) rateLimit(c *gin.Context) {
 	p, _ := auth.PrincipalFrom(c.Request.Context())
-	d := s.limiter.Allow(c.Request.Context(), p)
+	d := s.o.Limiter.Allow(c.Request.Context(), p)
 	st := keyrate.State{Rate: d.Rate, Remaining: d.Remaining, ResetAfter: d.ResetAfter, Refused: d.Err != nil, RetryAfter: d.RetryAfter}
 	// A request refused by the rate limit never reached the usage counter,
 	// so the month's state is unknown then and left out.

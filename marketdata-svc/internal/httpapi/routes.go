@@ -20,7 +20,7 @@ func (s *Server) routes(e *gin.Engine) {
 
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
-	e.GET("/metrics", gin.WrapH(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})))
+	e.GET("/metrics", gin.WrapH(promhttp.HandlerFor(s.o.Registry, promhttp.HandlerOpts{})))
 	e.GET("/v1/openapi.json", s.openAPI(s.openapi))
 	e.GET("/v2/openapi.json", s.openAPI(s.openapiV2))
 	// The interactive reference of both documents (pkg/apidocs): no key,
@@ -30,7 +30,7 @@ func (s *Server) routes(e *gin.Engine) {
 
 	// CORS goes on the API's routes only: a browser app has no business
 	// reading the metrics, the probes or the documents from another origin.
-	keyed := ginauth.Middleware(s.auth, auth.FirstOf(auth.QueryParam("access_key"), auth.BearerHeader()), s.writeError)
+	keyed := ginauth.Middleware(s.o.Auth, auth.FirstOf(auth.QueryParam("access_key"), auth.BearerHeader()), s.writeError)
 	api := []gin.HandlerFunc{keyed}
 	if s.cors != nil {
 		api = []gin.HandlerFunc{s.cors.handle, keyed}

@@ -65,19 +65,12 @@ type Options struct {
 // once SetShuttingDown is called.
 type Server struct {
 	*apiengine.Handler
-	store       marketdata.Store
-	eodPages    EODPages
-	auth        *auth.Authenticator
-	limiter     Limiter
-	ping        func(ctx context.Context) error
-	cacheStatus func(ctx context.Context) string
-	replicas    func() []string
-	log         *slog.Logger
-	registry    *prometheus.Registry
-	openapi     []byte
-	openapiV2   []byte
-	docs        *apidocs.Pages
-	cors        *corsPolicy
+	// o are the collaborators NewServer was given, with its defaults.
+	o         Options
+	openapi   []byte
+	openapiV2 []byte
+	docs      *apidocs.Pages
+	cors      *corsPolicy
 	// limitHeaders writes the limit headers (see rateLimit).
 	limitHeaders keyrate.Headers
 }
@@ -95,20 +88,15 @@ func NewServer(o Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new server: %w", err)
 	}
-	s := &Server{
-		store: o.Store, auth: o.Auth, limiter: o.Limiter, ping: o.Ping, cacheStatus: o.CacheStatus, replicas: o.ReplicaStates,
-		log: o.Logger, registry: o.Registry, openapi: doc, openapiV2: docV2,
-		cors: newCORSPolicy(o.CORSOrigins),
+	s := &Server{o: o, openapi: doc, openapiV2: docV2, cors: newCORSPolicy(o.CORSOrigins)}
+	if s.o.EODPages == nil {
+		s.o.EODPages = encodingStore{o.Store}
 	}
-	s.eodPages = o.EODPages
-	if s.eodPages == nil {
-		s.eodPages = encodingStore{o.Store}
+	if s.o.Ping == nil {
+		s.o.Ping = func(context.Context) error { return nil }
 	}
-	if s.ping == nil {
-		s.ping = func(context.Context) error { return nil }
-	}
-	if s.cacheStatus == nil {
-		s.cacheStatus = func(context.Context) string { return "disabled" }
+	if s.o.CacheStatus == nil {
+		s.o.CacheStatus = func(context.Context) string { return "disabled" }
 	}
 	if s.docs, err = newDocs(s); err != nil {
 		return nil, fmt.Errorf("new server: %w", err)
