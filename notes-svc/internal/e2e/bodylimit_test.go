@@ -105,8 +105,8 @@ func TestOversizedBodyAlwaysGetsItsAnswer(t *testing.T) {
 		{"POST 2 MiB", "POST", "/v1/notes", auth, 2 << 20, false, 413},
 		{"POST 16 MiB", "POST", "/v1/notes", auth, 16 << 20, false, 413},
 		{"POST 2 MiB chunked", "POST", "/v1/notes", auth, 2 << 20, true, 413},
-		{"PUT 2 MiB", "PUT", "/v1/notes/" + n.ID, auth, 2 << 20, false, 413},
-		{"PATCH 2 MiB chunked", "PATCH", "/v1/notes/" + n.ID, append([]string{"Content-Type", "application/merge-patch+json"}, auth...), 2 << 20, true, 413},
+		{"PUT 2 MiB", "PUT", "/v1/notes/" + n.Id, auth, 2 << 20, false, 413},
+		{"PATCH 2 MiB chunked", "PATCH", "/v1/notes/" + n.Id, append([]string{"Content-Type", "application/merge-patch+json"}, auth...), 2 << 20, true, 413},
 		{"POST 2 MiB without a key", "POST", "/v1/notes", nil, 2 << 20, false, 401},
 		{"POST 2 MiB as text/plain", "POST", "/v1/notes", append([]string{"Content-Type", "text/plain"}, auth...), 2 << 20, false, 415},
 	}

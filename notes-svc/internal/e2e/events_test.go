@@ -82,20 +82,20 @@ func TestEventFeedFollowsEveryChange(t *testing.T) {
 			t.Fatalf("after %s %s the feed shows %v, want %v", r.method, r.path, got, want)
 		}
 		for _, ev := range evs {
-			if ev.Data.Object["id"] != n.ID {
-				t.Errorf("%s event about %v, want %s", ev.Type, ev.Data.Object["id"], n.ID)
+			if ev.Data.Object["id"] != n.Id {
+				t.Errorf("%s event about %v, want %s", ev.Type, ev.Data.Object["id"], n.Id)
 			}
 		}
 		cursor = next
 	}
-	step(req{method: "GET", path: "/v1/notes/" + n.ID}, 200, "note.created")
-	step(req{method: "PUT", path: "/v1/notes/" + n.ID, body: `{"title":"second","content":"body"}`}, 200, "note.updated")
-	step(req{method: "PATCH", path: "/v1/notes/" + n.ID, body: `{"title":"third"}`, contentType: "application/merge-patch+json"}, 200, "note.updated")
-	step(req{method: "POST", path: "/v1/notes/" + n.ID + "/trash"}, 200, "note.trashed")
-	step(req{method: "POST", path: "/v1/notes/" + n.ID + "/trash"}, 200)
-	step(req{method: "POST", path: "/v1/notes/" + n.ID + "/restore"}, 200, "note.restored")
-	step(req{method: "POST", path: "/v1/notes/" + n.ID + "/restore"}, 200)
-	step(req{method: "DELETE", path: "/v1/notes/" + n.ID}, 200, "note.deleted")
+	step(req{method: "GET", path: "/v1/notes/" + n.Id}, 200, "note.created")
+	step(req{method: "PUT", path: "/v1/notes/" + n.Id, body: `{"title":"second","content":"body"}`}, 200, "note.updated")
+	step(req{method: "PATCH", path: "/v1/notes/" + n.Id, body: `{"title":"third"}`, contentType: "application/merge-patch+json"}, 200, "note.updated")
+	step(req{method: "POST", path: "/v1/notes/" + n.Id + "/trash"}, 200, "note.trashed")
+	step(req{method: "POST", path: "/v1/notes/" + n.Id + "/trash"}, 200)
+	step(req{method: "POST", path: "/v1/notes/" + n.Id + "/restore"}, 200, "note.restored")
+	step(req{method: "POST", path: "/v1/notes/" + n.Id + "/restore"}, 200)
+	step(req{method: "DELETE", path: "/v1/notes/" + n.Id}, 200, "note.deleted")
 
 	// From the start, the whole history, with the note as the API shows it.
 	all, _ := e.feed(e.reader, "", 100)
@@ -120,12 +120,12 @@ func TestEventFeedFollowsEveryChange(t *testing.T) {
 	}
 	// Bob's feed shows his note only.
 	bobs, _ := e.feed(e.bob, "", 100)
-	if len(bobs) != 1 || bobs[0].Data.Object["title"] != "bob's" || strings.Contains(mustJSON(bobs), n.ID) {
+	if len(bobs) != 1 || bobs[0].Data.Object["title"] != "bob's" || strings.Contains(mustJSON(bobs), n.Id) {
 		t.Errorf("bob's feed = %+v", bobs)
 	}
 	// Alice's cursor means nothing in bob's feed: never a page of hers.
 	r := e.do(req{method: "GET", path: "/v1/events?after=" + url.QueryEscape(cursor), key: e.bob})
-	if r.status != http.StatusGone || strings.Contains(string(r.body), n.ID) {
+	if r.status != http.StatusGone || strings.Contains(string(r.body), n.Id) {
 		t.Errorf("bob with alice's cursor: %d %s", r.status, r.body)
 	}
 }
@@ -193,7 +193,7 @@ func TestTrash(t *testing.T) {
 	e := newEnv(t)
 	kept := e.create(e.alice, "kept", "b")
 	n := e.create(e.alice, "binned", "b")
-	r := e.do(req{method: "POST", path: "/v1/notes/" + n.ID + "/trash", key: e.alice})
+	r := e.do(req{method: "POST", path: "/v1/notes/" + n.Id + "/trash", key: e.alice})
 	var trashed map[string]any
 	r.json(t, &trashed)
 	if r.status != 200 || trashed["trashed_at"] == nil || r.header.Get("ETag") != `"2"` {
@@ -201,17 +201,17 @@ func TestTrash(t *testing.T) {
 	}
 	// Another account's note is 404 whatever the operation.
 	for _, op := range []string{"trash", "restore"} {
-		if r := e.do(req{method: "POST", path: "/v1/notes/" + n.ID + "/" + op, key: e.bob}); r.status != 404 {
+		if r := e.do(req{method: "POST", path: "/v1/notes/" + n.Id + "/" + op, key: e.bob}); r.status != 404 {
 			t.Errorf("bob %s alice's note: %d", op, r.status)
 		}
-		if r := e.do(req{method: "POST", path: "/v1/notes/" + kept.ID + "/" + op, key: e.reader}); r.status != 403 {
+		if r := e.do(req{method: "POST", path: "/v1/notes/" + kept.Id + "/" + op, key: e.reader}); r.status != 403 {
 			t.Errorf("%s with a read-only key: %d", op, r.status)
 		}
 	}
 	// Edits are refused until it is restored; GET and DELETE are not.
 	for _, w := range []req{
-		{method: "PUT", path: "/v1/notes/" + n.ID, body: `{"title":"x","content":"y"}`},
-		{method: "PATCH", path: "/v1/notes/" + n.ID, body: `{"title":"x"}`, contentType: "application/merge-patch+json"},
+		{method: "PUT", path: "/v1/notes/" + n.Id, body: `{"title":"x","content":"y"}`},
+		{method: "PATCH", path: "/v1/notes/" + n.Id, body: `{"title":"x"}`, contentType: "application/merge-patch+json"},
 	} {
 		w.key = e.alice
 		r := e.do(w)
@@ -219,7 +219,7 @@ func TestTrash(t *testing.T) {
 			t.Errorf("%s of a trashed note: %d %s", w.method, r.status, r.body)
 		}
 	}
-	if r := e.do(req{method: "GET", path: "/v1/notes/" + n.ID, key: e.alice}); r.status != 200 || !strings.Contains(string(r.body), `"trashed_at":"20`) {
+	if r := e.do(req{method: "GET", path: "/v1/notes/" + n.Id, key: e.alice}); r.status != 200 || !strings.Contains(string(r.body), `"trashed_at":"20`) {
 		t.Errorf("GET a trashed note: %d %s", r.status, r.body)
 	}
 	list := func(query string) ([]noteJSON, string) {
@@ -229,16 +229,16 @@ func TestTrash(t *testing.T) {
 		r.json(t, &out)
 		return out, r.header.Get("X-Total-Count")
 	}
-	if got, total := list("?limit=10"); len(got) != 1 || got[0].ID != kept.ID || total != "1" {
+	if got, total := list("?limit=10"); len(got) != 1 || got[0].Id != kept.Id || total != "1" {
 		t.Errorf("listing = %+v, total %s", got, total)
 	}
-	if got, total := list("?trashed=true&limit=10"); len(got) != 1 || got[0].ID != n.ID || total != "1" {
+	if got, total := list("?trashed=true&limit=10"); len(got) != 1 || got[0].Id != n.Id || total != "1" {
 		t.Errorf("trashed listing = %+v, total %s", got, total)
 	}
 	if r := e.do(req{method: "GET", path: "/v1/notes?trashed=maybe", key: e.alice}); r.status != 422 || !slices.Contains(r.problem(t).fields(), "trashed") {
 		t.Errorf("trashed=maybe: %d %s", r.status, r.body)
 	}
-	r = e.do(req{method: "POST", path: "/v1/notes/" + n.ID + "/restore", key: e.alice})
+	r = e.do(req{method: "POST", path: "/v1/notes/" + n.Id + "/restore", key: e.alice})
 	if r.status != 200 || !strings.Contains(string(r.body), `"trashed_at":null`) {
 		t.Fatalf("restore: %d %s", r.status, r.body)
 	}
@@ -248,9 +248,9 @@ func TestTrash(t *testing.T) {
 
 	// The purge takes the notes trashed before the retention, with their
 	// note.deleted events, and leaves the others.
-	e.do(req{method: "POST", path: "/v1/notes/" + n.ID + "/trash", key: e.alice})
-	e.do(req{method: "POST", path: "/v1/notes/" + kept.ID + "/trash", key: e.alice})
-	if _, err := e.db.Exec(`UPDATE notes SET trashed_at = now() - interval '31 days' WHERE id = $1`, n.ID); err != nil {
+	e.do(req{method: "POST", path: "/v1/notes/" + n.Id + "/trash", key: e.alice})
+	e.do(req{method: "POST", path: "/v1/notes/" + kept.Id + "/trash", key: e.alice})
+	if _, err := e.db.Exec(`UPDATE notes SET trashed_at = now() - interval '31 days' WHERE id = $1`, n.Id); err != nil {
 		t.Fatal(err)
 	}
 	_, cursor := e.feed(e.alice, "", 100)
@@ -258,14 +258,14 @@ func TestTrash(t *testing.T) {
 	if err != nil || purged != 1 {
 		t.Fatalf("purge: %d, %v", purged, err)
 	}
-	if r := e.do(req{method: "GET", path: "/v1/notes/" + n.ID, key: e.alice}); r.status != 404 {
+	if r := e.do(req{method: "GET", path: "/v1/notes/" + n.Id, key: e.alice}); r.status != 404 {
 		t.Errorf("a purged note: %d", r.status)
 	}
-	if r := e.do(req{method: "GET", path: "/v1/notes/" + kept.ID, key: e.alice}); r.status != 200 {
+	if r := e.do(req{method: "GET", path: "/v1/notes/" + kept.Id, key: e.alice}); r.status != 200 {
 		t.Errorf("a note trashed lately: %d", r.status)
 	}
 	evs, _ := e.feed(e.alice, cursor, 10)
-	if len(evs) != 1 || evs[0].Type != "note.deleted" || evs[0].Data.Object["id"] != n.ID {
+	if len(evs) != 1 || evs[0].Type != "note.deleted" || evs[0].Data.Object["id"] != n.Id {
 		t.Errorf("events of the purge: %+v", evs)
 	}
 }
@@ -286,9 +286,9 @@ func TestCursorWalkUnderConcurrentWrites(t *testing.T) {
 			var doomed []string
 			for i, n := range all {
 				if i%5 == 0 {
-					doomed = append(doomed, n.ID)
+					doomed = append(doomed, n.Id)
 				} else {
-					stable[n.ID] = true
+					stable[n.Id] = true
 				}
 			}
 			// The writer runs between the pages: it edits stable notes,
@@ -319,7 +319,7 @@ func TestCursorWalkUnderConcurrentWrites(t *testing.T) {
 				i := 0
 				for range pages {
 					for j := 0; j < 3; j++ {
-						id := all[(i*7+j*13)%len(all)].ID
+						id := all[(i*7+j*13)%len(all)].Id
 						if stable[id] {
 							send("PATCH", "/v1/notes/"+id, "application/merge-patch+json", fmt.Sprintf(`{"title":"edited %d"}`, i), 200)
 						}
@@ -344,7 +344,7 @@ func TestCursorWalkUnderConcurrentWrites(t *testing.T) {
 				var page []noteJSON
 				r.json(t, &page)
 				for _, n := range page {
-					seen[n.ID]++
+					seen[n.Id]++
 				}
 				path = ""
 				if m := nextLink.FindStringSubmatch(r.header.Get("Link")); m != nil {
@@ -378,13 +378,13 @@ func TestStartingAfter(t *testing.T) {
 	e := newEnv(t)
 	var ids []string
 	for i := range 5 {
-		ids = append(ids, e.create(e.alice, fmt.Sprintf("n%d", i), "c").ID)
+		ids = append(ids, e.create(e.alice, fmt.Sprintf("n%d", i), "c").Id)
 	}
 	// A note id works as Stripe's starting_after does.
 	var page []noteJSON
 	r := e.do(req{method: "GET", path: "/v1/notes?limit=2&starting_after=" + ids[1], key: e.alice})
 	r.json(t, &page)
-	if len(page) != 2 || page[0].ID != ids[2] || page[1].ID != ids[3] {
+	if len(page) != 2 || page[0].Id != ids[2] || page[1].Id != ids[3] {
 		t.Fatalf("page after %s = %+v", ids[1], page)
 	}
 	m := nextLink.FindStringSubmatch(r.header.Get("Link"))
@@ -392,7 +392,7 @@ func TestStartingAfter(t *testing.T) {
 		t.Fatalf("no next link: %q", r.header.Get("Link"))
 	}
 	e.do(req{method: "GET", path: m[1], key: e.alice}).json(t, &page)
-	if len(page) != 1 || page[0].ID != ids[4] {
+	if len(page) != 1 || page[0].Id != ids[4] {
 		t.Fatalf("the next page = %+v", page)
 	}
 	// The last page has no next link.
@@ -406,7 +406,7 @@ func TestStartingAfter(t *testing.T) {
 		"sort=title&limit=2&starting_after=" + ids[0],
 		"offset=1&starting_after=" + ids[0],
 		"starting_after=garbage",
-		"starting_after=" + bobs.ID, // another account's note is no place in alice's
+		"starting_after=" + bobs.Id, // another account's note is no place in alice's
 		"sort=relevance",
 	} {
 		r := e.do(req{method: "GET", path: "/v1/notes?" + q, key: e.alice})
@@ -436,21 +436,21 @@ func TestRelevanceOrder(t *testing.T) {
 	e.do(req{method: "GET", path: "/v1/notes?q=zebra&sort=relevance", key: e.alice}).json(t, &got)
 	var ids []string
 	for _, n := range got {
-		ids = append(ids, n.ID)
+		ids = append(ids, n.Id)
 	}
 	// The title match ranks first; equal ranks go by id.
-	if len(ids) != 4 || ids[0] != inTitle.ID {
-		t.Fatalf("relevance order = %v; title match %s", ids, inTitle.ID)
+	if len(ids) != 4 || ids[0] != inTitle.Id {
+		t.Fatalf("relevance order = %v; title match %s", ids, inTitle.Id)
 	}
 	rest := ids[1:]
-	i, j := slices.Index(rest, twinA.ID), slices.Index(rest, twinB.ID)
-	if !slices.Contains(rest, inContent.ID) || i < 0 || j != i+1 {
-		t.Errorf("relevance order = %v: twins %s, %s adjacent in id order", ids, twinA.ID, twinB.ID)
+	i, j := slices.Index(rest, twinA.Id), slices.Index(rest, twinB.Id)
+	if !slices.Contains(rest, inContent.Id) || i < 0 || j != i+1 {
+		t.Errorf("relevance order = %v: twins %s, %s adjacent in id order", ids, twinA.Id, twinB.Id)
 	}
 	// Paged, it is the same order.
 	var page []noteJSON
 	e.do(req{method: "GET", path: "/v1/notes?q=zebra&sort=relevance&limit=2&offset=1", key: e.alice}).json(t, &page)
-	if len(page) != 2 || page[0].ID != ids[1] || page[1].ID != ids[2] {
+	if len(page) != 2 || page[0].Id != ids[1] || page[1].Id != ids[2] {
 		t.Errorf("page 2 = %+v, want %v", page, ids[1:3])
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/gin-gonic/gin"
 
+	"github.com/tickerdesk/tickerdesk/clients/notes/notesapi"
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/httpapi"
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notes"
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notesdb"
@@ -234,14 +235,10 @@ func (r response) problem(t *testing.T) problemJSON {
 	return p
 }
 
-type noteJSON struct {
-	ID        string   `json:"id"`
-	Title     string   `json:"title"`
-	Content   string   `json:"content"`
-	Tags      []string `json:"tags"`
-	CreatedAt string   `json:"created_at"`
-	UpdatedAt string   `json:"updated_at"`
-}
+// noteJSON is a note as the published OpenAPI document describes it: the
+// generated client's model, so that every answer the tests read is also
+// held to the document.
+type noteJSON = notesapi.Note
 
 type problemJSON struct {
 	Type      string `json:"type"`

@@ -21,18 +21,18 @@ func TestNoteLifecycle(t *testing.T) {
 		t.Fatalf("create: %d %s", r.status, r.body)
 	}
 	n := r.note(t)
-	if r.header.Get("Location") != "/v1/notes/"+n.ID || r.header.Get("ETag") != `"1"` || !slices.Equal(n.Tags, []string{"home", "errands"}) || n.CreatedAt != n.UpdatedAt {
+	if r.header.Get("Location") != "/v1/notes/"+n.Id || r.header.Get("ETag") != `"1"` || !slices.Equal(n.Tags, []string{"home", "errands"}) || n.CreatedAt != n.UpdatedAt {
 		t.Fatalf("created %+v with headers %v", n, r.header)
 	}
 	if _, err := time.Parse("2006-01-02T15:04:05Z", n.CreatedAt); err != nil {
 		t.Errorf("created_at %q: %v", n.CreatedAt, err)
 	}
 
-	r = e.do(req{method: "GET", path: "/v1/notes/" + n.ID, key: e.alice})
+	r = e.do(req{method: "GET", path: "/v1/notes/" + n.Id, key: e.alice})
 	if r.status != 200 || r.note(t).Content != "milk" || r.header.Get("ETag") != `"1"` {
 		t.Fatalf("get: %d %s", r.status, r.body)
 	}
-	r = e.do(req{method: "GET", path: "/v1/notes/" + n.ID, key: e.alice, headers: []string{"If-None-Match", `"1"`}})
+	r = e.do(req{method: "GET", path: "/v1/notes/" + n.Id, key: e.alice, headers: []string{"If-None-Match", `"1"`}})
 	if r.status != 304 || len(r.body) != 0 || r.header.Get("ETag") != `"1"` {
 		t.Fatalf("conditional get: %d %q", r.status, r.body)
 	}
@@ -40,54 +40,54 @@ func TestNoteLifecycle(t *testing.T) {
 	r = e.do(req{method: "GET", path: "/v1/notes", key: e.alice})
 	var list []noteJSON
 	r.json(t, &list)
-	if r.status != 200 || len(list) != 1 || list[0].ID != n.ID {
+	if r.status != 200 || len(list) != 1 || list[0].Id != n.Id {
 		t.Fatalf("list: %d %s", r.status, r.body)
 	}
 
 	// PUT without tags keeps them.
-	r = e.do(req{method: "PUT", path: "/v1/notes/" + n.ID, key: e.alice, body: `{"title":"Groceries","content":"milk, eggs"}`})
+	r = e.do(req{method: "PUT", path: "/v1/notes/" + n.Id, key: e.alice, body: `{"title":"Groceries","content":"milk, eggs"}`})
 	if got := r.note(t); r.status != 200 || got.Content != "milk, eggs" || !slices.Equal(got.Tags, []string{"home", "errands"}) || r.header.Get("ETag") != `"2"` {
 		t.Fatalf("put without tags: %d %s", r.status, r.body)
 	}
 	// PUT with tags replaces them.
-	r = e.do(req{method: "PUT", path: "/v1/notes/" + n.ID, key: e.alice, body: `{"title":"Groceries","content":"milk, eggs","tags":["shop"]}`,
+	r = e.do(req{method: "PUT", path: "/v1/notes/" + n.Id, key: e.alice, body: `{"title":"Groceries","content":"milk, eggs","tags":["shop"]}`,
 		headers: []string{"If-Match", `"2"`}})
 	if got := r.note(t); r.status != 200 || !slices.Equal(got.Tags, []string{"shop"}) {
 		t.Fatalf("put with tags: %d %s", r.status, r.body)
 	}
 	// PATCH changes only what it names; tags null removes them.
-	r = e.do(req{method: "PATCH", path: "/v1/notes/" + n.ID, key: e.alice, body: `{"title":"Shopping","tags":null}`, contentType: "application/merge-patch+json"})
+	r = e.do(req{method: "PATCH", path: "/v1/notes/" + n.Id, key: e.alice, body: `{"title":"Shopping","tags":null}`, contentType: "application/merge-patch+json"})
 	if got := r.note(t); r.status != 200 || got.Title != "Shopping" || got.Content != "milk, eggs" || len(got.Tags) != 0 || r.header.Get("ETag") != `"4"` {
 		t.Fatalf("patch: %d %s", r.status, r.body)
 	}
-	r = e.do(req{method: "PATCH", path: "/v1/notes/" + n.ID, key: e.alice, body: `{}`, contentType: "application/merge-patch+json"})
+	r = e.do(req{method: "PATCH", path: "/v1/notes/" + n.Id, key: e.alice, body: `{}`, contentType: "application/merge-patch+json"})
 	if r.status != 200 || r.header.Get("ETag") != `"4"` {
 		t.Fatalf("empty patch: %d %s %v", r.status, r.body, r.header)
 	}
 
-	r = e.do(req{method: "DELETE", path: "/v1/notes/" + n.ID, key: e.alice, headers: []string{"If-Match", `"3"`}})
+	r = e.do(req{method: "DELETE", path: "/v1/notes/" + n.Id, key: e.alice, headers: []string{"If-Match", `"3"`}})
 	if r.status != 412 {
 		t.Fatalf("stale delete: %d", r.status)
 	}
 	r.problem(t)
-	r = e.do(req{method: "DELETE", path: "/v1/notes/" + n.ID, key: e.alice})
+	r = e.do(req{method: "DELETE", path: "/v1/notes/" + n.Id, key: e.alice})
 	var del struct{ Message, ID string }
 	r.json(t, &del)
-	if r.status != 200 || del.ID != n.ID || del.Message == "" {
+	if r.status != 200 || del.ID != n.Id || del.Message == "" {
 		t.Fatalf("delete: %d %s", r.status, r.body)
 	}
 	for _, m := range []string{"GET", "DELETE"} {
-		r = e.do(req{method: m, path: "/v1/notes/" + n.ID, key: e.alice})
+		r = e.do(req{method: m, path: "/v1/notes/" + n.Id, key: e.alice})
 		if r.status != 404 {
 			t.Errorf("%s after delete: %d", m, r.status)
 		}
 		r.problem(t)
 	}
-	r = e.do(req{method: "PUT", path: "/v1/notes/" + n.ID, key: e.alice, body: `{"title":"x","content":""}`})
+	r = e.do(req{method: "PUT", path: "/v1/notes/" + n.Id, key: e.alice, body: `{"title":"x","content":""}`})
 	if r.status != 404 {
 		t.Errorf("put after delete: %d", r.status)
 	}
-	r = e.do(req{method: "PATCH", path: "/v1/notes/" + n.ID, key: e.alice, body: `{"title":"x"}`, contentType: "application/merge-patch+json"})
+	r = e.do(req{method: "PATCH", path: "/v1/notes/" + n.Id, key: e.alice, body: `{"title":"x"}`, contentType: "application/merge-patch+json"})
 	if r.status != 404 {
 		t.Errorf("patch after delete: %d", r.status)
 	}
@@ -159,18 +159,18 @@ func TestRequestErrors(t *testing.T) {
 		{"JSON nested 10000 deep", req{method: "POST", path: "/v1/notes", body: `{"title":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`}, 400, []string{"body"}},
 		{"wrong content type", req{method: "POST", path: "/v1/notes", body: `{"title":"t","content":""}`, contentType: "text/plain"}, 415, []string{"Content-Type"}},
 		{"wrong charset", req{method: "POST", path: "/v1/notes", body: `{"title":"t","content":""}`, contentType: "application/json; charset=latin1"}, 415, []string{"Content-Type"}},
-		{"patch as json", req{method: "PATCH", path: "/v1/notes/" + n.ID, body: `{"title":"t"}`}, 415, []string{"Content-Type"}},
-		{"put as merge patch", req{method: "PUT", path: "/v1/notes/" + n.ID, body: `{"title":"t","content":""}`, contentType: "application/merge-patch+json"}, 415, []string{"Content-Type"}},
+		{"patch as json", req{method: "PATCH", path: "/v1/notes/" + n.Id, body: `{"title":"t"}`}, 415, []string{"Content-Type"}},
+		{"put as merge patch", req{method: "PUT", path: "/v1/notes/" + n.Id, body: `{"title":"t","content":""}`, contentType: "application/merge-patch+json"}, 415, []string{"Content-Type"}},
 		{"body over 1 MiB", req{method: "POST", path: "/v1/notes", body: huge}, 413, []string{"body"}},
 		{"missing fields", req{method: "POST", path: "/v1/notes", body: `{}`}, 422, []string{"title", "content"}},
 		{"every limit", req{method: "POST", path: "/v1/notes", body: mustJSON(map[string]any{"title": strings.Repeat("x", 201), "content": strings.Repeat("y", 102401), "tags": []string{"ok", "", strings.Repeat("z", 65)}})}, 422, []string{"title", "content", "tags[1]", "tags[2]"}},
 		{"too many tags", req{method: "POST", path: "/v1/notes", body: mustJSON(map[string]any{"title": "t", "content": "", "tags": make([]string, 33)})}, 422, []string{"tags"}},
 		{"unknown field", req{method: "POST", path: "/v1/notes", body: `{"title":"t","content":"","created_at":"2020-01-01T00:00:00Z"}`}, 422, []string{"created_at"}},
-		{"wrong type", req{method: "PUT", path: "/v1/notes/" + n.ID, body: `{"title":["t"],"content":""}`}, 422, []string{"title"}},
+		{"wrong type", req{method: "PUT", path: "/v1/notes/" + n.Id, body: `{"title":["t"],"content":""}`}, 422, []string{"title"}},
 		{"invalid UTF-8", req{method: "POST", path: "/v1/notes", body: "{\"title\":\"t\",\"content\":\"\xc3\x28\"}"}, 422, []string{"content"}},
 		{"escaped NUL", req{method: "POST", path: "/v1/notes", body: `{"title":"t","content":"a\u0000b"}`}, 422, []string{"content"}},
 		{"raw NUL", req{method: "POST", path: "/v1/notes", body: "{\"title\":\"t\x00\",\"content\":\"\"}"}, 422, []string{"title"}},
-		{"title null in patch", req{method: "PATCH", path: "/v1/notes/" + n.ID, body: `{"title":null}`, contentType: "application/merge-patch+json"}, 422, []string{"title"}},
+		{"title null in patch", req{method: "PATCH", path: "/v1/notes/" + n.Id, body: `{"title":null}`, contentType: "application/merge-patch+json"}, 422, []string{"title"}},
 		{"bad idempotency key", req{method: "POST", path: "/v1/notes", body: `{"title":"t","content":""}`, headers: []string{"Idempotency-Key", strings.Repeat("k", 300)}}, 400, []string{"Idempotency-Key"}},
 		{"bad limit", req{method: "GET", path: "/v1/notes?limit=0&offset=-1"}, 422, []string{"limit", "offset"}},
 		{"huge limit", req{method: "GET", path: "/v1/notes?limit=1001"}, 422, []string{"limit"}},
@@ -209,11 +209,11 @@ func TestContentSizeLimit(t *testing.T) {
 	// Exactly 102400 bytes, with multi-byte characters at the end.
 	content := strings.Repeat("a", notes.MaxContentLen-4) + "🎉"
 	n := e.create(e.alice, strings.Repeat("é", 200), content)
-	r := e.do(req{method: "GET", path: "/v1/notes/" + n.ID, key: e.alice})
+	r := e.do(req{method: "GET", path: "/v1/notes/" + n.Id, key: e.alice})
 	if got := r.note(t); got.Content != content || len(got.Content) != 102400 {
 		t.Fatalf("content of %d bytes came back as %d bytes", len(content), len(got.Content))
 	}
-	r = e.do(req{method: "PUT", path: "/v1/notes/" + n.ID, key: e.alice, body: mustJSON(map[string]string{"title": "t", "content": content + "a"})})
+	r = e.do(req{method: "PUT", path: "/v1/notes/" + n.Id, key: e.alice, body: mustJSON(map[string]string{"title": "t", "content": content + "a"})})
 	if r.status != 422 || !slices.Equal(r.problem(t).fields(), []string{"content"}) {
 		t.Fatalf("one byte over: %d %s", r.status, r.body)
 	}
@@ -225,7 +225,7 @@ func TestUnicodeRoundTrip(t *testing.T) {
 	content := "emoji 🎉🇺🇦👍🏽\nCJK 中文 日本語 한국어\nRTL مرحبا بالعالم שלום עולם\u200f\ncombining e\u0301 vs é\n<b>&amp;</b> \"quotes\" \\ back\u2028sep\ttab\r\nend"
 	tags := []string{"日本", "עברית", "🎉"}
 	n := e.create(e.alice, title, content, tags...)
-	for _, path := range []string{"/v1/notes/" + n.ID, "/v1/notes"} {
+	for _, path := range []string{"/v1/notes/" + n.Id, "/v1/notes"} {
 		r := e.do(req{method: "GET", path: path, key: e.alice})
 		var got noteJSON
 		if path == "/v1/notes" {
@@ -248,7 +248,7 @@ func TestUnicodeRoundTrip(t *testing.T) {
 func TestTenantIsolation(t *testing.T) {
 	e := newEnv(t)
 	a := e.create(e.alice, "alice's", "private", "secret")
-	p := "/v1/notes/" + a.ID
+	p := "/v1/notes/" + a.Id
 	for _, r := range []req{
 		{method: "GET", path: p},
 		{method: "GET", path: p, headers: []string{"If-None-Match", "*"}},
@@ -258,8 +258,8 @@ func TestTenantIsolation(t *testing.T) {
 		{method: "PATCH", path: p, body: `{"content":"x"}`, contentType: "application/merge-patch+json", headers: []string{"If-Match", "*"}},
 		{method: "DELETE", path: p},
 		{method: "DELETE", path: p, headers: []string{"If-Match", `"1"`}},
-		{method: "GET", path: "/notes/" + a.ID},
-		{method: "DELETE", path: "/notes/" + a.ID},
+		{method: "GET", path: "/notes/" + a.Id},
+		{method: "DELETE", path: "/notes/" + a.Id},
 	} {
 		r.key = e.bob
 		resp := e.do(r)
@@ -292,7 +292,7 @@ func TestConcurrentPutsWithSameIfMatch(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range writers {
 		wg.Go(func() {
-			r := e.do(req{method: "PUT", path: "/v1/notes/" + n.ID, key: e.alice, body: fmt.Sprintf(`{"title":"writer %d","content":"c"}`, i),
+			r := e.do(req{method: "PUT", path: "/v1/notes/" + n.Id, key: e.alice, body: fmt.Sprintf(`{"title":"writer %d","content":"c"}`, i),
 				headers: []string{"If-Match", `"1"`}})
 			statuses[i] = r.status
 		})
@@ -310,7 +310,7 @@ func TestConcurrentPutsWithSameIfMatch(t *testing.T) {
 	if ok != 1 || failed != writers-1 {
 		t.Fatalf("statuses %v: %d× 200 and %d× 412, want 1 and %d", statuses, ok, failed, writers-1)
 	}
-	r := e.do(req{method: "GET", path: "/v1/notes/" + n.ID, key: e.alice})
+	r := e.do(req{method: "GET", path: "/v1/notes/" + n.Id, key: e.alice})
 	if r.header.Get("ETag") != `"2"` || !strings.HasPrefix(r.note(t).Title, "writer ") {
 		t.Errorf("after the race: ETag %s, %s", r.header.Get("ETag"), r.body)
 	}
@@ -332,7 +332,7 @@ func TestIdempotencyKey(t *testing.T) {
 	if r.status != 422 || !slices.Equal(r.problem(t).fields(), []string{"Idempotency-Key"}) {
 		t.Fatalf("different body: %d %s", r.status, r.body)
 	}
-	if r := e.do(req{method: "POST", path: "/v1/notes", key: e.bob, body: body, headers: []string{"Idempotency-Key", "order-42"}}); r.status != 201 || r.note(t).ID == first.note(t).ID {
+	if r := e.do(req{method: "POST", path: "/v1/notes", key: e.bob, body: body, headers: []string{"Idempotency-Key", "order-42"}}); r.status != 201 || r.note(t).Id == first.note(t).Id {
 		t.Fatalf("same key for bob: %d %s", r.status, r.body)
 	}
 

@@ -33,7 +33,7 @@ func TestListing(t *testing.T) {
 		if i%3 == 0 {
 			tags = append(tags, "three")
 		}
-		e.do(req{method: "PATCH", path: "/v1/notes/" + n.ID, key: e.alice, body: mustJSON(map[string]any{"tags": tags}), contentType: "application/merge-patch+json"})
+		e.do(req{method: "PATCH", path: "/v1/notes/" + n.Id, key: e.alice, body: mustJSON(map[string]any{"tags": tags}), contentType: "application/merge-patch+json"})
 	}
 	count := func(path string) (int, response) {
 		var list []noteJSON
@@ -71,7 +71,7 @@ func TestListing(t *testing.T) {
 	}
 	var page []noteJSON
 	e.do(req{method: "GET", path: "/v1/notes?limit=3&sort=-created_at", key: e.alice}).json(t, &page)
-	if page[0].ID != all[24].ID || page[2].ID != all[22].ID {
+	if page[0].Id != all[24].Id || page[2].Id != all[22].Id {
 		t.Errorf("-created_at order wrong")
 	}
 	e.do(req{method: "GET", path: "/v1/notes?limit=2&sort=title", key: e.alice}).json(t, &page)
@@ -79,8 +79,8 @@ func TestListing(t *testing.T) {
 		t.Errorf("title order: %+v", page)
 	}
 	e.do(req{method: "GET", path: "/v1/notes?limit=1&sort=-updated_at", key: e.alice}).json(t, &page)
-	if page[0].ID != all[24].ID {
-		t.Errorf("-updated_at: %s, want the last patched note", page[0].ID)
+	if page[0].Id != all[24].Id {
+		t.Errorf("-updated_at: %s, want the last patched note", page[0].Id)
 	}
 }
 
@@ -117,12 +117,12 @@ func TestRouterErrorsAndAlias(t *testing.T) {
 	// The unversioned alias works, and says it is deprecated.
 	r = e.do(req{method: "POST", path: "/notes", key: e.alice, body: `{"title":"old","content":"path"}`})
 	n := r.note(t)
-	if r.status != 201 || r.header.Get("Location") != "/v1/notes/"+n.ID || r.header.Get("Deprecation") == "" ||
+	if r.status != 201 || r.header.Get("Location") != "/v1/notes/"+n.Id || r.header.Get("Deprecation") == "" ||
 		r.header.Get("Link") != `</v1/notes>; rel="successor-version"` {
 		t.Fatalf("POST /notes: %d %v", r.status, r.header)
 	}
-	r = e.do(req{method: "GET", path: "/notes/" + n.ID, key: e.alice})
-	if r.status != 200 || r.header.Get("Link") != `</v1/notes/`+n.ID+`>; rel="successor-version"` || r.header.Get("Deprecation") != "@1735689600" {
+	r = e.do(req{method: "GET", path: "/notes/" + n.Id, key: e.alice})
+	if r.status != 200 || r.header.Get("Link") != `</v1/notes/`+n.Id+`>; rel="successor-version"` || r.header.Get("Deprecation") != "@1735689600" {
 		t.Errorf("GET /notes/{id}: %d %v", r.status, r.header)
 	}
 	r = e.do(req{method: "GET", path: "/notes?limit=1", key: e.alice})
@@ -130,9 +130,9 @@ func TestRouterErrorsAndAlias(t *testing.T) {
 		t.Errorf("paged alias list links = %q, want successor and pagination", links)
 	}
 	for _, m := range []req{
-		{method: "PUT", path: "/notes/" + n.ID, body: `{"title":"t","content":""}`},
-		{method: "PATCH", path: "/notes/" + n.ID, body: `{"content":"x"}`, contentType: "application/merge-patch+json"},
-		{method: "DELETE", path: "/notes/" + n.ID},
+		{method: "PUT", path: "/notes/" + n.Id, body: `{"title":"t","content":""}`},
+		{method: "PATCH", path: "/notes/" + n.Id, body: `{"content":"x"}`, contentType: "application/merge-patch+json"},
+		{method: "DELETE", path: "/notes/" + n.Id},
 	} {
 		m.key = e.alice
 		if r := e.do(m); r.status != 200 || r.header.Get("Deprecation") == "" {
@@ -209,10 +209,10 @@ func TestDatabaseFailures(t *testing.T) {
 	// A slow database: another session holds the row lock, so the update
 	// ends at the statement timeout with a 503, and health still answers.
 	tx := testenv.OtherSession(t, e.url)
-	if _, err := tx.Exec("SELECT 1 FROM notes WHERE id = $1 FOR UPDATE", n.ID); err != nil {
+	if _, err := tx.Exec("SELECT 1 FROM notes WHERE id = $1 FOR UPDATE", n.Id); err != nil {
 		t.Fatal(err)
 	}
-	r := e.do(req{method: "PUT", path: "/v1/notes/" + n.ID, key: e.alice, body: `{"title":"x","content":""}`})
+	r := e.do(req{method: "PUT", path: "/v1/notes/" + n.Id, key: e.alice, body: `{"title":"x","content":""}`})
 	_ = tx.Rollback()
 	if r.status != 503 || r.header.Get("Retry-After") == "" {
 		t.Fatalf("update of a locked note: %d %s", r.status, r.body)
@@ -238,11 +238,11 @@ func TestDatabaseFailures(t *testing.T) {
 func TestValidatorCatchesDrift(t *testing.T) {
 	e := newEnv(t)
 	n := e.create(e.alice, "t", "c")
-	hr, _ := http.NewRequest("GET", e.srv.URL+"/v1/notes/"+n.ID, nil)
+	hr, _ := http.NewRequest("GET", e.srv.URL+"/v1/notes/"+n.Id, nil)
 	hr.Header.Set("Authorization", "Bearer "+e.alice)
 	bad := []response{
-		{status: 200, header: http.Header{"Content-Type": {"application/json"}}, body: []byte(`{"id":"` + n.ID + `","title":"t","content":"c","tags":null,"created_at":"x","updated_at":"x"}`)},
-		{status: 200, header: http.Header{"Content-Type": {"application/json"}}, body: []byte(`{"id":"` + n.ID + `","title":"t"}`)},
+		{status: 200, header: http.Header{"Content-Type": {"application/json"}}, body: []byte(`{"id":"` + n.Id + `","title":"t","content":"c","tags":null,"created_at":"x","updated_at":"x"}`)},
+		{status: 200, header: http.Header{"Content-Type": {"application/json"}}, body: []byte(`{"id":"` + n.Id + `","title":"t"}`)},
 		{status: 418, header: http.Header{"Content-Type": {"application/problem+json"}}, body: []byte(`{}`)},
 		{status: 404, header: http.Header{"Content-Type": {"application/problem+json"}}, body: []byte(`{"type":"x","title":"t","status":404}`)},
 	}
