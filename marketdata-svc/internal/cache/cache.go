@@ -123,6 +123,11 @@ func newStore(inner marketdata.Store, versions Versions, memory *l1, kind string
 	if o.QueryTimeout <= 0 {
 		o.QueryTimeout = 30 * time.Second
 	}
+	if o.Registry != nil {
+		o.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "marketdata_cache_memory_bytes",
+			Help: "Bytes of the pages kept in process memory (their estimated size).", ConstLabels: prometheus.Labels{"backend": kind}},
+			func() float64 { return float64(memory.size()) }))
+	}
 	return &Store{Store: inner, versions: versions, memory: memory, timeout: o.Timeout, queryTimeout: o.QueryTimeout,
 		log: o.Logger, metrics: newMetrics(o.Registry, kind), now: time.Now, flights: map[string]*flight{},
 		carry: newCarrier(o.Changes, memory.ttl, o.Logger)}
@@ -231,6 +236,7 @@ func lookup[P any, K pageKind[P]](ctx context.Context, s *Store, k K, v int64, k
 	}
 	if val, ok := s.memory.get(key); ok {
 		s.metrics.hits.Inc()
+		s.metrics.memoryHits.Inc()
 		return val.(P), nil
 	}
 	// Every version the process serves misses process memory first: here
@@ -550,24 +556,25 @@ func (s *Store) failed(op string, err error) {
 }
 
 type metrics struct {
-	hits, misses, fallbacks, carried prometheus.Counter
-	errors                           *prometheus.CounterVec
+	hits, misses, fallbacks, memoryHits, carried prometheus.Counter
+	errors                                       *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer, kind string) *metrics {
 	labels := prometheus.Labels{"backend": kind}
 	m := &metrics{
-		hits:      prometheus.NewCounter(prometheus.CounterOpts{Name: "marketdata_cache_hits_total", Help: "EOD and intraday queries answered from the cache.", ConstLabels: labels}),
-		misses:    prometheus.NewCounter(prometheus.CounterOpts{Name: "marketdata_cache_misses_total", Help: "EOD and intraday queries answered by the database.", ConstLabels: labels}),
-		fallbacks: prometheus.NewCounter(prometheus.CounterOpts{Name: "marketdata_cache_fallbacks_total", Help: "EOD and intraday queries sent to the database because the cache failed or was being bypassed after a failure.", ConstLabels: labels}),
-		carried:   prometheus.NewCounter(prometheus.CounterOpts{Name: "marketdata_cache_carried_total", Help: "EOD queries answered from their page of the data version before an import that left it unchanged (counted as hits too).", ConstLabels: labels}),
-		errors:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "marketdata_cache_errors_total", Help: "Failed or timed-out cache calls by operation.", ConstLabels: labels}, []string{"op"}),
+		hits:       prometheus.NewCounter(prometheus.CounterOpts{Name: "marketdata_cache_hits_total", Help: "EOD and intraday queries answered from the cache.", ConstLabels: labels}),
+		misses:     prometheus.NewCounter(prometheus.CounterOpts{Name: "marketdata_cache_misses_total", Help: "EOD and intraday queries answered by the database.", ConstLabels: labels}),
+		fallbacks:  prometheus.NewCounter(prometheus.CounterOpts{Name: "marketdata_cache_fallbacks_total", Help: "EOD and intraday queries sent to the database because the cache failed or was being bypassed after a failure.", ConstLabels: labels}),
+		memoryHits: prometheus.NewCounter(prometheus.CounterOpts{Name: "marketdata_cache_memory_hits_total", Help: "EOD and intraday queries answered from process memory, with no network call (counted as hits too).", ConstLabels: labels}),
+		carried:    prometheus.NewCounter(prometheus.CounterOpts{Name: "marketdata_cache_carried_total", Help: "EOD queries answered from their page of the data version before an import that left it unchanged (counted as hits too).", ConstLabels: labels}),
+		errors:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "marketdata_cache_errors_total", Help: "Failed or timed-out cache calls by operation.", ConstLabels: labels}, []string{"op"}),
 	}
 	// Series exist from the start, so dashboards see 0 rather than nothing.
 	m.errors.WithLabelValues("lookup")
 	m.errors.WithLabelValues("store")
 	if reg != nil {
-		reg.MustRegister(m.hits, m.misses, m.fallbacks, m.carried, m.errors)
+		reg.MustRegister(m.hits, m.misses, m.fallbacks, m.memoryHits, m.carried, m.errors)
 	}
 	return m
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -362,11 +364,22 @@ func TestUnknownVersionBypasses(t *testing.T) {
 func TestLocalCache(t *testing.T) {
 	inner := &countingStore{}
 	versions := at(0)
-	c := NewLocal(inner, versions, 2, Options{TTL: time.Minute, Registry: prometheus.NewRegistry()})
+	reg := prometheus.NewRegistry()
+	c := NewLocal(inner, versions, 2, Options{TTL: time.Minute, Registry: reg})
 	mustEOD(t, c, query("A"))
 	mustEOD(t, c, query("A"))
 	if inner.calls.Load() != 1 {
 		t.Fatalf("local cache missed: %d calls", inner.calls.Load())
+	}
+	// What process memory answers and holds is exported.
+	if n := testutil.ToFloat64(c.metrics.memoryHits); n != 1 {
+		t.Errorf("memory hits %v, want 1", n)
+	}
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(fmt.Sprintf(`# HELP marketdata_cache_memory_bytes Bytes of the pages kept in process memory (their estimated size).
+# TYPE marketdata_cache_memory_bytes gauge
+marketdata_cache_memory_bytes{backend="local"} %d
+`, c.memory.size())), "marketdata_cache_memory_bytes"); err != nil || c.memory.size() == 0 {
+		t.Errorf("memory bytes (%d held): %v", c.memory.size(), err)
 	}
 	// Another process imports: the database's version moves on.
 	imported(inner, versions, 1)

@@ -36,6 +36,13 @@ func newL1(maxItems, maxBytes int, ttl time.Duration) *l1 {
 	return &l1{maxItems: max(maxItems, 1), maxBytes: maxBytes, ttl: ttl, order: list.New(), items: map[string]*list.Element{}, now: time.Now}
 }
 
+// size is the estimated bytes of the entries held.
+func (c *l1) size() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes
+}
+
 // get takes the key as bytes: a lookup by string(key) allocates nothing.
 func (c *l1) get(key []byte) (any, bool) {
 	c.mu.Lock()
