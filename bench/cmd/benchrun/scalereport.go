@@ -171,12 +171,12 @@ func renderScale(w func(string, ...any), sc *ScaleRun, workloads []WorkloadResul
 		if x.ID != scaleHitSpec.id || x.Scale == nil {
 			continue
 		}
-		w("**scale_hit's cache** over the median round's measurement: every EOD lookup counts as a hit or a miss (`marketdata_cache_hits_total`, `marketdata_cache_misses_total`); one the in-process layer did not answer made one Redis GET (`INFO commandstats`, with the data version's few polls a second) unless Redis was being bypassed after an error (fallbacks that are not errors), so the in-process hits are lookups − GETs − (fallbacks − errors). The service exports no size of its in-process layer: the heap in use holds it (bounded at 16 MB by the cache), and Redis's keys and memory are the shared layer's (the bench stack's Redis keeps at most 256 MB, with LRU eviction).\n\n")
-		w("| size | lookups | hit rate | in-process hit rate | Redis GETs | fallbacks / errors | heap in use | Redis keys | Redis memory | share of requests to the 100 / 1,000 / 10,000 most requested pages |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+		w("**scale_hit's cache** over the median round's measurement: every EOD lookup counts as a hit or a miss (`marketdata_cache_hits_total`, `marketdata_cache_misses_total`); one the in-process layer did not answer made one Redis GET (`INFO commandstats`, with the data version's few polls a second) unless Redis was being bypassed after an error (fallbacks that are not errors), and the in-process hits and bytes are the service's own (`marketdata_cache_memory_hits_total`, `marketdata_cache_memory_bytes`, bounded at 16 MB); Redis's keys and memory are the shared layer's (the bench stack's Redis keeps at most 256 MB, with LRU eviction).\n\n")
+		w("| size | lookups | hit rate | in-process hit rate | Redis GETs | fallbacks / errors | in-process bytes | Redis keys | Redis memory | share of requests to the 100 / 1,000 / 10,000 most requested pages |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 		for _, sz := range x.Scale.Sizes {
 			if c := sz.Cache; c != nil {
 				w("| %s | %.0f | %.3f | %.3f | %.0f | %.0f / %.0f | %.1f MB | %d | %.1f MB | %.2f / %.2f / %.2f |\n", sz.Size, c.Lookups, c.HitRate, c.MemoryHitRate, c.RedisGets,
-					c.Fallbacks, c.Errors, c.HeapInuseMB, c.RedisKeys, c.RedisUsedMB, c.ZipfTop["100"], c.ZipfTop["1000"], c.ZipfTop["10000"])
+					c.Fallbacks, c.Errors, c.MemoryMB, c.RedisKeys, c.RedisUsedMB, c.ZipfTop["100"], c.ZipfTop["1000"], c.ZipfTop["10000"])
 			}
 		}
 		w("\n")

@@ -100,10 +100,10 @@ type CacheFigures struct {
 	MemoryHits    float64 `json:"memory_hits"`
 	HitRate       float64 `json:"hit_rate"`
 	MemoryHitRate float64 `json:"memory_hit_rate"`
-	// The service exports no size of its in-process layer: the heap in
-	// use (go_memstats_heap_inuse_bytes) holds it, and the Redis layer's
-	// keys and bytes are Redis's own.
-	HeapInuseMB float64 `json:"heap_inuse_mb"`
+	// MemoryMB is what the in-process layer holds at the end
+	// (marketdata_cache_memory_bytes); the Redis layer's keys and bytes
+	// are Redis's own.
+	MemoryMB    float64 `json:"memory_mb"`
 	RedisKeys   int64   `json:"redis_keys"`
 	RedisUsedMB float64 `json:"redis_used_mb"`
 	// ZipfTop is the share of requests that the most requested pages
@@ -589,7 +589,7 @@ func (b *bench) measureScaleHit(ctx context.Context, sets []*scaleSet) (Workload
 						return err
 					}
 					p.svc, p.cache = side, cacheFigures(side.Metrics, newZipf(l.n, zipfExponent))
-					p.cache.HeapInuseMB = mb(int64(scrapeCounters(b.mdURL("/metrics"), "go_memstats_heap_inuse_bytes")["go_memstats_heap_inuse_bytes"]))
+					p.cache.MemoryMB = mb(int64(scrapeCounters(b.mdURL("/metrics"), "marketdata_cache_memory_bytes")["marketdata_cache_memory_bytes"]))
 					p.cache.RedisKeys, p.cache.RedisUsedMB = b.redisUsage(ctx)
 					return nil
 				},
@@ -709,9 +709,9 @@ func (b *bench) redisUsage(ctx context.Context) (keys int64, usedMB float64) {
 // says how; the data version's polls add a few GETs a second).
 func cacheFigures(m map[string]float64, z zipf) *CacheFigures {
 	c := &CacheFigures{Hits: m["marketdata_cache_hits_total"], Misses: m["marketdata_cache_misses_total"], RedisGets: m["redis_get_calls"],
-		Fallbacks: m["marketdata_cache_fallbacks_total"], Errors: m["marketdata_cache_errors_total"], ZipfTop: map[string]float64{}}
+		Fallbacks: m["marketdata_cache_fallbacks_total"], Errors: m["marketdata_cache_errors_total"],
+		MemoryHits: m["marketdata_cache_memory_hits_total"], ZipfTop: map[string]float64{}}
 	c.Lookups = c.Hits + c.Misses
-	c.MemoryHits = max(0, c.Lookups-c.RedisGets-max(0, c.Fallbacks-c.Errors))
 	if c.Lookups > 0 {
 		c.HitRate = c.Hits / c.Lookups
 		c.MemoryHitRate = c.MemoryHits / c.Lookups

@@ -140,7 +140,7 @@ func (b *bench) sessions(ctx context.Context, db string) float64 {
 
 // metricPrefixes are the marketdata-svc counters recorded per workload.
 var metricPrefixes = []string{"marketdata_cache_hits", "marketdata_cache_misses", "marketdata_cache_fallbacks",
-	"marketdata_cache_errors", "marketdata_ratelimit_errors"}
+	"marketdata_cache_errors", "marketdata_cache_memory_hits", "marketdata_ratelimit_errors"}
 
 const (
 	listTagQuery    = "tag=research&limit=20"
