@@ -141,3 +141,40 @@ func TestReimportRepairsFactors(t *testing.T) {
 		}
 	}
 }
+
+// TestDayRecomputesOnlyItsActions: a day of bars recomputes the factors
+// of the symbols with an action that day, not of every symbol with one in
+// its history, whose factors the day cannot change. A spoiled factor
+// shows which symbols were read again: GOOG's (an old split, nothing
+// today) stays spoiled, MSFT's (a split today) is recomputed.
+func TestDayRecomputesOnlyItsActions(t *testing.T) {
+	ctx := context.Background()
+	s := testenv.Store(t)
+	bar := func(sym, day string, px float64) ingest.BarRow {
+		return ingest.BarRow{Symbol: sym, Date: testenv.Day(day), Open: px, High: px, Low: px, Close: px, Volume: 100}
+	}
+	history := ingest.Load{
+		Bars: ingest.Bars([]ingest.BarRow{bar("GOOG", "2009-12-31", 100), bar("GOOG", "2010-01-04", 50), bar("MSFT", "2010-01-04", 30)}),
+		Splits: []marketdata.Split{{Symbol: "GOOG", Date: testenv.Day("2010-01-04"), Factor: 2}},
+	}
+	if _, err := s.Ingest.Apply(ctx, history); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DB().Exec("UPDATE eod_bars SET price_factor = 0.25 WHERE symbol = 'GOOG' AND date = '2009-12-31'"); err != nil {
+		t.Fatal(err)
+	}
+	day := ingest.Load{
+		Bars:   ingest.Bars([]ingest.BarRow{bar("GOOG", "2010-01-05", 51), bar("MSFT", "2010-01-05", 15)}),
+		Splits: []marketdata.Split{{Symbol: "MSFT", Date: testenv.Day("2010-01-05"), Factor: 2}},
+	}
+	res, err := s.Ingest.Apply(ctx, day)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := adjCloses(t, s, "GOOG")["2009-12-31"]; got != 25 {
+		t.Errorf("GOOG's 2009-12-31 adj_close %v: a day after all its actions recomputed it (want the spoiled 25)", got)
+	}
+	if got := adjCloses(t, s, "MSFT")["2010-01-04"]; got != 15 {
+		t.Errorf("MSFT's 2010-01-04 adj_close %v, want 15 after its 2:1 split (result %+v)", got, res)
+	}
+}

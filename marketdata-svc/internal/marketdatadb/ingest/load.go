@@ -198,6 +198,7 @@ func apply(ctx context.Context, tx pgx.Tx, l Load) (LoadResult, error) {
 		}
 	}
 	splits, divs := l.Splits, l.Dividends
+	var barsFrom time.Time // the earliest date of the bars read
 	if l.Bars != nil {
 		bl, err := loadBars(ctx, tx, l)
 		if err != nil {
@@ -206,6 +207,7 @@ func apply(ctx context.Context, tx pgx.Tx, l Load) (LoadResult, error) {
 		res.BarsRead = bl.read
 		res.BarsChanged += bl.changed
 		res.Symbols = bl.symbols
+		barsFrom = bl.from
 		splits, divs = append(slices.Clip(splits), bl.splits...), append(slices.Clip(divs), bl.dividends...)
 		if len(bl.symbols) > 0 {
 			if err := stageSymbols(ctx, tx, bl.symbols); err != nil {
@@ -256,7 +258,7 @@ func apply(ctx context.Context, tx pgx.Tx, l Load) (LoadResult, error) {
 			return res, err
 		}
 		if !l.FactorsGiven {
-			if res.BarsAdjusted, err = readjust(ctx, tx); err != nil {
+			if res.BarsAdjusted, err = readjust(ctx, tx, touched, barsFrom); err != nil {
 				return res, err
 			}
 		}
