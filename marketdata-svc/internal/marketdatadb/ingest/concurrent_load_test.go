@@ -154,7 +154,7 @@ func TestDayRecomputesOnlyItsActions(t *testing.T) {
 		return ingest.BarRow{Symbol: sym, Date: testenv.Day(day), Open: px, High: px, Low: px, Close: px, Volume: 100}
 	}
 	history := ingest.Load{
-		Bars: ingest.Bars([]ingest.BarRow{bar("GOOG", "2009-12-31", 100), bar("GOOG", "2010-01-04", 50), bar("MSFT", "2010-01-04", 30)}),
+		Bars:   ingest.Bars([]ingest.BarRow{bar("GOOG", "2009-12-31", 100), bar("GOOG", "2010-01-04", 50), bar("MSFT", "2010-01-04", 30)}),
 		Splits: []marketdata.Split{{Symbol: "GOOG", Date: testenv.Day("2010-01-04"), Factor: 2}},
 	}
 	if _, err := s.Ingest.Apply(ctx, history); err != nil {
