@@ -45,8 +45,11 @@ type Results struct {
 	Webhooks *WebhookResult `json:"webhooks,omitempty"`
 	// Scale is the scale workloads' datasets, memory and plans
 	// (scalerun.go); their rows are in Workloads.
-	Scale    *ScaleRun `json:"scale,omitempty"`
-	Commands []string  `json:"commands"`
+	Scale *ScaleRun `json:"scale,omitempty"`
+	// ScaleUpdate is the daily update against the scale dataset
+	// (scaleupdate.go).
+	ScaleUpdate *ScaleUpdate `json:"scale_update,omitempty"`
+	Commands    []string     `json:"commands"`
 	// Reruns are the BENCH_WORKLOADS runs merged into the full run's
 	// results since it was taken, oldest first: each names what it
 	// measured again, so no figure is read as the full run's.
@@ -307,6 +310,7 @@ func mergeRerun(full, sub Results) Results {
 	mergeSection(&ids, "staleness", &out.Staleness, sub.Staleness)
 	mergeSection(&ids, "webhook_delivery", &out.Webhooks, sub.Webhooks)
 	mergeSection(&ids, "scale", &out.Scale, sub.Scale)
+	mergeSection(&ids, updateID, &out.ScaleUpdate, sub.ScaleUpdate)
 	out.Reruns = append(slices.Clone(full.Reruns), Rerun{GeneratedAt: sub.GeneratedAt, GitRevision: sub.GitRevision, Workloads: ids, Machine: sub.Machine})
 	return out
 }
@@ -439,6 +443,9 @@ func renderMarkdown(r Results, root string) string {
 			w("%s", scaleResultRow(x))
 		}
 	}
+	if u := r.ScaleUpdate; u != nil {
+		w("%s", updateResultRows(u))
+	}
 	if sc := r.Scale; sc != nil {
 		for _, mem := range sc.Memory {
 			w("| resident memory of %s during the scale workloads | VmHWM %.1f MB | | | | | | | | < %.0f MB | %s | | |\n", mem.Service, mem.VmHWMMB, mem.TargetMB, statusText(mem.Status))
@@ -546,6 +553,9 @@ func renderMarkdown(r Results, root string) string {
 	}
 	if sc := r.Scale; sc != nil {
 		renderScale(w, sc, r.Workloads)
+	}
+	if u := r.ScaleUpdate; u != nil {
+		renderScaleUpdate(w, u)
 	}
 	w("### Memory\n\n| service | VmHWM MB (peak RSS since start) | max VmRSS MB sampled under load | VmRSS MB after the run | target |\n|---|---:|---:|---:|---:|\n")
 	for _, mem := range r.Memory {
