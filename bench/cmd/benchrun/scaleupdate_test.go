@@ -128,3 +128,10 @@ func TestRenderScaleUpdate(t *testing.T) {
 		}
 	}
 }
+
+func TestDayBarOf(t *testing.T) {
+	want := "LATERAL (SELECT ctid FROM eod_bars b WHERE b.symbol = t.symbol AND b.date = '2026-01-01' LIMIT 1) x"
+	if got := dayBarOf("t", "2026-01-01", "ctid"); got != want {
+		t.Errorf("got %s", got)
+	}
+}
