@@ -45,8 +45,11 @@ type Results struct {
 	Webhooks *WebhookResult `json:"webhooks,omitempty"`
 	// Scale is the scale workloads' datasets, memory and plans
 	// (scalerun.go); their rows are in Workloads.
-	Scale    *ScaleRun `json:"scale,omitempty"`
-	Commands []string  `json:"commands"`
+	Scale *ScaleRun `json:"scale,omitempty"`
+	// ScaleUpdate is the daily update against the scale dataset
+	// (scaleupdate.go).
+	ScaleUpdate *ScaleUpdate `json:"scale_update,omitempty"`
+	Commands    []string     `json:"commands"`
 	// Reruns are the BENCH_WORKLOADS runs merged into the full run's
 	// results since it was taken, oldest first: each names what it
 	// measured again, so no figure is read as the full run's.
@@ -307,6 +310,7 @@ func mergeRerun(full, sub Results) Results {
 	mergeSection(&ids, "staleness", &out.Staleness, sub.Staleness)
 	mergeSection(&ids, "webhook_delivery", &out.Webhooks, sub.Webhooks)
 	mergeSection(&ids, "scale", &out.Scale, sub.Scale)
+	mergeSection(&ids, updateID, &out.ScaleUpdate, sub.ScaleUpdate)
 	out.Reruns = append(slices.Clone(full.Reruns), Rerun{GeneratedAt: sub.GeneratedAt, GitRevision: sub.GitRevision, Workloads: ids, Machine: sub.Machine})
 	return out
 }
@@ -439,6 +443,9 @@ func renderMarkdown(r Results, root string) string {
 			w("%s", scaleResultRow(x))
 		}
 	}
+	if u := r.ScaleUpdate; u != nil {
+		w("%s", updateResultRows(u))
+	}
 	if sc := r.Scale; sc != nil {
 		for _, mem := range sc.Memory {
 			w("| resident memory of %s during the scale workloads | VmHWM %.1f MB | | | | | | | | < %.0f MB | %s | | |\n", mem.Service, mem.VmHWMMB, mem.TargetMB, statusText(mem.Status))
@@ -547,6 +554,9 @@ func renderMarkdown(r Results, root string) string {
 	if sc := r.Scale; sc != nil {
 		renderScale(w, sc, r.Workloads)
 	}
+	if u := r.ScaleUpdate; u != nil {
+		renderScaleUpdate(w, u)
+	}
 	w("### Memory\n\n| service | VmHWM MB (peak RSS since start) | max VmRSS MB sampled under load | VmRSS MB after the run | target |\n|---|---:|---:|---:|---:|\n")
 	for _, mem := range r.Memory {
 		w("| %s | %.1f | %.1f | %.1f | < %.0f MB |\n", mem.Service, mem.VmHWMMB, mem.MaxRSSUnderLoadMB, mem.VmRSSMB, mem.TargetMB)
@@ -599,7 +609,7 @@ func renderMarkdown(r Results, root string) string {
 	w("## Reproduce\n\n")
 	w("`make bench` (or `scripts/bench.sh`) on a clone: it installs wrk and the PostgreSQL client tools from Debian when missing, builds the services and the bench tools, starts the local stack if it is not running, and runs everything below. ")
 	w("The datasets live in the databases `bench_marketdata`, `bench_notes`, `bench_intraday`, `bench_tenants_N` and `bench_scale_small`, `bench_scale_large` of the local cluster and is regenerated only when missing (`BENCH_FRESH=1` forces it). ")
-	w("Settings: `BENCH_DURATION`, `BENCH_WARMUP`, `BENCH_CONNECTIONS`, `BENCH_THREADS`, `BENCH_SYMBOLS`, `BENCH_YEARS`, `BENCH_NOTES`, `BENCH_ACCOUNTS`, `BENCH_IMPORT_ROWS`, `BENCH_MD_RATE`, `BENCH_MD_QUOTA`, `BENCH_PORT_OFFSET` (moves the bench's listeners, 18080 and up), `BENCH_QUIET_WAIT` (on a shared machine, wait up to this long for a quiet moment before measuring), `BENCH_ROUNDS` (rounds of each workload held to a target against an HTTP ceiling, 9), `BENCH_WORKLOADS` (a subset: workload ids, `import`, `intraday_import`, `tenant_scale`, `webhook_delivery`, `scale` for every scale workload; its figures replace only those of the same workloads in the last full run's results, each marked with the revision that measured it again), `BENCH_INTRADAY_SYMBOLS`, `BENCH_INTRADAY_DAYS`, `BENCH_INTRADAY_IMPORT_SYMBOLS`, `BENCH_INTRADAY_LOAD_JOBS` (intraday_query's dataset is SYMBOLS × DAYS × 390 minutes, kept in `bench_intraday`; intraday_import's file IMPORT_SYMBOLS × DAYS × 390), `BENCH_TENANT_NOTES`, `BENCH_TENANT_SMALL`, `BENCH_TENANT_LARGE` (tenant_scale's notes per account and tenant counts), `BENCH_SCALE` (`small`: the scale workloads at the small size alone), `BENCH_SCALE_CONNECTIONS` (2) and `BENCH_SCALE_ROUNDS` (3) (the scale latency workloads' connections and rounds); service settings (`NOTES_*`, `MARKETDATA_*`) pass through.")
+	w("Settings: `BENCH_DURATION`, `BENCH_WARMUP`, `BENCH_CONNECTIONS`, `BENCH_THREADS`, `BENCH_SYMBOLS`, `BENCH_YEARS`, `BENCH_NOTES`, `BENCH_ACCOUNTS`, `BENCH_IMPORT_ROWS`, `BENCH_MD_RATE`, `BENCH_MD_QUOTA`, `BENCH_PORT_OFFSET` (moves the bench's listeners, 18080 and up), `BENCH_QUIET_WAIT` (on a shared machine, wait up to this long for a quiet moment before measuring), `BENCH_ROUNDS` (rounds of each workload held to a target against an HTTP ceiling, 9), `BENCH_WORKLOADS` (a subset: workload ids, `import`, `intraday_import`, `tenant_scale`, `webhook_delivery`, `scale` for every scale workload, scale_update among them; its figures replace only those of the same workloads in the last full run's results, each marked with the revision that measured it again), `BENCH_INTRADAY_SYMBOLS`, `BENCH_INTRADAY_DAYS`, `BENCH_INTRADAY_IMPORT_SYMBOLS`, `BENCH_INTRADAY_LOAD_JOBS` (intraday_query's dataset is SYMBOLS × DAYS × 390 minutes, kept in `bench_intraday`; intraday_import's file IMPORT_SYMBOLS × DAYS × 390), `BENCH_TENANT_NOTES`, `BENCH_TENANT_SMALL`, `BENCH_TENANT_LARGE` (tenant_scale's notes per account and tenant counts), `BENCH_SCALE` (`small`: the scale workloads at the small size alone), `BENCH_SCALE_CONNECTIONS` (2) and `BENCH_SCALE_ROUNDS` (3) (the scale latency workloads' connections and rounds); service settings (`NOTES_*`, `MARKETDATA_*`) pass through.")
 	if len(s.ServiceEnv) > 0 {
 		w(" Service settings in effect for this run: `%s`.", strings.Join(s.ServiceEnv, "`, `"))
 	}

@@ -45,7 +45,7 @@ const scaleRefDB = "bench_scale_schema"
 var scaleTables = []string{"eod_bars", "tickers", "exchanges", "splits", "dividends"}
 
 // scaleIDs are the scale workloads; BENCH_WORKLOADS=scale names them all.
-var scaleIDs = []string{"scale_eod_range", "scale_eod_latest", "scale_eod_date", "scale_ticker_search", "scale_exchange_tickers", "scale_hit"}
+var scaleIDs = []string{"scale_eod_range", "scale_eod_latest", "scale_eod_date", "scale_ticker_search", "scale_exchange_tickers", "scale_hit", updateID}
 
 // wantScale reports whether any scale workload runs.
 func (b *bench) wantScale() bool {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -186,7 +187,23 @@ func (b *bench) prepareSync(ctx context.Context, n int, name string) (env map[st
 	if err := b.db.exec(ctx, syncDB, "INSERT INTO exchanges (mic, name, timezone) VALUES ('XNAS', 'NASDAQ', 'America/New_York')"); err != nil {
 		return nil, nil, err
 	}
-	fake := exec.CommandContext(ctx, b.benchTool("providerfake"), "--token", "bench-token", "--symbols", fmt.Sprint(n))
+	vars, stopFake, err := b.startFake(ctx, name, "--symbols", fmt.Sprint(n))
+	if err != nil {
+		_ = b.db.exec(context.WithoutCancel(ctx), "postgres", "DROP DATABASE IF EXISTS "+syncDB+" WITH (FORCE)")
+		return nil, nil, err
+	}
+	maps.Copy(env, vars)
+	stop = func() {
+		stopFake()
+		_ = b.db.exec(context.WithoutCancel(ctx), "postgres", "DROP DATABASE IF EXISTS "+syncDB+" WITH (FORCE)")
+	}
+	return env, stop, nil
+}
+
+// startFake starts providerfake with args (after its token) and returns
+// the variables that point provider NAME (EODHD, TIINGO) at it.
+func (b *bench) startFake(ctx context.Context, name string, args ...string) (vars map[string]string, stop func(), err error) {
+	fake := exec.CommandContext(ctx, b.benchTool("providerfake"), append([]string{"--token", "bench-token"}, args...)...)
 	pipe, err := fake.StdoutPipe()
 	if err != nil {
 		return nil, nil, err
@@ -197,7 +214,6 @@ func (b *bench) prepareSync(ctx context.Context, n int, name string) (env map[st
 	stop = func() {
 		_ = fake.Process.Kill()
 		_ = fake.Wait()
-		_ = b.db.exec(context.WithoutCancel(ctx), "postgres", "DROP DATABASE IF EXISTS "+syncDB+" WITH (FORCE)")
 	}
 	line, err := bufio.NewReader(pipe).ReadString('\n')
 	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "providerfake listening on ")
@@ -206,12 +222,14 @@ func (b *bench) prepareSync(ctx context.Context, n int, name string) (env map[st
 		return nil, nil, fmt.Errorf("providerfake: %q: %v", line, err)
 	}
 	base := map[string]string{"EODHD": addr + "/eodhd", "TIINGO": addr}[name]
-	env["MARKETDATA_SYNC_"+name+"_URL"] = base
-	env["MARKETDATA_SYNC_"+name+"_TOKEN"] = "bench-token"
-	env["MARKETDATA_SYNC_"+name+"_RATE_PER_MINUTE"] = "100000"
-	env["MARKETDATA_SYNC_"+name+"_BURST"] = "1000"
-	env["MARKETDATA_LOG_LEVEL"] = "warn"
-	return env, stop, nil
+	vars = map[string]string{
+		"MARKETDATA_SYNC_" + name + "_URL":             base,
+		"MARKETDATA_SYNC_" + name + "_TOKEN":           "bench-token",
+		"MARKETDATA_SYNC_" + name + "_RATE_PER_MINUTE": "100000",
+		"MARKETDATA_SYNC_" + name + "_BURST":           "1000",
+		"MARKETDATA_LOG_LEVEL":                         "warn",
+	}
+	return vars, stop, nil
 }
 
 // syncCeiling times COPY of the rows the sync stored (where) into an

@@ -133,7 +133,7 @@ func ParsePgbench(stdout, logPrefix string) (Measurement, error) {
 	for _, v := range lat {
 		sum += v
 	}
-	m.P50Ms, m.P90Ms, m.P99Ms = ms(percentile(lat, 50)), ms(percentile(lat, 90)), ms(percentile(lat, 99))
+	m.P50Ms, m.P90Ms, m.P99Ms = ms(Percentile(lat, 50)), ms(Percentile(lat, 90)), ms(Percentile(lat, 99))
 	m.MeanMs, m.MaxMs = float64(sum)/float64(len(lat))/1000, ms(lat[len(lat)-1])
 	return m, nil
 }
@@ -218,8 +218,8 @@ func readPgbenchLogs(prefix string) (lat []int64, failed int64, zeros int, err e
 	return lat, failed, zeros, nil
 }
 
-// percentile of sorted values, nearest rank.
-func percentile(sorted []int64, p float64) int64 {
+// Percentile of sorted values (microseconds here, any unit), nearest rank.
+func Percentile(sorted []int64, p float64) int64 {
 	if len(sorted) == 0 {
 		return 0
 	}

@@ -75,13 +75,13 @@ func TestPercentile(t *testing.T) {
 	for i := range v {
 		v[i] = int64(i + 1)
 	}
-	if got := percentile(v, 50); got != 50 {
+	if got := Percentile(v, 50); got != 50 {
 		t.Fatalf("p50 = %d", got)
 	}
-	if got := percentile(v, 99); got != 99 {
+	if got := Percentile(v, 99); got != 99 {
 		t.Fatalf("p99 = %d", got)
 	}
-	if got := percentile(v[:1], 99); got != 1 {
+	if got := Percentile(v[:1], 99); got != 1 {
 		t.Fatalf("p99 of one = %d", got)
 	}
 }

@@ -30,7 +30,7 @@ type Fake struct {
 	Token string
 	// Synthetic adds symbols S00000 to S<n-1>, listed on XNAS, with a bar
 	// every weekday computed on the fly (none held in memory), for the
-	// benchmarks' universes.
+	// benchmarks' universes. SetNames renames the first of them.
 	Synthetic int
 	// OutOfWindow answers every stored bar whatever the dates asked, as
 	// an upstream with a bug would.
@@ -48,6 +48,10 @@ type Fake struct {
 	// request put the fake's CPU, not the sync's, into the sync
 	// benchmark's window on shared cores.
 	bulkDays map[string][]byte
+	// names are the names of the first synthetic symbols (SetNames), and
+	// nameIndex their indexes.
+	names     []string
+	nameIndex map[string]int
 }
 
 // bulkDaysKept bounds the bulk answers kept: about 6 MB each at 50,000
@@ -141,6 +145,21 @@ func (f *Fake) Handler() http.Handler {
 	return mux
 }
 
+// SetNames names synthetic symbol i names[i] instead of S<i>, for the
+// first len(names) of them (the rest keep their S names): a universe
+// served under the symbols a database already holds, so that its day
+// updates them. It is set before the fake serves.
+func (f *Fake) SetNames(names []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.names = names
+	f.nameIndex = make(map[string]int, len(names))
+	for i, n := range names {
+		f.nameIndex[n] = i
+	}
+	f.bulkDays = nil
+}
+
 // known tells whether the dataset has symbol.
 func (f *Fake) known(symbol string) bool {
 	f.mu.Lock()
@@ -149,16 +168,30 @@ func (f *Fake) known(symbol string) bool {
 	if ok {
 		return true
 	}
-	i, ok := syntheticIndex(symbol)
-	return ok && i < f.Synthetic
+	_, ok = f.synthetic(symbol)
+	return ok
 }
 
-func syntheticIndex(symbol string) (int, bool) {
+// synthetic returns the index of symbol when it is one of the synthetic
+// symbols. The names (SetNames) are not changed while the fake serves,
+// so they are read without the lock.
+func (f *Fake) synthetic(symbol string) (int, bool) {
+	if i, ok := f.nameIndex[symbol]; ok {
+		return i, i < f.Synthetic
+	}
 	if len(symbol) != 6 || symbol[0] != 'S' {
 		return 0, false
 	}
 	i, err := strconv.Atoi(symbol[1:])
-	return i, err == nil
+	return i, err == nil && i >= len(f.names) && i < f.Synthetic
+}
+
+// syntheticName is the symbol of synthetic symbol i.
+func (f *Fake) syntheticName(i int) string {
+	if i < len(f.names) {
+		return f.names[i]
+	}
+	return SyntheticSymbol(i)
 }
 
 // SyntheticSymbol names the synthetic symbol i.
@@ -174,7 +207,7 @@ func syntheticBar(i int, d time.Time) Bar {
 
 // series returns symbol's bars dated within [from, to], oldest first.
 func (f *Fake) series(symbol string, from, to time.Time) []Bar {
-	if i, ok := syntheticIndex(symbol); ok && i < f.Synthetic {
+	if i, ok := f.synthetic(symbol); ok {
 		f.mu.Lock()
 		restated := f.bars[symbol] // a synthetic bar restated with SetBar
 		f.mu.Unlock()
@@ -225,7 +258,7 @@ func (f *Fake) day(date time.Time, emit func(symbol string, b Bar)) {
 	restated := map[string]Bar{}
 	for sym, bars := range f.bars {
 		if b, ok := bars[ds]; ok {
-			if i, ok := syntheticIndex(sym); ok && i < f.Synthetic {
+			if _, ok := f.synthetic(sym); ok {
 				restated[sym] = b
 				continue
 			}
@@ -241,7 +274,7 @@ func (f *Fake) day(date time.Time, emit func(symbol string, b Bar)) {
 		return
 	}
 	for i := range f.Synthetic {
-		sym := SyntheticSymbol(i)
+		sym := f.syntheticName(i)
 		if b, ok := restated[sym]; ok {
 			emit(sym, b)
 			continue
@@ -261,7 +294,7 @@ func (f *Fake) firstDay(symbol string) string {
 			first = date
 		}
 	}
-	if i, ok := syntheticIndex(symbol); ok && i < f.Synthetic {
+	if _, ok := f.synthetic(symbol); ok {
 		first = SyntheticStart
 	}
 	return first

@@ -38,3 +38,39 @@ func TestBulkDayFollowsARestatedBar(t *testing.T) {
 		t.Fatalf("restated day has %d bars, want 3", strings.Count(after, `"code":`))
 	}
 }
+
+// A named universe serves its day under the given names, the rest under
+// their S names, and the bulk actions of that day as EODHD's bulk
+// endpoint lists them.
+func TestNamedSyntheticDay(t *testing.T) {
+	f := New("tok")
+	f.Synthetic = 3
+	f.SetNames([]string{"AAPL", "MSFT"})
+	f.SetSplit("MSFT", "2024-03-08", 2)
+	f.SetDividend("AAPL", "2024-03-08", 0.25)
+	get := func(typ string) string {
+		t.Helper()
+		rec := httptest.NewRecorder()
+		f.EODHD().ServeHTTP(rec, httptest.NewRequest("GET", "/api/eod-bulk-last-day/US?date=2024-03-08&fmt=json&api_token=tok"+typ, nil))
+		if rec.Code != 200 {
+			t.Fatalf("status %d", rec.Code)
+		}
+		b, _ := io.ReadAll(rec.Body)
+		return string(b)
+	}
+	day := get("")
+	for _, sym := range []string{"AAPL", "MSFT", "S00002"} {
+		if !strings.Contains(day, `"code":"`+sym+`"`) {
+			t.Errorf("%s missing from the day: %s", sym, day)
+		}
+	}
+	if strings.Contains(day, `"S00000"`) || !f.known("MSFT") || f.known("S00001") || !f.known("S00002") || f.known("S00003") {
+		t.Errorf("named symbols also known under their S names, or names unknown: %s", day)
+	}
+	if s := get("&type=splits"); !strings.Contains(s, `"code":"MSFT","exchange":"US","date":"2024-03-08","split":"2/1.000000"`) {
+		t.Errorf("splits: %s", s)
+	}
+	if d := get("&type=dividends"); !strings.Contains(d, `"code":"AAPL","exchange":"US","date":"2024-03-08","dividend":0.25`) {
+		t.Errorf("dividends: %s", d)
+	}
+}
