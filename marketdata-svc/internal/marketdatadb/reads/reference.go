@@ -65,12 +65,39 @@ func (s *Store) Tickers(ctx context.Context, q marketdata.TickerQuery) (marketda
 	if len(q.Symbols) > 0 {
 		return s.tickersBySymbols(ctx, q)
 	}
+	if q.Search == "" {
+		return s.tickerListing(ctx, q)
+	}
 	where := `WHERE ($1 = '' OR t.exchange_mic = $1)
 	  AND ($2 = '' OR t.symbol ILIKE $3 OR t.name ILIKE $3)`
 	args := []any{q.Exchange, q.Search, likePattern(q.Search)}
 	tickers, total, err := countedPage(ctx, s.db, `SELECT count(*) FROM tickers t `+where, `SELECT `+tickerColumns+`
 FROM tickers t LEFT JOIN exchanges e ON e.mic = t.exchange_mic `+where+`
 ORDER BY t.symbol LIMIT $4 OFFSET $5`, args, q.Limit, q.Offset, func(sc scanner) (marketdata.Ticker, error) { return scanTicker(sc) })
+	if err != nil {
+		return marketdata.TickerPage{}, fmt.Errorf("list tickers: %w", err)
+	}
+	return marketdata.TickerPage{Tickers: tickers, Total: total}, nil
+}
+
+// tickerListing is a page of every ticker, or of one exchange's, by
+// symbol. The page's symbols are found first on an index alone (the
+// primary key, or (exchange_mic, symbol)), and only its rows are read: a
+// deep offset skips index entries instead of reading and dropping rows,
+// and the statement names only the conditions it has, so that a generic
+// plan cannot fall back to reading the whole table for an "either" it
+// cannot decide ($1 = ” OR ...). Offset 10,000 of an exchange of 34,000
+// tickers cost 9 times offset 0 the other way (bench
+// scale_exchange_tickers, 170,000 tickers).
+func (s *Store) tickerListing(ctx context.Context, q marketdata.TickerQuery) (marketdata.TickerPage, error) {
+	where, args, n := "", []any{}, 1
+	if q.Exchange != "" {
+		where, args, n = "WHERE exchange_mic = $1", []any{q.Exchange}, 2
+	}
+	tickers, total, err := countedPage(ctx, s.db, `SELECT count(*) FROM tickers `+where, fmt.Sprintf(`SELECT `+tickerColumns+`
+FROM (SELECT symbol FROM tickers %s ORDER BY symbol LIMIT $%d OFFSET $%d) AS p
+JOIN tickers t USING (symbol) LEFT JOIN exchanges e ON e.mic = t.exchange_mic
+ORDER BY t.symbol`, where, n, n+1), args, q.Limit, q.Offset, func(sc scanner) (marketdata.Ticker, error) { return scanTicker(sc) })
 	if err != nil {
 		return marketdata.TickerPage{}, fmt.Errorf("list tickers: %w", err)
 	}
