@@ -48,10 +48,20 @@ type Fake struct {
 	// request put the fake's CPU, not the sync's, into the sync
 	// benchmark's window on shared cores.
 	bulkDays map[string][]byte
+	// restated counts the changes that drop bulkDays, so that a day
+	// rendered while one happened is served but not kept.
+	restated uint64
 	// names are the names of the first synthetic symbols (SetNames), and
 	// nameIndex their indexes.
 	names     []string
 	nameIndex map[string]int
+}
+
+// dropBulkDays forgets the rendered days after a change to what they
+// hold; f.mu is held.
+func (f *Fake) dropBulkDays() {
+	f.bulkDays = nil
+	f.restated++
 }
 
 // bulkDaysKept bounds the bulk answers kept: about 6 MB each at 50,000
@@ -78,7 +88,7 @@ func (f *Fake) SetBar(symbol string, b Bar) {
 		f.bars[symbol] = map[string]Bar{}
 	}
 	f.bars[symbol][b.Date] = b
-	f.bulkDays = nil
+	f.dropBulkDays()
 }
 
 // SetSplit adds a split (new shares per old) with ex-date date.
@@ -157,7 +167,7 @@ func (f *Fake) SetNames(names []string) {
 	for i, n := range names {
 		f.nameIndex[n] = i
 	}
-	f.bulkDays = nil
+	f.dropBulkDays()
 }
 
 // known tells whether the dataset has symbol.

@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A kept bulk day must never outlive a restatement: the sync's
@@ -36,6 +37,23 @@ func TestBulkDayFollowsARestatedBar(t *testing.T) {
 	}
 	if strings.Count(after, `"code":`) != 3 {
 		t.Fatalf("restated day has %d bars, want 3", strings.Count(after, `"code":`))
+	}
+}
+
+// A day rendered while a bar was restated holds the old bar: it must not
+// be kept for the requests after the restatement.
+func TestBulkDayRenderedDuringARestatementIsNotKept(t *testing.T) {
+	f := New("tok")
+	f.Synthetic = 3
+	date := time.Date(2024, 3, 8, 0, 0, 0, 0, time.UTC)
+	f.mu.Lock()
+	gen := f.restated
+	f.mu.Unlock()
+	stale := f.renderDay(date)
+	f.SetBar("S00001", Bar{Date: "2024-03-08", Open: "1", High: "2", Low: "0.5", Close: "1.5", Volume: "10"})
+	f.keepDay("2024-03-08", gen, stale)
+	if got := string(f.bulkDay(date)); got == string(stale) || !strings.Contains(got, `"code":"S00001","exchange_short_name":"US","date":"2024-03-08","open":1,`) {
+		t.Fatalf("the day rendered before the restatement was kept: %s", got)
 	}
 }
 

@@ -274,10 +274,18 @@ func (f *Fake) bulkDay(date time.Time) []byte {
 	key := date.Format(time.DateOnly)
 	f.mu.Lock()
 	body, ok := f.bulkDays[key]
+	gen := f.restated
 	f.mu.Unlock()
 	if ok {
 		return body
 	}
+	body = f.renderDay(date)
+	f.keepDay(key, gen, body)
+	return body
+}
+
+// renderDay writes date's bars as EODHD's bulk endpoint answers them.
+func (f *Fake) renderDay(date time.Time) []byte {
 	var buf bytes.Buffer
 	buf.WriteString("[")
 	first := true
@@ -289,13 +297,22 @@ func (f *Fake) bulkDay(date time.Time) []byte {
 		fmt.Fprintf(&buf, `{"code":%q,"exchange_short_name":"US",%s}`, sym, barJSON(b, `,"adjusted_close":`+jsonValue(b.Close)))
 	})
 	buf.WriteString("]")
+	return buf.Bytes()
+}
+
+// keepDay keeps the day rendered as body for the next requests, unless a
+// bar changed since gen: the render ran outside the lock and may hold
+// the old bar, so it is served once and not kept.
+func (f *Fake) keepDay(key string, gen uint64, body []byte) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.restated != gen {
+		return
+	}
 	if f.bulkDays == nil || len(f.bulkDays) >= bulkDaysKept {
 		f.bulkDays = map[string][]byte{}
 	}
-	f.bulkDays[key] = buf.Bytes()
-	return buf.Bytes()
+	f.bulkDays[key] = body
 }
 
 // Stooq serves the daily CSV download /q/d/l/?s=aapl.us&i=d&d1=&d2=
