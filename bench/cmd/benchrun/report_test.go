@@ -103,3 +103,43 @@ func TestSyncStatusGradesEveryRound(t *testing.T) {
 		}
 	}
 }
+
+// A ratio workload's rounds are graded as the sync's are: rounds on both
+// sides of the target are within noise even when the median clears it,
+// and a bound is held the same way from above.
+func TestRoundsAreGradedEachOne(t *testing.T) {
+	for _, tc := range []struct {
+		ratios []float64
+		target float64
+		want   string
+	}{
+		{[]float64{0.9, 0.88, 0.86}, 0.85, "pass"},
+		{[]float64{0.9, 0.88, 0.80, 0.91, 0.81}, 0.85, "within noise"},
+		{[]float64{0.9, 0.80, 0.81}, 0.85, "miss"},
+	} {
+		rounds := make([]Round, len(tc.ratios))
+		for i, r := range tc.ratios {
+			rounds[i] = Round{ServiceRPS: r * 1000, CeilingRPS: 1000, Ratio: r}
+		}
+		w := WorkloadResult{ID: "notes_get", Target: tc.target, Rounds: rounds}
+		w.grade()
+		if w.Status != tc.want {
+			t.Errorf("rounds %v target %v: %s, want %s", tc.ratios, tc.target, w.Status, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		ratios []float64
+		want   string
+	}{
+		{[]float64{1.0, 1.1, 1.2}, "pass"},
+		{[]float64{1.0, 1.1, 1.3}, "within noise"},
+		{[]float64{1.0, 1.3, 1.4}, "miss"},
+	} {
+		if got := boundStatus(tc.ratios, 1.25); got != tc.want {
+			t.Errorf("bound 1.25, rounds %v: %s, want %s", tc.ratios, got, tc.want)
+		}
+	}
+	if got := worstStatus("pass", "within noise"); got != "within noise" {
+		t.Errorf("worst of pass and within noise: %s", got)
+	}
+}

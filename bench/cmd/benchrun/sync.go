@@ -115,25 +115,23 @@ func (b *bench) runSync(ctx context.Context, w syncWorkload) error {
 	return nil
 }
 
-// syncStatus grades rounds sorted by ratio: a bound broken in any round
-// is a miss; against a ratio target, every round at or above it is a
-// pass, a median at or above it with rounds below "within noise", and a
-// median below it a miss; without a target the figure is reported.
+// syncStatus grades rounds: a bound broken in any round is a miss;
+// against a ratio target, roundsStatus grades their ratios; without a
+// target the figure is reported.
 func syncStatus(rounds []ImportResult, secondsBound, target float64) string {
 	for _, r := range rounds {
 		if (secondsBound > 0 && r.ImportSeconds > secondsBound) || r.ImportMaxRSSMB > syncMaxRSSMB {
 			return "miss"
 		}
 	}
-	switch {
-	case target == 0:
+	if target == 0 {
 		return "report"
-	case rounds[0].Ratio >= target:
-		return "pass"
-	case rounds[len(rounds)/2].Ratio >= target:
-		return "within noise"
 	}
-	return "miss"
+	ratios := make([]float64, len(rounds))
+	for i, r := range rounds {
+		ratios[i] = r.Ratio
+	}
+	return roundsStatus(ratios, target)
 }
 
 // syncRound is one measurement of w from a fresh database.
