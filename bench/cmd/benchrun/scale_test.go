@@ -407,3 +407,30 @@ func TestRenderScale(t *testing.T) {
 		t.Fatalf("small-only row: %s", row)
 	}
 }
+
+// A subset run's plans replace only the sections of the workloads it ran;
+// the others stay, marked with the revision that explained them.
+func TestKeepPlanSections(t *testing.T) {
+	old := "# Query plans\n\nGenerated at revision `old1` on a day.\n\n## scale_eod_range\n\nrange\n\n```\nold range plan\n```\n\n## scale_exchange_tickers\n\nlisting\n\n```\nold listing plan\n```\n"
+	fresh := "# Query plans\n\nGenerated at revision `new2` on a day.\n\n## scale_exchange_tickers\n\nlisting\n\n```\nnew listing plan\n```\n"
+	got := keepPlanSections(fresh, old)
+	for _, want := range []string{"revision `new2`", "new listing plan", "old range plan", "(Kept from the run at revision `old1`, which explained it last.)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("merged plans lack %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "old listing plan") {
+		t.Errorf("the re-explained section kept its old plan:\n%s", got)
+	}
+	if strings.Index(got, "## scale_eod_range") > strings.Index(got, "## scale_exchange_tickers") {
+		t.Errorf("sections out of the workloads' order:\n%s", got)
+	}
+	// Merged again by a later run, a kept section keeps its first mark.
+	again := keepPlanSections(strings.ReplaceAll(fresh, "new2", "new3"), got)
+	if strings.Count(again, "(Kept from") != 1 || !strings.Contains(again, "revision `old1`, which explained it last") {
+		t.Errorf("kept twice:\n%s", again)
+	}
+	if keepPlanSections(fresh, fresh) != fresh {
+		t.Errorf("a run that explained every section changed its own document")
+	}
+}

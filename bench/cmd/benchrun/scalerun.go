@@ -219,7 +219,13 @@ func (b *bench) runScale(ctx context.Context) error {
 			return fmt.Errorf("plans: %w", err)
 		}
 		run.PlanFlags = planFlags(plans)
-		if err := os.WriteFile(filepath.Join(b.cfg.Root, run.PlansFile), []byte(renderScalePlans(plans, b.res.GitRevision, b.started)), 0o644); err != nil {
+		file := filepath.Join(b.cfg.Root, run.PlansFile)
+		doc := renderScalePlans(plans, b.res.GitRevision, b.started)
+		// A subset run keeps the plans of the workloads it did not run.
+		if old, err := os.ReadFile(file); err == nil {
+			doc = keepPlanSections(doc, string(old))
+		}
+		if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
 			return err
 		}
 	}
@@ -865,6 +871,66 @@ func renderScalePlans(plans map[string][]scalePlan, rev string, at time.Time) st
 		}
 	}
 	return b.String()
+}
+
+// planSections splits a scale-plans document into its head and its
+// workloads' sections ("## id" to the next one), by id.
+func planSections(doc string) (head string, ids []string, sections map[string]string) {
+	parts := strings.Split(doc, "\n## ")
+	sections = map[string]string{}
+	for _, p := range parts[1:] {
+		id, _, _ := strings.Cut(p, "\n")
+		ids = append(ids, id)
+		sections[id] = "## " + strings.TrimRight(p, "\n") + "\n\n"
+	}
+	return parts[0] + "\n", ids, sections
+}
+
+// keptNote opens the line that marks a section kept from an earlier run;
+// a section kept twice keeps its first mark, which names the revision
+// that explained it.
+const keptNote = "(Kept from the run at revision"
+
+// keepPlanSections adds to fresh, a run's plans, the sections of old
+// (the file an earlier run wrote) for the workloads fresh lacks, each
+// marked with the revision that explained it, in the order of the
+// workloads.
+func keepPlanSections(fresh, old string) string {
+	head, _, got := planSections(fresh)
+	_, _, had := planSections(old)
+	oldRev := ""
+	if _, after, ok := strings.Cut(old, "at revision `"); ok {
+		oldRev, _, _ = strings.Cut(after, "`")
+	}
+	var kept []string
+	out := map[string]string{}
+	for id, sec := range got {
+		out[id] = sec
+	}
+	for id, sec := range had {
+		if _, ok := got[id]; ok {
+			continue
+		}
+		if !strings.Contains(sec, keptNote) {
+			title, rest, _ := strings.Cut(sec, "\n")
+			sec = title + "\n\n" + keptNote + " `" + oldRev + "`, which explained it last.)\n" + rest
+		}
+		out[id] = sec
+		kept = append(kept, id)
+	}
+	if len(kept) == 0 {
+		return fresh
+	}
+	slices.Sort(kept)
+	var b strings.Builder
+	b.WriteString(strings.TrimRight(head, "\n") + "\n\nThis run explained " + strings.Join(slices.Sorted(maps.Keys(got)), ", ") +
+		"; the sections of " + strings.Join(kept, ", ") + " are kept from the run at revision `" + oldRev + "`, and the list of flagged plans above covers this run's only.\n\n")
+	for _, sp := range append(slices.Clone(scaleSpecs), scaleHitSpec) {
+		if sec, ok := out[sp.id]; ok {
+			b.WriteString(sec)
+		}
+	}
+	return strings.TrimRight(b.String(), "\n") + "\n"
 }
 
 // searchRelevance sends searches drawn as scale_ticker_search draws them
