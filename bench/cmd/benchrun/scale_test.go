@@ -434,3 +434,35 @@ func TestKeepPlanSections(t *testing.T) {
 		t.Errorf("a run that explained every section changed its own document")
 	}
 }
+
+// A scale target is held in every round at the large size: rounds on
+// both sides of it are within noise, as for the ratio workloads.
+func TestGradeScaleHoldsEveryRound(t *testing.T) {
+	fig := func(ratios []float64, p50s, p99s []float64) *ScaleFigures {
+		f := &ScaleFigures{RoundRatios: ratios, Sizes: []ScaleSizeFigures{{Size: "small"}, {Size: "large"}}}
+		if len(ratios) > 0 {
+			f.Ratio = slices.Sorted(slices.Values(ratios))[len(ratios)/2]
+		}
+		for i := range p50s {
+			f.Rounds = append(f.Rounds, ScaleRound{Round: i + 1, Size: "small", P50Ms: 1, P99Ms: 2},
+				ScaleRound{Round: i + 1, Size: "large", P50Ms: p50s[i], P99Ms: p99s[i]})
+		}
+		return f
+	}
+	for _, tc := range []struct {
+		id   string
+		fig  *ScaleFigures
+		want string
+	}{
+		{"scale_eod_range", fig([]float64{1.2, 1.21, 1.1}, []float64{5, 5, 5}, []float64{20, 30, 40}), "pass"},
+		{"scale_eod_range", fig([]float64{1.34, 1.21, 1.20}, []float64{5, 5, 5}, []float64{20, 30, 40}), "within noise"},
+		{"scale_eod_range", fig([]float64{1.2, 1.21, 1.1}, []float64{5, 5, 5}, []float64{20, 60, 70}), "miss"},
+		{"scale_eod_date", fig(nil, []float64{5, 4, 31}, []float64{9, 9, 40}), "within noise"},
+		{"scale_eod_latest", fig(nil, []float64{12, 13, 12}, []float64{20, 20, 20}), "pass"},
+		{"scale_ticker_search", fig(nil, []float64{16, 20, 3}, []float64{20, 20, 20}), "miss"},
+	} {
+		if got := gradeScale(tc.id, tc.fig, false); got != tc.want {
+			t.Errorf("%s %+v: %s, want %s", tc.id, tc.fig.Rounds, got, tc.want)
+		}
+	}
+}
