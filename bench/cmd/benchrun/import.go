@@ -1,12 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -102,20 +102,57 @@ func (b *bench) prepareImport(ctx context.Context, res *ImportResult, db, file s
 func (b *bench) timeImport(ctx context.Context, res *ImportResult, env map[string]string, args ...string) (string, error) {
 	cmd := b.r.command(ctx, cmdSpec{name: b.bin("marketdata-svc"), args: args, env: env})
 	res.ImportCommand = b.r.commands[len(b.r.commands)-1]
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
 	t0 := time.Now()
-	out, err := cmd.CombinedOutput()
+	err := cmd.Start()
+	var hwm int64
+	if err == nil {
+		stop := watchHWM(cmd.Process.Pid)
+		err = cmd.Wait()
+		hwm = stop()
+	}
 	res.ImportSeconds = time.Since(t0).Seconds()
 	if err != nil {
 		// The last argument is the file.
-		return "", fmt.Errorf("marketdata-svc %s: %w: %s", strings.Join(args[:len(args)-1], " "), err, lastLines(string(out), 6))
+		return "", fmt.Errorf("marketdata-svc %s: %w: %s", strings.Join(args[:len(args)-1], " "), err, lastLines(out.String(), 6))
 	}
 	if ps := cmd.ProcessState; ps != nil {
 		res.ImportCPUSeconds = (ps.UserTime() + ps.SystemTime()).Seconds()
-		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-			res.ImportMaxRSSMB = float64(ru.Maxrss) / 1024
-		}
 	}
-	return string(out), nil
+	res.ImportMaxRSSMB = float64(hwm) / (1 << 20)
+	return out.String(), nil
+}
+
+// watchHWM samples pid's VmHWM every 10 ms until stop, which returns the
+// last figure read: the peak resident memory of the program pid runs.
+// The child's rusage cannot say it: Go starts a child with vfork, and at
+// exec Linux folds the high-water mark of the memory the child shared,
+// the parent's, into the child's ru_maxrss, so a command started by a
+// large benchrun reported benchrun's peak as its own.
+func watchHWM(pid int) (stop func() int64) {
+	done := make(chan struct{})
+	last := make(chan int64, 1)
+	go func() {
+		var hwm int64
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if h, _, err := memStatus(pid); err == nil && h > hwm {
+				hwm = h
+			}
+			select {
+			case <-done:
+				last <- hwm
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() int64 {
+		close(done)
+		return <-last
+	}
 }
 
 // score derives an import's rates from its timings and its verdict from
