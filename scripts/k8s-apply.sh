@@ -198,7 +198,8 @@ kversion=${KUSTOMIZE_VERSION:-v5.8.2}
 if ! [ -x "$KUSTOMIZE" ] || ! "$KUSTOMIZE" version 2>/dev/null | grep -qF "$kversion"; then
   GOBIN="$bin" go install "sigs.k8s.io/kustomize/kustomize/v5@$kversion"
 fi
-(cd "$root/deploy/k8s/apply" && go build -o "$tmp/k8sapplycheck" .)
+# The checker's own tests first: it is what says an overlay is whole.
+(cd "$root/deploy/k8s/apply" && go test -count=1 ./... && go build -o "$tmp/k8sapplycheck" .)
 
 summary=()
 for dir in "$root"/deploy/k8s/overlays/*/; do

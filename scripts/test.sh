@@ -23,8 +23,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export GOWORK=off
 modules=(pkg notes-svc marketdata-svc)
-# Tool modules whose unit tests belong to `make test` too.
-tool_modules=(tools/fuzzrun clients)
+# Tool modules whose unit tests belong to `make test` too: the bench's
+# and the fault suite's grading and reports among them (their runs are
+# `make bench` and `make faults`; their tests need no server).
+tool_modules=(tools/fuzzrun clients bench resilience)
 fuzztime=${FUZZTIME:-50000x}
 mode=${1:-all}   # all | --fuzz-only | --bench
 
