@@ -630,7 +630,7 @@ func renderMarkdown(r Results, root string) string {
 			if x.TargetText != "" {
 				w("### %s: %s (ratio %.2f; target %s)\n\n", x.ID, x.Title, x.Ratio, x.TargetText)
 			} else {
-				w("### %s (ratio %.2f, target %.1f)\n\n", x.Title, x.Ratio, x.Target)
+				w("### %s (ratio %.2f, target %s×)\n\n", x.Title, x.Ratio, strconv.FormatFloat(x.Target, 'f', -1, 64))
 			}
 			if x.Profile.Error != "" {
 				w("Profile failed: %s\n\n", x.Profile.Error)
