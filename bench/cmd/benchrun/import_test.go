@@ -41,8 +41,16 @@ func TestWatchHWMIsTheChilds(t *testing.T) {
 		t.Fatal(err)
 	}
 	mb := stop() >> 20
-	if mb < hwmChildMB || mb > hwmChildMB+64 {
-		t.Errorf("child's peak %d MB, want about %d MB (the parent holds %d MB)", mb, hwmChildMB, len(big)>>20)
+	parent, _, err := memStatus(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// rusage would give at least the parent's peak; the child's own is its
+	// 48 MB and its runtime (more under the race detector's shadow
+	// memory, which the parent's 256 MB has too).
+	t.Logf("child %d MB, parent %d MB", mb, parent>>20)
+	if mb < hwmChildMB || mb >= parent>>20-64 {
+		t.Errorf("child's peak %d MB, want from %d MB to well under the parent's %d MB", mb, hwmChildMB, parent>>20)
 	}
 	big[0] = 2 // big stays live while the child runs
 }
