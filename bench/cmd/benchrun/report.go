@@ -184,11 +184,7 @@ func (w *WorkloadResult) grade() {
 	case w.Service.Errors > 0:
 		w.Status = "miss"
 	case len(w.Rounds) > 0:
-		ratios := make([]float64, len(w.Rounds))
-		for i, r := range w.Rounds {
-			ratios[i] = r.Ratio
-		}
-		w.Status = roundsStatus(ratios, w.Target)
+		w.Status = roundsStatus(figuresOf(w.Rounds, func(r Round) float64 { return r.Ratio }), w.Target)
 	case w.Ratio >= w.Target:
 		w.Status = "pass"
 	default:
@@ -209,6 +205,15 @@ func roundsStatus(ratios []float64, target float64) string {
 		return "within noise"
 	}
 	return "miss"
+}
+
+// figuresOf is one figure of each round.
+func figuresOf[T any](rounds []T, figure func(T) float64) []float64 {
+	out := make([]float64, len(rounds))
+	for i, r := range rounds {
+		out[i] = figure(r)
+	}
+	return out
 }
 
 // worstStatus is the worse of two grades: a miss, then within noise,

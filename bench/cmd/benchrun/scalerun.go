@@ -892,15 +892,14 @@ func renderScalePlans(plans map[string][]scalePlan, rev string, at time.Time) st
 
 // planSections splits a scale-plans document into its head and its
 // workloads' sections ("## id" to the next one), by id.
-func planSections(doc string) (head string, ids []string, sections map[string]string) {
+func planSections(doc string) (head string, sections map[string]string) {
 	parts := strings.Split(doc, "\n## ")
 	sections = map[string]string{}
 	for _, p := range parts[1:] {
 		id, _, _ := strings.Cut(p, "\n")
-		ids = append(ids, id)
 		sections[id] = "## " + strings.TrimRight(p, "\n") + "\n\n"
 	}
-	return parts[0] + "\n", ids, sections
+	return parts[0] + "\n", sections
 }
 
 // keptNote opens the line that marks a section kept from an earlier run;
@@ -913,41 +912,34 @@ const keptNote = "(Kept from the run at revision"
 // marked with the revision that explained it, in the order of the
 // workloads.
 func keepPlanSections(fresh, old string) string {
-	head, _, got := planSections(fresh)
-	_, _, had := planSections(old)
+	head, got := planSections(fresh)
+	_, had := planSections(old)
 	oldRev := ""
 	if _, after, ok := strings.Cut(old, "at revision `"); ok {
 		oldRev, _, _ = strings.Cut(after, "`")
 	}
 	var kept []string
-	out := map[string]string{}
-	for id, sec := range got {
-		out[id] = sec
-	}
-	for id, sec := range had {
-		if _, ok := got[id]; ok {
-			continue
+	var body strings.Builder
+	for _, sp := range append(slices.Clone(scaleSpecs), scaleHitSpec) {
+		sec, ok := got[sp.id]
+		if !ok {
+			if sec, ok = had[sp.id]; !ok {
+				continue
+			}
+			if !strings.Contains(sec, keptNote) {
+				title, rest, _ := strings.Cut(sec, "\n")
+				sec = title + "\n\n" + keptNote + " `" + oldRev + "`, which explained it last.)\n" + rest
+			}
+			kept = append(kept, sp.id)
 		}
-		if !strings.Contains(sec, keptNote) {
-			title, rest, _ := strings.Cut(sec, "\n")
-			sec = title + "\n\n" + keptNote + " `" + oldRev + "`, which explained it last.)\n" + rest
-		}
-		out[id] = sec
-		kept = append(kept, id)
+		body.WriteString(sec)
 	}
 	if len(kept) == 0 {
 		return fresh
 	}
-	slices.Sort(kept)
-	var b strings.Builder
-	b.WriteString(strings.TrimRight(head, "\n") + "\n\nThis run explained " + strings.Join(slices.Sorted(maps.Keys(got)), ", ") +
-		"; the sections of " + strings.Join(kept, ", ") + " are kept from the run at revision `" + oldRev + "`, and the list of flagged plans above covers this run's only.\n\n")
-	for _, sp := range append(slices.Clone(scaleSpecs), scaleHitSpec) {
-		if sec, ok := out[sp.id]; ok {
-			b.WriteString(sec)
-		}
-	}
-	return strings.TrimRight(b.String(), "\n") + "\n"
+	return strings.TrimRight(head, "\n") + "\n\nThis run explained " + strings.Join(slices.Sorted(maps.Keys(got)), ", ") +
+		"; the sections of " + strings.Join(kept, ", ") + " are kept from the run at revision `" + oldRev +
+		"`, and the list of flagged plans above covers this run's only.\n\n" + strings.TrimRight(body.String(), "\n") + "\n"
 }
 
 // searchRelevance sends searches drawn as scale_ticker_search draws them

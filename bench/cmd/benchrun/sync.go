@@ -127,11 +127,7 @@ func syncStatus(rounds []ImportResult, secondsBound, target float64) string {
 	if target == 0 {
 		return "report"
 	}
-	ratios := make([]float64, len(rounds))
-	for i, r := range rounds {
-		ratios[i] = r.Ratio
-	}
-	return roundsStatus(ratios, target)
+	return roundsStatus(figuresOf(rounds, func(r ImportResult) float64 { return r.Ratio }), target)
 }
 
 // syncRound is one measurement of w from a fresh database.

@@ -136,12 +136,10 @@ func (b *bench) runTenantScale(ctx context.Context) error {
 	}
 	// Both listings are held to the bound in every round, as the ratio
 	// workloads are (boundStatus): rounds on both sides are within noise.
-	var tags, qs []float64
-	for _, r := range ts.Rounds {
-		tags, qs = append(tags, r.TagP50Ratio), append(qs, r.QP50Ratio)
-	}
 	ts.Status = "miss"
 	if ts.TagP50Ratio > 0 && ts.QP50Ratio > 0 && errs == 0 {
+		tags := figuresOf(ts.Rounds, func(p TenantPair) float64 { return p.TagP50Ratio })
+		qs := figuresOf(ts.Rounds, func(p TenantPair) float64 { return p.QP50Ratio })
 		ts.Status = worstStatus(boundStatus(tags, ts.Target), boundStatus(qs, ts.Target))
 	}
 	b.logf("tenant_scale: median of %d rounds: tag ×%.2f, q ×%.2f: %s", tenantRounds, ts.TagP50Ratio, ts.QP50Ratio, ts.Status)
