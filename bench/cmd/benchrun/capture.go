@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/tickerdesk/tickerdesk/bench/internal/sqlcapture"
 )
 
@@ -21,13 +23,22 @@ import (
 type probe struct {
 	workload string
 	db       string
-	send     func(ctx context.Context, i int) error // i: 0 or 1, the two capture windows
-	bind     func(i, script int) sqlcapture.Binding // bindings of window i for script number script
-	prelude  string
+	send     func(ctx context.Context, i int) error // i: the capture window, or an unmeasured request from probeWindows up
+	// minimal sends the same request to the minimal notes server, for a
+	// workload it is the ceiling of; nil for the others.
+	minimal func(ctx context.Context, i int) error
+	bind    func(i, script int) sqlcapture.Binding // bindings of window i for script number script
+	prelude string
 }
 
+// probeWindows is how many times each probe request is captured: a
+// statement counts as the request's only when every window has it, so a
+// background statement (the webhook relay's and the job queue's polls,
+// every 100 ms or so) must land in all of them to pass.
+const probeWindows = 3
+
 // captured is the SQL of one workload: the statements of the first probe
-// window that also ran in the second (so background statements drop out).
+// window that also ran in every other (so background statements drop out).
 type captured struct {
 	stmts []sqlcapture.Statement
 	probe probe
@@ -74,13 +85,81 @@ func (b *bench) captureSQL(ctx context.Context, probes []probe) (map[string]capt
 		return nil, err
 	}
 	defer b.stopServices()
-	return b.captureProbes(ctx, probes)
+	caps, err := b.captureServiceProbes(ctx, probes)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.checkMinimalSQL(ctx, probes, caps); err != nil {
+		return nil, err
+	}
+	return caps, nil
 }
 
-// captureProbes sends every probe's requests to the running services
-// (started with statement logging on their databases) and reads back the
-// statements each ran from the server log.
-func (b *bench) captureProbes(ctx context.Context, probes []probe) (map[string]captured, error) {
+// captureServiceProbes is captureProbes of the requests to the services.
+func (b *bench) captureServiceProbes(ctx context.Context, probes []probe) (map[string]captured, error) {
+	return b.captureProbes(ctx, probes, "service", func(p probe) func(context.Context, int) error { return p.send })
+}
+
+// checkMinimalSQL sends the probes of the notes workloads to a minimal
+// notes server started with statement logging, and fails unless it ran
+// the statements the service ran, in the same order: the minimal server
+// copies notes-svc's statements by hand, and a ceiling that runs other
+// SQL (fewer columns, a different filter) measures other work.
+func (b *bench) checkMinimalSQL(ctx context.Context, probes []probe, caps map[string]captured) error {
+	var sent []probe
+	for _, p := range probes {
+		if p.minimal != nil {
+			sent = append(sent, p)
+		}
+	}
+	if len(sent) == 0 {
+		return nil
+	}
+	if err := b.startMinimal(ctx); err != nil {
+		return err
+	}
+	defer func() {
+		b.minimal.stop()
+		b.minimal = nil
+	}()
+	got, err := b.captureProbes(ctx, sent, "minimal", func(p probe) func(context.Context, int) error { return p.minimal })
+	if err != nil {
+		return err
+	}
+	for _, p := range sent {
+		if diff := sqlDiff(caps[p.workload].stmts, got[p.workload].stmts); diff != "" {
+			return fmt.Errorf("%s: the minimal notes server (bench/cmd/minimalnotes) does not run the SQL notes-svc runs; copy notesdb's statements again: %s", p.workload, diff)
+		}
+	}
+	return nil
+}
+
+// sqlDiff describes how the statements of a and b differ in text or order;
+// "" when they do not.
+func sqlDiff(service, minimal []sqlcapture.Statement) string {
+	n := max(len(service), len(minimal))
+	for i := range n {
+		var s, m string
+		if i < len(service) {
+			s = service[i].SQL
+		}
+		if i < len(minimal) {
+			m = minimal[i].SQL
+		}
+		if s != m {
+			return fmt.Sprintf("statement %d of %d: notes-svc ran %q, the minimal server %q", i+1, n, s, m)
+		}
+	}
+	return ""
+}
+
+// captureProbes sends every probe's requests (through send: to the
+// running services, or to the minimal server) with statement logging on
+// their databases, and reads back the statements each ran from the server
+// log. Each window is opened and closed by a marker statement on a
+// connection of the harness's own, so that it spans the request and
+// little more, and a statement is kept only when every window ran it.
+func (b *bench) captureProbes(ctx context.Context, probes []probe, tag string, send func(probe) func(context.Context, int) error) (map[string]captured, error) {
 	logPath, err := b.serverLog(ctx)
 	if err != nil {
 		return nil, err
@@ -90,20 +169,46 @@ func (b *bench) captureProbes(ctx context.Context, probes []probe) (map[string]c
 		return nil, err
 	}
 	offset := st.Size()
+	markers := map[string]*pgx.Conn{}
+	defer func() {
+		for _, c := range markers {
+			c.Close(context.WithoutCancel(ctx))
+		}
+	}()
+	mark := func(db, text string) error {
+		c := markers[db]
+		if c == nil {
+			cfg, err := pgx.ParseConfig(b.db.dbURL(db))
+			if err != nil {
+				return err
+			}
+			cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+			if c, err = pgx.ConnectConfig(ctx, cfg); err != nil {
+				return fmt.Errorf("marker connection: %w", err)
+			}
+			markers[db] = c
+		}
+		_, err := c.Exec(ctx, "SELECT '"+text+"'")
+		return err
+	}
+	marker := func(p probe, i int, edge string) string {
+		return fmt.Sprintf("bench-probe:%s:%s:%d:%s", tag, p.workload, i, edge)
+	}
 	for _, p := range probes {
-		for i := range 2 {
+		do := send(p)
+		for i := range probeWindows {
 			// An unmeasured request first, so keys are verified and
 			// statements prepared before the window opens.
-			if err := p.send(ctx, i+2); err != nil {
+			if err := do(ctx, i+probeWindows); err != nil {
 				return nil, fmt.Errorf("probe %s: %w", p.workload, err)
 			}
-			if err := b.db.exec(ctx, p.db, fmt.Sprintf("SELECT 'bench-probe:%s:%d:start'", p.workload, i)); err != nil {
+			if err := mark(p.db, marker(p, i, "start")); err != nil {
 				return nil, err
 			}
-			if err := p.send(ctx, i); err != nil {
+			if err := do(ctx, i); err != nil {
 				return nil, fmt.Errorf("probe %s: %w", p.workload, err)
 			}
-			if err := b.db.exec(ctx, p.db, fmt.Sprintf("SELECT 'bench-probe:%s:%d:end'", p.workload, i)); err != nil {
+			if err := mark(p.db, marker(p, i, "end")); err != nil {
 				return nil, err
 			}
 		}
@@ -129,18 +234,20 @@ func (b *bench) captureProbes(ctx context.Context, probes []probe) (map[string]c
 	}
 	out := map[string]captured{}
 	for _, p := range probes {
-		var windows [2][]sqlcapture.Statement
-		for i := range 2 {
-			w, err := sqlcapture.Between(all, fmt.Sprintf("bench-probe:%s:%d:start", p.workload, i),
-				fmt.Sprintf("bench-probe:%s:%d:end", p.workload, i), skip)
+		var stmts []sqlcapture.Statement
+		for i := range probeWindows {
+			w, err := sqlcapture.Between(all, marker(p, i, "start"), marker(p, i, "end"), skip)
 			if err != nil {
 				return nil, fmt.Errorf("capture %s: %w", p.workload, err)
 			}
-			windows[i] = w
+			if i == 0 {
+				stmts = w
+			} else {
+				stmts = sqlcapture.Common(stmts, w)
+			}
 		}
-		stmts := sqlcapture.Common(windows[0], windows[1])
 		if len(stmts) == 0 {
-			return nil, fmt.Errorf("capture %s: the service ran no SQL for the probe request", p.workload)
+			return nil, fmt.Errorf("capture %s: the %s ran no SQL for the probe request", p.workload, tag)
 		}
 		out[p.workload] = captured{stmts: stmts, probe: p}
 	}
@@ -189,12 +296,27 @@ func httpCall(ctx context.Context, method, u, key string, body []byte) ([]byte, 
 
 // httpAnswer is httpCall with the answer's headers.
 func httpAnswer(ctx context.Context, method, u, key string, body []byte) (http.Header, []byte, error) {
+	return httpSend(ctx, method, u, key, "", body)
+}
+
+// notesCall is httpCall for a notes request as notes.lua sends it: with
+// the account's key, which notes-svc reads, and its id as X-Account-ID,
+// which the minimal notes server reads.
+func notesCall(ctx context.Context, method, u string, a benchAccount, body []byte) ([]byte, error) {
+	_, data, err := httpSend(ctx, method, u, a.key, a.accountID, body)
+	return data, err
+}
+
+func httpSend(ctx context.Context, method, u, key, account string, body []byte) (http.Header, []byte, error) {
 	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
 	if err != nil {
 		return nil, nil, err
 	}
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if account != "" {
+		req.Header.Set("X-Account-ID", account)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")

@@ -447,7 +447,7 @@ func (b *bench) runIntradayQuery(ctx context.Context) error {
 	b.mdSvc, err = start("probe")
 	var caps map[string]captured
 	if err == nil {
-		caps, err = b.captureProbes(ctx, []probe{p})
+		caps, err = b.captureServiceProbes(ctx, []probe{p})
 	}
 	b.stopServices()
 	if rerr := b.db.exec(ctx, "postgres", fmt.Sprintf("ALTER DATABASE %s RESET log_statement", intradayDB)); err == nil {

@@ -41,13 +41,31 @@ func (b *bench) probes() []probe {
 			}
 		}
 	}
-	listProbe := func(name, query string) probe {
-		return probe{workload: name, db: notesDB, bind: notesBind(nil),
-			send: func(ctx context.Context, i int) error {
-				_, err := httpCall(ctx, "GET", b.notesURL("/v1/notes?"+query), b.notes[i].key, nil)
+	// notesProbe is a notes request sent as notes.lua sends it, to
+	// notes-svc (send) and to the minimal server (minimal), each of which
+	// reads the account its own way.
+	notesProbe := func(name, method string, path func(a benchAccount) string, body []byte) probe {
+		to := func(base func(string) string) func(context.Context, int) error {
+			return func(ctx context.Context, i int) error {
+				a := b.notes[i]
+				_, err := notesCall(ctx, method, base(path(a)), a, body)
 				return err
-			}}
+			}
+		}
+		return probe{workload: name, db: notesDB, bind: notesBind(nil), send: to(b.notesURL), minimal: to(b.minimalURL)}
 	}
+	listProbe := func(name, query string) probe {
+		return notesProbe(name, "GET", func(benchAccount) string { return "/v1/notes?" + query }, nil)
+	}
+	post := notesProbe("notes_post", "POST", func(benchAccount) string { return "/v1/notes" }, []byte(postBody))
+	post.bind = notesBind(func(v string) string {
+		if noteIDRe.MatchString(v) {
+			return "newid"
+		}
+		return ""
+	})
+	// A fresh primary key per transaction, as the service generates.
+	post.prelude = "\\set newid random(1, 9000000000000000000)\n"
 	y0, y1 := b.first.Year()+1, b.last.Year()
 	all := []probe{
 		{workload: "eod_miss", db: marketdataDB,
@@ -73,24 +91,8 @@ func (b *bench) probes() []probe {
 			// same days 1..28 of every month the HTTP side walks.
 			prelude: fmt.Sprintf("\\set y random(%d, %d)\n\\set m random(1, 12)\n\\set d random(1, 28)\n\\set dt :y * 10000 + :m * 100 + :d\n", y0, y1),
 		},
-		{workload: "notes_get", db: notesDB, bind: notesBind(nil),
-			send: func(ctx context.Context, i int) error {
-				_, err := httpCall(ctx, "GET", b.notesURL("/v1/notes/"+b.notes[i].noteID), b.notes[i].key, nil)
-				return err
-			}},
-		{workload: "notes_post", db: notesDB,
-			bind: notesBind(func(v string) string {
-				if noteIDRe.MatchString(v) {
-					return "newid"
-				}
-				return ""
-			}),
-			send: func(ctx context.Context, i int) error {
-				_, err := httpCall(ctx, "POST", b.notesURL("/v1/notes"), b.notes[i].key, []byte(postBody))
-				return err
-			},
-			// A fresh primary key per transaction, as the service generates.
-			prelude: "\\set newid random(1, 9000000000000000000)\n"},
+		notesProbe("notes_get", "GET", func(a benchAccount) string { return "/v1/notes/" + a.noteID }, nil),
+		post,
 		listProbe("notes_list_tag", listTagQuery),
 		listProbe("notes_list_q", listSearchQuery),
 	}

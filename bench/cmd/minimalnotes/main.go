@@ -8,8 +8,10 @@
 //
 //	minimalnotes -addr 127.0.0.1:18091 -db postgres://...
 //
-// The statements are copied from notes-svc/internal/notesdb (store.go):
-// keep them in step with it, or the ceiling measures different work.
+// The statements are copied from what notes-svc runs (its GORM model
+// builds them in internal/notesdb): keep them in step with it, or the
+// ceiling measures different work. make bench captures the SQL both
+// servers run for the same probe requests and stops when it differs.
 package main
 
 import (
@@ -37,17 +39,24 @@ func main() {
 	cmdmain.Run("minimalnotes", run)
 }
 
-// The statements of notes-svc/internal/notesdb, byte for byte.
+// The statements of notes-svc/internal/notesdb, byte for byte, as GORM
+// builds them from the model (make bench fails when they differ: it
+// captures both servers' SQL for the same requests).
 const (
-	noteColumns   = "id, account_id, title, content, tags, created_at, updated_at, version"
-	selectNoteSQL = `SELECT ` + noteColumns + ` FROM notes WHERE account_id = $1 AND id = $2`
+	noteColumns   = `"id","account_id","title","content","tags","created_at","updated_at","version","pinned","trashed_at"`
+	selectNoteSQL = `SELECT ` + noteColumns + ` FROM "notes" WHERE account_id = $1 AND id = $2`
 	// Every change appends its event atomically with it: notes-svc joins
 	// the two inserts in one statement, one round trip.
-	createSQL = `WITH note AS (INSERT INTO notes (` + noteColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)) ` +
-		`INSERT INTO events (id, account_id, type, created_at, data) VALUES ($9, $2, 'note.created', $6, $10)`
-	tagFilter    = ` WHERE account_id COLLATE "C" = $1 AND notes_tag_keys(account_id, tags) @> notes_tag_keys($1, $2::text[]) AND tags @> $2`
-	searchFilter = ` WHERE account_id COLLATE "C" = $1 AND notes_account_search_keys(account_id, search) @@ notes_account_search_keys($1, websearch_to_tsquery('english', $2)) AND search @@ websearch_to_tsquery('english', $2)`
-	pageSuffix   = ` ORDER BY created_at, id LIMIT $3`
+	createSQL = `WITH note AS (INSERT INTO "notes" (` + noteColumns + `) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)) ` +
+		`INSERT INTO "events" ("id","account_id","type","created_at","data") VALUES ($11,$12,$13,$14,$15) RETURNING "seq"`
+	// A listing's filter: the account and, for the tag filter, its keyed
+	// postings and the tags; for search, the account's search keys and
+	// the search vector; untrashed notes only. $1 and $2 are the account,
+	// $3 and $4 the tags or the query.
+	tagFilter    = ` WHERE account_id COLLATE "C" = $1 AND (notes_tag_keys(account_id, tags) @> notes_tag_keys($2, $3::text[]) AND tags @> $4) AND trashed_at IS NULL`
+	searchFilter = ` WHERE account_id COLLATE "C" = $1 AND trashed_at IS NULL AND (notes_account_search_keys(account_id, search) @@ notes_account_search_keys($2, websearch_to_tsquery('english', $3)) AND search @@ websearch_to_tsquery('english', $4))`
+	pageColumns  = `"notes"."id","notes"."account_id","notes"."title","notes"."content","notes"."tags","notes"."created_at","notes"."updated_at","notes"."version","notes"."pinned","notes"."trashed_at"`
+	pageSuffix   = ` ORDER BY "created_at","id" LIMIT $5`
 )
 
 func run(ctx context.Context, args []string, _ func(string) string, stdout io.Writer) error {
@@ -87,20 +96,23 @@ type server struct{ pool *pgxpool.Pool }
 
 // note is a row of notes in the shape the API writes.
 type note struct {
-	ID        string    `json:"id"`
-	AccountID string    `json:"-"`
-	Title     string    `json:"title"`
-	Content   string    `json:"content"`
-	Tags      []string  `json:"tags"`
-	CreatedAt time.Time `json:"-"`
-	UpdatedAt time.Time `json:"-"`
-	Version   int64     `json:"-"`
-	Created   string    `json:"created_at"`
-	Updated   string    `json:"updated_at"`
+	ID        string     `json:"id"`
+	AccountID string     `json:"-"`
+	Title     string     `json:"title"`
+	Content   string     `json:"content"`
+	Tags      []string   `json:"tags"`
+	CreatedAt time.Time  `json:"-"`
+	UpdatedAt time.Time  `json:"-"`
+	Version   int64      `json:"-"`
+	TrashedAt *time.Time `json:"-"`
+	Created   string     `json:"created_at"`
+	Updated   string     `json:"updated_at"`
+	Pinned    bool       `json:"pinned"`
+	Trashed   *string    `json:"trashed_at"`
 }
 
 func (n *note) dest() []any {
-	return []any{&n.ID, &n.AccountID, &n.Title, &n.Content, &n.Tags, &n.CreatedAt, &n.UpdatedAt, &n.Version}
+	return []any{&n.ID, &n.AccountID, &n.Title, &n.Content, &n.Tags, &n.CreatedAt, &n.UpdatedAt, &n.Version, &n.Pinned, &n.TrashedAt}
 }
 
 const timeFormat = "2006-01-02T15:04:05Z"
@@ -111,6 +123,10 @@ func (n *note) format() {
 	}
 	n.Created = n.CreatedAt.UTC().Format(timeFormat)
 	n.Updated = n.UpdatedAt.UTC().Format(timeFormat)
+	if n.TrashedAt != nil {
+		t := n.TrashedAt.UTC().Format(timeFormat)
+		n.Trashed = &t
+	}
 }
 
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -188,7 +204,9 @@ func (s *server) create(w http.ResponseWriter, r *http.Request, account string) 
 		http.Error(w, "encode error", http.StatusInternalServerError)
 		return
 	}
-	if _, err := s.pool.Exec(r.Context(), createSQL, n.ID, n.AccountID, n.Title, n.Content, n.Tags, now, now, n.Version, "evt_"+newID(now), event); err != nil {
+	var seq int64
+	if err := s.pool.QueryRow(r.Context(), createSQL, n.ID, n.AccountID, n.Title, n.Content, n.Tags, now, now, n.Version, n.Pinned, n.TrashedAt,
+		"evt_"+newID(now), n.AccountID, "note.created", now, event).Scan(&seq); err != nil {
 		http.Error(w, "database error", http.StatusInternalServerError)
 		return
 	}
@@ -218,11 +236,11 @@ func (s *server) list(w http.ResponseWriter, r *http.Request, account string) {
 	}
 	ctx := r.Context()
 	var total int64
-	if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM notes"+filter, account, arg).Scan(&total); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM "notes"`+filter, account, account, arg, arg).Scan(&total); err != nil {
 		http.Error(w, "database error", http.StatusInternalServerError)
 		return
 	}
-	rows, err := s.pool.Query(ctx, "SELECT "+noteColumns+" FROM notes"+filter+pageSuffix, account, arg, limit)
+	rows, err := s.pool.Query(ctx, `SELECT `+pageColumns+` FROM "notes"`+filter+pageSuffix, account, account, arg, arg, limit)
 	if err != nil {
 		http.Error(w, "database error", http.StatusInternalServerError)
 		return
