@@ -56,10 +56,16 @@ function miss_workload(first, path, query)
   end
 end
 
+-- done prints the run's summary, with its latency percentiles at every
+-- 0.1% (the "q" grid) so that the harness can merge the latencies of
+-- several short runs (loadgen.Merge) into the percentiles of the whole.
 function done(summary, latency, requests)
   local e = summary.errors
+  local q = {}
+  for i = 1, 999 do q[i] = string.format("%d", latency:percentile(i / 10)) end
   io.write(string.format(
-    'BENCHJSON {"duration_us":%d,"requests":%d,"bytes":%d,"errors_connect":%d,"errors_read":%d,"errors_write":%d,"errors_status":%d,"errors_timeout":%d,"latency_mean_us":%.1f,"latency_max_us":%d,"p50_us":%d,"p90_us":%d,"p99_us":%d,"p999_us":%d}\n',
+    'BENCHJSON {"duration_us":%d,"requests":%d,"bytes":%d,"errors_connect":%d,"errors_read":%d,"errors_write":%d,"errors_status":%d,"errors_timeout":%d,"latency_mean_us":%.1f,"latency_max_us":%d,"p50_us":%d,"p90_us":%d,"p99_us":%d,"p999_us":%d,"q":[%s]}\n',
     summary.duration, summary.requests, summary.bytes, e.connect, e.read, e.write, e.status, e.timeout,
-    latency.mean, latency.max, latency:percentile(50), latency:percentile(90), latency:percentile(99), latency:percentile(99.9)))
+    latency.mean, latency.max, latency:percentile(50), latency:percentile(90), latency:percentile(99), latency:percentile(99.9),
+    table.concat(q, ",")))
 end

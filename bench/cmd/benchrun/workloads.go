@@ -262,15 +262,22 @@ const minimalWhat = "minimal notes server (bench/cmd/minimalnotes: net/http, pgx
 // measurement, and Side.Metrics holds the differences: what the measured
 // load alone did, not the warm-up that grew the pools and filled caches.
 func (b *bench) measureHTTP(ctx context.Context, w httpWorkload, pid int, what string, counters func() map[string]float64) (Side, error) {
-	if _, _, err := b.wrkRun(ctx, b.cfg.Warmup, w, true, false); err != nil {
-		return Side{}, fmt.Errorf("warm-up: %w", err)
+	return b.measureSlice(ctx, w, pid, what, counters, b.cfg.Duration, true)
+}
+
+// measureSlice measures w for d, after a warm-up when warm is set.
+func (b *bench) measureSlice(ctx context.Context, w httpWorkload, pid int, what string, counters func() map[string]float64, d time.Duration, warm bool) (Side, error) {
+	if warm {
+		if _, _, err := b.wrkRun(ctx, b.cfg.Warmup, w, true, false); err != nil {
+			return Side{}, fmt.Errorf("warm-up: %w", err)
+		}
 	}
 	var before map[string]float64
 	if counters != nil {
 		before = counters()
 	}
-	s := startSampler(pid, b.roles(), b.cfg.Duration, b.cfg.Cores)
-	m, cmdline, err := b.wrkRun(ctx, b.cfg.Duration, w, false, true)
+	s := startSampler(pid, b.roles(), d, b.cfg.Cores)
+	m, cmdline, err := b.wrkRun(ctx, d, w, false, true)
 	s.finish()
 	if err != nil {
 		return Side{}, err
@@ -284,6 +291,53 @@ func (b *bench) measureHTTP(ctx context.Context, w httpWorkload, pid int, what s
 		}
 	}
 	return side, nil
+}
+
+// sliceOrder is the order of the sides (0 the service, 1 its ceiling) in
+// slice k of round i: each pair the other way round from the one before,
+// and each round starting the other way round from the one before, so
+// that neither side always runs first, in a round or in the run.
+func sliceOrder(i, k int) [2]int {
+	if (i+k)%2 == 1 {
+		return [2]int{1, 0}
+	}
+	return [2]int{0, 1}
+}
+
+// joinSlices is one side of a round measured in slices, taken as one
+// measurement: the load's figures merged (loadgen.Merge), the cores each
+// part used averaged over the slices' time, the counters added up and the
+// largest resident set kept.
+func joinSlices(parts []Side) (Side, error) {
+	if len(parts) == 1 {
+		return parts[0], nil
+	}
+	runs := make([]loadgen.Measurement, len(parts))
+	for i, p := range parts {
+		runs[i] = p.Measurement
+	}
+	m, err := loadgen.Merge(runs)
+	if err != nil {
+		return Side{}, err
+	}
+	out := Side{Measurement: m, What: parts[0].What, CPU: map[string]float64{},
+		Command: fmt.Sprintf("%s (%d slices of this length, interleaved with the other side's)", parts[0].Command, len(parts))}
+	for _, p := range parts {
+		share := p.Seconds / m.Seconds
+		out.ProcessCores += p.ProcessCores * share
+		out.MachineBusyCores += p.MachineBusyCores * share
+		for k, v := range p.CPU {
+			out.CPU[k] += v * share
+		}
+		out.MaxRSSMB = max(out.MaxRSSMB, p.MaxRSSMB)
+		if p.Metrics != nil && out.Metrics == nil {
+			out.Metrics = map[string]float64{}
+		}
+		for k, v := range p.Metrics {
+			out.Metrics[k] += v
+		}
+	}
+	return out, nil
 }
 
 func (b *bench) measurePgbench(ctx context.Context, name, db string, files []string, defines map[string]string) (Side, error) {
@@ -412,33 +466,33 @@ func (b *bench) runWorkloads(ctx context.Context, caps map[string]captured) erro
 		}
 		// The service side, with its counters.
 		counters := b.serviceCounters(ctx, s.service, svcDB)
-		measureService := func() (Side, error) {
+		measureService := func(d time.Duration, warm bool) (Side, error) {
 			if err := reset(); err != nil {
 				return Side{}, err
 			}
-			side, err := b.measureHTTP(ctx, s.http, pids[s.service].pid(), s.service, counters)
+			side, err := b.measureSlice(ctx, s.http, pids[s.service].pid(), s.service, counters, d, warm)
 			if err != nil {
 				return Side{}, fmt.Errorf("%s: %w", s.id, err)
 			}
 			return side, nil
 		}
 		// The HTTP ceiling: the minimal notes server or bare Gin.
-		var measureCeiling func() (Side, error)
+		var measureCeiling func(d time.Duration, warm bool) (Side, error)
 		switch {
 		case s.minimal:
-			measureCeiling = func() (Side, error) {
+			measureCeiling = func(d time.Duration, warm bool) (Side, error) {
 				if err := reset(); err != nil {
 					return Side{}, err
 				}
-				c, err := b.measureHTTP(ctx, s.http.at(b.minimalURL("")), b.minimal.pid(), minimalWhat, nil)
+				c, err := b.measureSlice(ctx, s.http.at(b.minimalURL("")), b.minimal.pid(), minimalWhat, nil, d, warm)
 				if err != nil {
 					return Side{}, fmt.Errorf("%s ceiling: %w", s.id, err)
 				}
 				return c, nil
 			}
 		case s.ceilingHTTP != nil:
-			measureCeiling = func() (Side, error) {
-				c, err := b.measureHTTP(ctx, *s.ceilingHTTP, b.ceiling.pid(), "bare Gin handler, same bytes", nil)
+			measureCeiling = func(d time.Duration, warm bool) (Side, error) {
+				c, err := b.measureSlice(ctx, *s.ceilingHTTP, b.ceiling.pid(), "bare Gin handler, same bytes", nil, d, warm)
 				if err != nil {
 					return Side{}, fmt.Errorf("%s ceiling: %w", s.id, err)
 				}
@@ -446,35 +500,51 @@ func (b *bench) runWorkloads(ctx context.Context, caps map[string]captured) erro
 			}
 		}
 		// A workload held to a target against an HTTP ceiling is measured
-		// in rounds, the service and its ceiling back to back, so that the
+		// in rounds, the service and its ceiling side by side, so that the
 		// machine's drift over a run falls on both sides of each round's
-		// ratio; the order turns every round (service first, then ceiling
-		// first), so that neither side always runs on the warmer or the
-		// fuller machine. The median round stands for the workload.
-		rounds := 1
+		// ratio. Within a round each side runs in slices (BENCH_SLICES)
+		// that alternate with the other side's, each pair in the opposite
+		// order to the one before (service, ceiling, ceiling, service,
+		// ...), so that a round compares the two over the same stretch of
+		// the machine's time rather than over two stretches one after the
+		// other; each side warms up before its first slice of a round.
+		// The median round stands for the workload.
+		rounds, slices := 1, 1
 		if s.target > 0 && measureCeiling != nil {
-			rounds = b.cfg.Rounds
+			rounds, slices = b.cfg.Rounds, b.cfg.Slices
+			res.Slices = slices
 		}
+		sliceLen := b.cfg.Duration / time.Duration(slices)
 		type sides struct{ service, ceiling Side }
 		var measured []sides
 		for i := 0; i < rounds; i++ {
-			var pair sides
-			steps := []struct {
-				into    *Side
-				measure func() (Side, error)
-			}{{&pair.service, measureService}, {&pair.ceiling, measureCeiling}}
-			if i%2 == 1 {
-				steps[0], steps[1] = steps[1], steps[0]
+			var parts [2][]Side
+			for k := 0; k < slices; k++ {
+				for _, o := range sliceOrder(i, k) {
+					measure := measureService
+					if o == 1 {
+						measure = measureCeiling
+					}
+					if measure == nil {
+						continue
+					}
+					side, err := measure(sliceLen, k == 0)
+					if err != nil {
+						return err
+					}
+					parts[o] = append(parts[o], side)
+				}
 			}
-			for _, st := range steps {
-				if st.measure == nil {
+			var pair sides
+			for o, into := range []*Side{&pair.service, &pair.ceiling} {
+				if len(parts[o]) == 0 {
 					continue
 				}
-				side, err := st.measure()
+				side, err := joinSlices(parts[o])
 				if err != nil {
-					return err
+					return fmt.Errorf("%s: %w", s.id, err)
 				}
-				*st.into = side
+				*into = side
 			}
 			measured = append(measured, pair)
 		}

@@ -5,6 +5,7 @@ package loadgen
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,6 +34,9 @@ type Measurement struct {
 	// LatencyNote says how latencies were derived when not measured
 	// directly.
 	LatencyNote string `json:"latency_note,omitempty"`
+	// Grid is wrk's latency at every 0.1% (0.1 to 99.9), in µs, which
+	// Merge needs; not recorded.
+	Grid []int64 `json:"-"`
 }
 
 type wrkSummary struct {
@@ -49,6 +53,7 @@ type wrkSummary struct {
 	P50Us         int64   `json:"p50_us"`
 	P90Us         int64   `json:"p90_us"`
 	P99Us         int64   `json:"p99_us"`
+	Q             []int64 `json:"q"`
 }
 
 // ParseWrk reads the BENCHJSON line that lua/common.lua's done() prints.
@@ -65,7 +70,7 @@ func ParseWrk(stdout string) (Measurement, error) {
 			return Measurement{}, fmt.Errorf("parse wrk summary: %w", err)
 		}
 		m := Measurement{Tool: "wrk", Requests: s.Requests, Seconds: float64(s.DurationUs) / 1e6, Bytes: s.Bytes,
-			P50Ms: ms(s.P50Us), P90Ms: ms(s.P90Us), P99Ms: ms(s.P99Us), MeanMs: s.MeanUs / 1000, MaxMs: ms(s.MaxUs)}
+			P50Ms: ms(s.P50Us), P90Ms: ms(s.P90Us), P99Ms: ms(s.P99Us), MeanMs: s.MeanUs / 1000, MaxMs: ms(s.MaxUs), Grid: s.Q}
 		if m.Seconds > 0 {
 			m.RPS = float64(s.Requests) / m.Seconds
 		}
@@ -80,6 +85,73 @@ func ParseWrk(stdout string) (Measurement, error) {
 }
 
 func ms(us int64) float64 { return float64(us) / 1000 }
+
+// gridSteps is the number of percentiles in a wrk run's Grid.
+const gridSteps = 999
+
+// Merge is the measurement of several wrk runs of the same load taken as
+// one: requests, bytes, errors and seconds add up, the mean is weighted by
+// requests, and the percentiles are those of the runs' latencies pooled,
+// each run's distribution read from its Grid (every 0.1%) and weighted by
+// its requests, so a merged percentile is within 0.1% of rank of the true
+// one. One run is returned as it is.
+func Merge(runs []Measurement) (Measurement, error) {
+	if len(runs) == 0 {
+		return Measurement{}, errors.New("merge: no runs")
+	}
+	if len(runs) == 1 {
+		return runs[0], nil
+	}
+	type point struct {
+		us     int64
+		weight float64
+	}
+	var pts []point
+	out := Measurement{Tool: runs[0].Tool}
+	var notes []string
+	var latencySum float64
+	for i, r := range runs {
+		if r.Tool != "wrk" || len(r.Grid) != gridSteps {
+			return Measurement{}, fmt.Errorf("merge: run %d has no latency grid", i+1)
+		}
+		out.Requests += r.Requests
+		out.Seconds += r.Seconds
+		out.Bytes += r.Bytes
+		out.Errors += r.Errors
+		out.MaxMs = max(out.MaxMs, r.MaxMs)
+		latencySum += r.MeanMs * float64(r.Requests)
+		if r.ErrorsNote != "" {
+			notes = append(notes, fmt.Sprintf("run %d: %s", i+1, r.ErrorsNote))
+		}
+		for _, us := range r.Grid {
+			pts = append(pts, point{us, float64(r.Requests) / gridSteps})
+		}
+	}
+	out.ErrorsNote = strings.Join(notes, "; ")
+	if out.Seconds > 0 {
+		out.RPS = float64(out.Requests) / out.Seconds
+	}
+	if out.Requests > 0 {
+		out.MeanMs = latencySum / float64(out.Requests)
+	}
+	slices.SortFunc(pts, func(a, b point) int { return cmp.Compare(a.us, b.us) })
+	var total float64
+	for _, p := range pts {
+		total += p.weight
+	}
+	at := func(pct float64) float64 {
+		want, sum := total*pct/100, 0.0
+		for _, p := range pts {
+			if sum += p.weight; sum >= want {
+				return ms(p.us)
+			}
+		}
+		return ms(pts[len(pts)-1].us)
+	}
+	out.P50Ms, out.P90Ms, out.P99Ms = at(50), at(90), at(99)
+	out.LatencyNote = fmt.Sprintf("percentiles of %d runs pooled from each run's percentiles at every 0.1%%", len(runs))
+	return out, nil
+}
 
 var (
 	tpsRe       = regexp.MustCompile(`(?m)^tps = ([0-9.]+) \(without initial connection time\)`)

@@ -1,8 +1,11 @@
 package loadgen
 
 import (
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -83,5 +86,71 @@ func TestPercentile(t *testing.T) {
 	}
 	if got := Percentile(v[:1], 99); got != 1 {
 		t.Fatalf("p99 of one = %d", got)
+	}
+}
+
+// grid is a wrk latency grid whose percentile i/10 is f(i).
+func grid(f func(i int) int64) []int64 {
+	g := make([]int64, gridSteps)
+	for i := range g {
+		g[i] = f(i + 1)
+	}
+	return g
+}
+
+func TestParseWrkGrid(t *testing.T) {
+	q := make([]string, gridSteps)
+	for i := range q {
+		q[i] = strconv.Itoa(i + 1)
+	}
+	m, err := ParseWrk(`BENCHJSON {"duration_us":1000000,"requests":10,"p50_us":500,"q":[` + strings.Join(q, ",") + `]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Grid) != gridSteps || m.Grid[0] != 1 || m.Grid[gridSteps-1] != gridSteps {
+		t.Fatalf("grid of %d points, first %v", len(m.Grid), m.Grid[:1])
+	}
+}
+
+// TestMerge pools runs by their requests: three quarters of the requests
+// answered in 100 µs and a quarter in 1 ms put the median at 100 µs and
+// the 90th percentile at 1 ms, which neither run's own percentiles nor
+// their average would give.
+func TestMerge(t *testing.T) {
+	fast := Measurement{Tool: "wrk", Requests: 3000, Seconds: 2, MeanMs: 0.1, MaxMs: 0.2, Grid: grid(func(int) int64 { return 100 })}
+	slow := Measurement{Tool: "wrk", Requests: 1000, Seconds: 2, MeanMs: 1, MaxMs: 3, Errors: 2, ErrorsNote: "status>=400: 2",
+		Grid: grid(func(int) int64 { return 1000 })}
+	m, err := Merge([]Measurement{fast, slow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Requests != 4000 || m.Seconds != 4 || m.RPS != 1000 || m.Errors != 2 || m.MaxMs != 3 {
+		t.Errorf("totals: %+v", m)
+	}
+	if math.Abs(m.MeanMs-0.325) > 1e-9 {
+		t.Errorf("mean %.4f ms, want 0.325 (weighted by requests)", m.MeanMs)
+	}
+	if m.P50Ms != 0.1 || m.P90Ms != 1 || m.P99Ms != 1 {
+		t.Errorf("p50/p90/p99 = %v/%v/%v ms, want 0.1/1/1", m.P50Ms, m.P90Ms, m.P99Ms)
+	}
+	if !strings.Contains(m.ErrorsNote, "run 2: status>=400: 2") || m.LatencyNote == "" {
+		t.Errorf("notes: %q, %q", m.ErrorsNote, m.LatencyNote)
+	}
+
+	// Two runs of one distribution merge into that distribution.
+	linear := Measurement{Tool: "wrk", Requests: 500, Seconds: 1, Grid: grid(func(i int) int64 { return int64(i) })}
+	m, err = Merge([]Measurement{linear, linear})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.P50Ms != 0.5 || m.P90Ms != 0.9 || m.P99Ms != 0.99 {
+		t.Errorf("identical runs: p50/p90/p99 = %v/%v/%v ms, want 0.5/0.9/0.99", m.P50Ms, m.P90Ms, m.P99Ms)
+	}
+
+	if _, err := Merge([]Measurement{fast, {Tool: "wrk", Requests: 1, Seconds: 1}}); err == nil {
+		t.Error("a run without its latency grid was merged: its percentiles would be lost")
+	}
+	if one, err := Merge([]Measurement{slow}); err != nil || one.P50Ms != slow.P50Ms || one.LatencyNote != "" {
+		t.Errorf("one run: %+v, %v; want it as it is", one, err)
 	}
 }
