@@ -8,6 +8,8 @@ require (
 	github.com/tickerdesk/tickerdesk/pkg v0.0.0
 )
 
+require github.com/google/uuid v1.6.0
+
 require (
 	github.com/bytedance/gopkg v0.1.3 // indirect
 	github.com/bytedance/sonic v1.15.0 // indirect
