@@ -73,6 +73,12 @@ func ParseConfig(rawURL string, o PoolOptions) (*pgx.ConnConfig, error) {
 	if err != nil {
 		return nil, ErrInvalidURL
 	}
+	configure(cfg, o)
+	return cfg, nil
+}
+
+// configure applies o's session settings to cfg.
+func configure(cfg *pgx.ConnConfig, o PoolOptions) {
 	if o.ConnectTimeout > 0 {
 		cfg.ConnectTimeout = o.ConnectTimeout
 	} else if cfg.ConnectTimeout == 0 {
@@ -102,7 +108,6 @@ func ParseConfig(rawURL string, o PoolOptions) (*pgx.ConnConfig, error) {
 		cfg.RuntimeParams["statement_timeout"] = strconv.FormatInt(o.StatementTimeout.Milliseconds(), 10)
 		cfg.RuntimeParams["idle_in_transaction_session_timeout"] = strconv.FormatInt((2 * o.StatementTimeout).Milliseconds(), 10)
 	}
-	return cfg, nil
 }
 
 // Open returns a pool on cfg with o's limits. It does not connect: the

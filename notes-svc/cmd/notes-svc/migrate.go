@@ -20,6 +20,9 @@ func migrateCommand(ctx context.Context, cfg config.Config, args []string, stdou
 
 func migrate(ctx context.Context, cfg config.Config, stdout io.Writer) error {
 	log := newLogger(cfg, stdout)
+	// One connection, so that the session settings below hold for every
+	// statement of the migrations.
+	cfg.DBMaxOpenConns = 1
 	db, err := openDB(cfg, nil)
 	if err != nil {
 		return err
@@ -30,11 +33,10 @@ func migrate(ctx context.Context, cfg config.Config, stdout io.Writer) error {
 	if _, err := db.ExecContext(ctx, "SET statement_timeout = 0; SET lock_timeout = '60s'"); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	db.SetMaxOpenConns(1)
-	if err := notesdb.Migrate(ctx, db, log); err != nil {
+	if err := notesdb.Migrate(ctx, db.DB, log); err != nil {
 		return err
 	}
 	// River's tables (the webhook queue) after the service's own, under
 	// River's versioning.
-	return delivery.Migrate(ctx, db, log)
+	return delivery.Migrate(ctx, db.DB, log)
 }

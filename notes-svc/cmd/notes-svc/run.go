@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"io"
 	"log/slog"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notesdb"
 	"github.com/tickerdesk/tickerdesk/pkg/cmdmain"
 	"github.com/tickerdesk/tickerdesk/pkg/healthcheck"
+	"github.com/tickerdesk/tickerdesk/pkg/postgres"
 )
 
 const usage = `usage: notes-svc [command]
@@ -57,7 +57,7 @@ func newLogger(cfg config.Config, stdout io.Writer) *slog.Logger {
 
 // openStore opens the pool and the store on it; the caller closes the
 // pool, which the store does not own.
-func openStore(cfg config.Config, tracer pgx.QueryTracer) (*notesdb.Store, *sql.DB, error) {
+func openStore(cfg config.Config, tracer pgx.QueryTracer) (*notesdb.Store, *postgres.Pool, error) {
 	db, err := openDB(cfg, tracer)
 	if err != nil {
 		return nil, nil, err
@@ -74,13 +74,12 @@ func openStore(cfg config.Config, tracer pgx.QueryTracer) (*notesdb.Store, *sql.
 
 // openDB opens the pool; tracer (pkg/tracing's, or nil) sees its
 // statements.
-func openDB(cfg config.Config, tracer pgx.QueryTracer) (*sql.DB, error) {
+func openDB(cfg config.Config, tracer pgx.QueryTracer) (*postgres.Pool, error) {
 	if err := cfg.RequireDatabase(); err != nil {
 		return nil, err
 	}
 	return notesdb.Open(cfg.DatabaseURL, notesdb.PoolOptions{
 		MaxOpenConns:     cfg.DBMaxOpenConns,
-		MaxIdleConns:     cfg.DBMaxIdleConns,
 		ConnMaxLifetime:  cfg.DBConnMaxLifetime,
 		ConnMaxIdleTime:  cfg.DBConnMaxIdleTime,
 		StatementTimeout: cfg.DBStatementTimeout,

@@ -95,7 +95,7 @@ func serve(ctx context.Context, cfg config.Config, stdout io.Writer) error {
 	if cfg.RateLimitPerSecond > 0 {
 		rateLimit = keyrate.NewLimiter(cfg.RateLimitPerSecond, nil)
 	}
-	hooks, queue, err := newWebhooks(cfg, db, store, log)
+	hooks, queue, err := newWebhooks(cfg, db.DB, store, log)
 	if err != nil {
 		return err
 	}
@@ -111,7 +111,7 @@ func serve(ctx context.Context, cfg config.Config, stdout io.Writer) error {
 
 	gin.SetMode(gin.ReleaseMode)
 	api, err := httpapi.NewServer(httpapi.Options{
-		Notes: notes.NewService(store, nil).WithListLimiter(listings).WithEventRetention(cfg.EventRetention), Auth: authn, Ping: primaryCheck(db), DB: db, Log: log, AccessLog: accesslog.New(out, cfg.LogLevel),
+		Notes: notes.NewService(store, nil).WithListLimiter(listings).WithEventRetention(cfg.EventRetention), Auth: authn, Ping: primaryCheck(db.DB), DBStats: postgres.NewPoolCollector(db.PGX, "notes"), Log: log, AccessLog: accesslog.New(out, cfg.LogLevel),
 		RequestTimeout: cfg.RequestTimeout, TrustedProxies: cfg.TrustedProxies, Version: version, Trace: tr.Middleware(), RateLimit: rateLimit,
 		Webhooks: hooks,
 	})

@@ -29,7 +29,6 @@ type Config struct {
 	HTTPMaxHeaderBytes    int
 
 	DBMaxOpenConns     int
-	DBMaxIdleConns     int
 	DBConnMaxLifetime  time.Duration
 	DBConnMaxIdleTime  time.Duration
 	DBStatementTimeout time.Duration
@@ -119,10 +118,6 @@ func Load(getenv func(string) string) (Config, error) {
 			r.Fail("WEBHOOK_SECRET_KEY", "must be 32 bytes in standard base64 (openssl rand -base64 32)")
 		}
 	}
-	// Idle connections below the open limit make a busy pool close and
-	// reopen PostgreSQL sessions under steady load, so by default every
-	// open connection may stay idle.
-	c.DBMaxIdleConns = r.IntIn("DB_MAX_IDLE_CONNS", c.DBMaxOpenConns, 0, 1000)
 	// A listing holds no connection while its client reads, but each one
 	// in progress still costs a batch of memory and database time: a
 	// quarter of the pool by default, and half of that for one account,
@@ -131,9 +126,6 @@ func Load(getenv func(string) string) (Config, error) {
 	c.ListMaxPerAccount = r.Int("LIST_MAX_PER_ACCOUNT", max(1, min(2, c.ListMaxConcurrent/2)))
 	c.ListWait = r.DurationOrOff("LIST_WAIT", time.Second, time.Millisecond, time.Minute)
 	c.ListBatchSize = r.IntIn("LIST_BATCH_SIZE", 500, 1, 10_000)
-	if c.DBMaxIdleConns > c.DBMaxOpenConns {
-		r.Fail("DB_MAX_IDLE_CONNS", "must be between 0 and DB_MAX_OPEN_CONNS")
-	}
 	// Each webhook attempt holds a pool connection while it sends: as many
 	// workers as connections would leave none for the API or the queue, so
 	// by default they take at most half the pool.

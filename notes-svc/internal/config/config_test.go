@@ -17,8 +17,8 @@ func TestDefaults(t *testing.T) {
 	if c.HTTPAddr != ":8080" || c.ShutdownDrain != 5*time.Second || c.TrustedProxies != nil || c.KeyCacheTTL != 30*time.Second || c.LogLevel != slog.LevelInfo {
 		t.Errorf("defaults = %+v", c)
 	}
-	if c.DBMaxIdleConns != c.DBMaxOpenConns || c.GCPercent != 400 {
-		t.Errorf("idle conns %d of %d open, gc percent %d", c.DBMaxIdleConns, c.DBMaxOpenConns, c.GCPercent)
+	if c.DBMaxOpenConns != 20 || c.GCPercent != 400 {
+		t.Errorf("%d open conns, gc percent %d", c.DBMaxOpenConns, c.GCPercent)
 	}
 	if c.EventRetention != 30*24*time.Hour || c.TrashRetention != 30*24*time.Hour {
 		t.Errorf("retentions: events %s, trash %s; want 30 days each", c.EventRetention, c.TrashRetention)
@@ -50,7 +50,7 @@ func TestOverridesAndErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.HTTPAddr != ":9000" || len(c.TrustedProxies) != 2 || c.ShutdownDrain != 0 || c.LogLevel != slog.LevelDebug || c.DBMaxIdleConns != 8 {
+	if c.HTTPAddr != ":9000" || len(c.TrustedProxies) != 2 || c.ShutdownDrain != 0 || c.LogLevel != slog.LevelDebug || c.DBMaxOpenConns != 8 {
 		t.Errorf("config = %+v", c)
 	}
 	var b strings.Builder

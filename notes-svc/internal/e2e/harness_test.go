@@ -3,7 +3,6 @@ package e2e_test
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"io"
@@ -36,6 +35,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/pkg/keyrate"
 	"github.com/tickerdesk/tickerdesk/pkg/keystore"
 	"github.com/tickerdesk/tickerdesk/pkg/logbuf"
+	"github.com/tickerdesk/tickerdesk/pkg/postgres"
 	"github.com/tickerdesk/tickerdesk/pkg/tracing"
 )
 
@@ -85,7 +85,7 @@ type env struct {
 	srv     *httptest.Server
 	api     *httpapi.Server
 	store   *notesdb.Store
-	db      *sql.DB
+	db      *postgres.Pool
 	url     string
 	tracker *auth.LastUsedTracker
 	logs    *logbuf.Buffer
@@ -171,11 +171,11 @@ func newEnv(t *testing.T, opts ...envOptions) *env {
 	if o.guard == nil {
 		o.guard = &egress.Guard{AllowPrivate: true}
 	}
-	if e.hooks, err = webhookdb.New(db); err != nil {
+	if e.hooks, err = webhookdb.New(db.DB); err != nil {
 		t.Fatal(err)
 	}
 	quiet := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	e.queue, err = delivery.New(delivery.Options{DB: db, Store: e.hooks, Guard: o.guard, EventLog: e.store, Log: quiet,
+	e.queue, err = delivery.New(delivery.Options{DB: db.DB, Store: e.hooks, Guard: o.guard, EventLog: e.store, Log: quiet,
 		PollInterval: 20 * time.Millisecond, RetryBase: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -185,7 +185,7 @@ func newEnv(t *testing.T, opts ...envOptions) *env {
 		t.Fatal(err)
 	}
 	e.api, err = httpapi.NewServer(httpapi.Options{
-		Notes: notes.NewService(e.store, nil).WithListLimiter(e.listings).WithEventRetention(o.eventRetention), Auth: authn, Ping: e.store.Ping, DB: db,
+		Notes: notes.NewService(e.store, nil).WithListLimiter(e.listings).WithEventRetention(o.eventRetention), Auth: authn, Ping: e.store.Ping, DBStats: postgres.NewPoolCollector(db.PGX, "notes"),
 		Log: slog.New(slog.NewJSONHandler(e.logs, nil)), AccessLog: accesslog.New(e.logs, nil), RequestTimeout: o.requestTimeout, Version: "test",
 		Trace: o.tracing.Middleware(),
 		// On, as in production, so that its headers are checked against

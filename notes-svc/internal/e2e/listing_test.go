@@ -143,7 +143,7 @@ func TestStalledListingsDoNotHoldConnections(t *testing.T) {
 		case <-answered:
 		case <-guard:
 			t.Fatalf("%d of %d stalled listings answered; the rest wait while %d of %d connections are in use",
-				n, stalled, e.db.Stats().InUse, pool)
+				n, stalled, int(e.db.PGX.Stat().AcquiredConns()), pool)
 		}
 	}
 	// The account may have two unpaged listings in progress: the rest are
@@ -176,7 +176,7 @@ func TestStalledListingsDoNotHoldConnections(t *testing.T) {
 	idle := false
 	var inUse, idleSamples int
 	for range 300 {
-		if inUse = e.db.Stats().InUse; inUse == 0 {
+		if inUse = int(e.db.PGX.Stat().AcquiredConns()); inUse == 0 {
 			idleSamples++
 		} else {
 			idleSamples = 0
@@ -203,7 +203,7 @@ func TestStalledListingsDoNotHoldConnections(t *testing.T) {
 				return
 			default:
 			}
-			maxInUse = max(maxInUse, e.db.Stats().InUse)
+			maxInUse = max(maxInUse, int(e.db.PGX.Stat().AcquiredConns()))
 			time.Sleep(time.Millisecond)
 		}
 	})

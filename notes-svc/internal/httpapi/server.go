@@ -4,7 +4,6 @@ package httpapi
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -29,9 +28,10 @@ type Options struct {
 	Auth  *auth.Authenticator
 	// Ping checks the database for /readyz.
 	Ping func(context.Context) error
-	// DB, when set, has its pool statistics exported on /metrics.
-	DB  *sql.DB
-	Log *slog.Logger
+	// DBStats, when set, exports the pool's statistics on /metrics
+	// (pkg/postgres.PoolCollector).
+	DBStats prometheus.Collector
+	Log     *slog.Logger
 	// AccessLog writes a line per request into Log's stream.
 	AccessLog *accesslog.Log
 	// RequestTimeout bounds each API request; zero means none.
@@ -79,8 +79,8 @@ func NewServer(o Options) (*Server, error) {
 	}
 	s := &Server{notes: o.Notes, auth: o.Auth, ping: o.Ping, log: o.Log, registry: prometheus.NewRegistry(), openapi: doc, limiter: o.RateLimit, webhooks: o.Webhooks}
 	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	if o.DB != nil {
-		s.registry.MustRegister(collectors.NewDBStatsCollector(o.DB, "notes"))
+	if o.DBStats != nil {
+		s.registry.MustRegister(o.DBStats)
 	}
 	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{Name: "notes_build_info", Help: "Build of the running notes-svc.",
 		ConstLabels: prometheus.Labels{"version": o.Version}})

@@ -1,9 +1,11 @@
 // Package notesdb stores notes, accounts, API keys and idempotency records
 // in PostgreSQL, and owns the embedded schema migrations.
 //
-// Notes and idempotency records go through GORM on pgx (under
-// database/sql), in one session with prepared statements and no implicit
-// transactions: the gorm tags of notes.Note are the one mapping of a note
+// Notes and idempotency records go through GORM on a pgx pool, with
+// database/sql over it (pkg/postgres.Pool), in one session with prepared
+// statements (pgx's statement cache prepares each statement once per
+// connection and then executes it by name) and no implicit transactions:
+// the gorm tags of notes.Note are the one mapping of a note
 // to its row, and every statement, listings included, is built from them,
 // so a field of the model is read, inserted, updated and replayed without
 // a column list here to keep. A note's tags, a text[], cross with pgx's
@@ -17,10 +19,11 @@
 // The two hot statements, a note read by id (noteOf) and a note inserted,
 // are built by GORM from the model once, at New (hot.go), and replayed
 // with each call's arguments. The insert goes through Exec. The read runs
-// on a connection of the pool GORM runs on (database/sql's Conn, not
-// GORM's Connection, whose session costs 10 allocations and 1.6 KiB a
-// call) and is read through pgx itself (Conn.Raw), straight into the
-// model's fields:
+// on the pool GORM runs on, through pgx itself, straight into the model's
+// fields, without database/sql (whose hold of a connection, taken through
+// its own pool's lock, cost 2.5 µs of a read's 60 µs of CPU: notes_get
+// at 17,054 against 16,504 req/s, medians of three interleaved 6 s runs) or GORM's
+// Connection (whose session costs 10 allocations and 1.6 KiB a call):
 // a profile of make bench's notes_get showed GORM's Raw and Rows,
 // database/sql's Rows (a cancellation goroutine a query) and pgx's stdlib
 // adapter (value converters built for every result, each column converted
@@ -73,6 +76,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
 	"gorm.io/gorm"
@@ -88,35 +92,41 @@ import (
 // pkg/postgres's, so both services open their pools the same way.
 type PoolOptions = postgres.PoolOptions
 
-// Open returns a connection pool for the PostgreSQL database at dsn. It
-// does not connect: the first query or Ping does.
-func Open(dsn string, o PoolOptions) (*sql.DB, error) {
+// Open returns the connection pool of the PostgreSQL database at dsn: a
+// pgx pool, which the note read runs on, and database/sql on it for GORM,
+// goose and the other stores of the notes database (pkg/postgres.Pool).
+// It does not connect: the first query or Ping does.
+func Open(dsn string, o PoolOptions) (*postgres.Pool, error) {
 	if o.ApplicationName == "" {
 		o.ApplicationName = "notes-svc"
 	}
-	cfg, err := postgres.ParseConfig(dsn, o)
+	pool, err := postgres.OpenPool(dsn, o, func(cfg *pgxpool.Config) {
+		params := cfg.ConnConfig.RuntimeParams
+		// Every statement names one account and has one good plan
+		// whatever the values: the account's index, or the
+		// account-qualified GIN keys of a filter. Left to choose,
+		// PostgreSQL re-plans a tag filter on every execution once the
+		// table is large (a parameter's selectivity on the keys is
+		// unknown, so the generic plan looks dear), which cost more than
+		// the scan itself: 3.2 ms against 1.3 ms per count and page at
+		// 5,000 accounts, 1.2 ms with the generic plan (bench
+		// tenant_scale).
+		if _, ok := params["plan_cache_mode"]; !ok {
+			params["plan_cache_mode"] = "force_generic_plan"
+		}
+		// No statement reads more than one account's notes, so none
+		// gains from parallel workers, and a generic plan, which cannot
+		// see how few notes a keyed posting list holds, can cost a
+		// filtered listing high enough to start two: 65-100 ms of worker
+		// start-up for 0.2 ms of work on 1M notes (bench tenant_scale).
+		if _, ok := params["max_parallel_workers_per_gather"]; !ok {
+			params["max_parallel_workers_per_gather"] = "0"
+		}
+	})
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	// Every statement names one account and has one good plan whatever
-	// the values: the account's index, or the account-qualified GIN keys
-	// of a filter. Left to choose, PostgreSQL re-plans a tag filter on
-	// every execution once the table is large (a parameter's selectivity
-	// on the keys is unknown, so the generic plan looks dear), which cost
-	// more than the scan itself: 3.2 ms against 1.3 ms per count and page
-	// at 5,000 accounts, 1.2 ms with the generic plan (bench tenant_scale).
-	if _, ok := cfg.RuntimeParams["plan_cache_mode"]; !ok {
-		cfg.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
-	}
-	// No statement reads more than one account's notes, so none gains
-	// from parallel workers, and a generic plan, which cannot see how few
-	// notes a keyed posting list holds, can cost a filtered listing high
-	// enough to start two: 65-100 ms of worker start-up for 0.2 ms of
-	// work on 1M notes (bench tenant_scale).
-	if _, ok := cfg.RuntimeParams["max_parallel_workers_per_gather"]; !ok {
-		cfg.RuntimeParams["max_parallel_workers_per_gather"] = "0"
-	}
-	return postgres.Open(cfg, o), nil
+	return pool, nil
 }
 
 //go:embed migrations/*.sql
@@ -154,7 +164,7 @@ func Migrate(ctx context.Context, db *sql.DB, log *slog.Logger) error {
 type Store struct {
 	*keystore.Store
 	db    *gorm.DB
-	sql   *sql.DB
+	pool  *postgres.Pool
 	batch ListBatch
 	// notes is the parsed model of notes.Note, and noteColumns its
 	// columns, which a write returns.
@@ -178,23 +188,28 @@ type Store struct {
 }
 
 // New returns a Store on db, which the caller keeps and closes.
-func New(db *sql.DB) (*Store, error) {
-	g, err := postgres.OpenGORM(db)
+func New(db *postgres.Pool) (*Store, error) {
+	g, err := postgres.OpenGORM(db.DB)
 	if err != nil {
 		return nil, err
 	}
 	// GORM finds serializers by name in its own registry; registering
 	// again only replaces it with its equal.
 	schema.RegisterSerializer("textarray", newTextArraySerializer())
-	// The notes' statements are prepared once per connection (pgx keeps
-	// them), and a select names the model's columns, never the search
-	// vector, which no answer needs.
-	notesDB := g.Session(&gorm.Session{PrepareStmt: true, QueryFields: true})
+	// A select names the model's columns, never the search vector, which
+	// no answer needs. Every statement is prepared once per connection
+	// and then executed by name: pgx's statement cache does it
+	// (QueryExecModeCacheStatement, its default), on the pool's own
+	// connections, which outlive database/sql's hold of them. GORM's
+	// PrepareStmt would prepare through database/sql instead, whose
+	// statements die with its hold: a DEALLOCATE and a new PREPARE for
+	// every call, since database/sql keeps no idle connection of the pool.
+	notesDB := g.Session(&gorm.Session{QueryFields: true})
 	stmt := &gorm.Statement{DB: notesDB}
 	if err := stmt.Parse(&notes.Note{}); err != nil {
 		return nil, fmt.Errorf("parse note model: %w", err)
 	}
-	s := &Store{Store: keystore.New(g, KeyConfig()), db: notesDB, sql: db, batch: DefaultListBatch, notes: stmt.Schema, now: time.Now}
+	s := &Store{Store: keystore.New(g, KeyConfig()), db: notesDB, pool: db, batch: DefaultListBatch, notes: stmt.Schema, now: time.Now}
 	for _, name := range stmt.Schema.DBNames {
 		s.noteColumns = append(s.noteColumns, clause.Column{Name: name})
 	}
@@ -222,7 +237,7 @@ func New(db *sql.DB) (*Store, error) {
 
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error {
-	if err := s.sql.PingContext(ctx); err != nil {
+	if err := s.pool.PGX.Ping(ctx); err != nil {
 		return fmt.Errorf("ping database: %w", translate(err))
 	}
 	return nil

@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 	"gorm.io/gorm/schema"
@@ -76,35 +75,25 @@ func noteFields(sch *schema.Schema) ([]*schema.Field, error) {
 }
 
 // readNote reads the note of accountID and id into n with the read
-// GORM built at New (getNoteSQL), on a connection of the pool GORM runs
-// on, through pgx itself: pgx decodes the row straight into the model's
-// fields (a note's tags, the text[] the textarray serializer writes,
-// into its []string), where database/sql would convert every column
-// through its own values first; see the package comment for the figures.
-// No row is pgx.ErrNoRows, which translate makes notes.ErrNotFound.
+// GORM built at New (getNoteSQL), on the pool GORM runs on, through pgx
+// itself: pgx decodes the row straight into the model's fields (a note's
+// tags, the text[] the textarray serializer writes, into its []string),
+// where database/sql would take a connection through its own pool and
+// convert every column through its own values first; see the package
+// comment for the figures. No row is pgx.ErrNoRows, which translate makes
+// notes.ErrNotFound.
 func (s *Store) readNote(ctx context.Context, accountID, id string, n *notes.Note) error {
-	conn, err := s.sql.Conn(ctx)
-	if err != nil {
+	var buf [12]any
+	dest := buf[:0]
+	rv := reflect.ValueOf(n).Elem()
+	for _, f := range s.readFields {
+		dest = append(dest, f.ReflectValueOf(ctx, rv).Addr().Interface())
+	}
+	if err := s.pool.PGX.QueryRow(ctx, s.getNoteSQL, accountID, id).Scan(dest...); err != nil {
 		return err
 	}
-	defer conn.Close()
-	return conn.Raw(func(dc any) error {
-		pc, ok := dc.(interface{ Conn() *pgx.Conn })
-		if !ok {
-			return fmt.Errorf("read note: driver connection is %T", dc)
-		}
-		var buf [12]any
-		dest := buf[:0]
-		rv := reflect.ValueOf(n).Elem()
-		for _, f := range s.readFields {
-			dest = append(dest, f.ReflectValueOf(ctx, rv).Addr().Interface())
-		}
-		if err := pc.Conn().QueryRow(ctx, s.getNoteSQL, accountID, id).Scan(dest...); err != nil {
-			return err
-		}
-		tidyNote(n)
-		return nil
-	})
+	tidyNote(n)
+	return nil
 }
 
 // insertShape is the insert of a note as GORM builds it from the model:

@@ -186,7 +186,7 @@ func TestBatchedListingHoldsNoConnection(t *testing.T) {
 			seen := 0
 			err := f.svc.List(context.Background(), f.a, q, func(notes.Note) error {
 				seen++
-				if n := f.db.Stats().InUse; n != 0 {
+				if n := f.db.PGX.Stat().AcquiredConns(); n != 0 {
 					return fmt.Errorf("%d connections in use while note %d is handed out", n, seen)
 				}
 				return nil

@@ -169,9 +169,9 @@ func TestSearchCostIsTheCallersOwn(t *testing.T) {
 	}
 	// 100 accounts of 20 notes, then 4,900 more of 4: ten times the notes
 	// of others.
-	loadTenants(ctx, t, f.db, 1, 100, 20)
+	loadTenants(ctx, t, f.db.DB, 1, 100, 20)
 	at100 := measure()
-	loadTenants(ctx, t, f.db, 101, 5000, 4)
+	loadTenants(ctx, t, f.db.DB, 101, 5000, 4)
 	at5000 := measure()
 	for _, s := range shapes {
 		if got, err := f.store.CountNotes(ctx, f.a, s.q); err != nil || got != s.want {

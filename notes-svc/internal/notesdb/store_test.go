@@ -2,7 +2,6 @@ package notesdb_test
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"os"
 	"slices"
@@ -15,6 +14,7 @@ import (
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notesdb"
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/testenv"
 	"github.com/tickerdesk/tickerdesk/pkg/auth"
+	"github.com/tickerdesk/tickerdesk/pkg/postgres"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
@@ -24,7 +24,7 @@ type fixture struct {
 	svc   *notes.Service
 	a, b  string // account ids
 	url   string
-	db    *sql.DB
+	db    *postgres.Pool
 }
 
 func newFixture(t testing.TB) fixture {

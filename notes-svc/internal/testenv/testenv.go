@@ -33,6 +33,7 @@ import (
 
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/notesdb"
 	"github.com/tickerdesk/tickerdesk/notes-svc/internal/webhook/delivery"
+	"github.com/tickerdesk/tickerdesk/pkg/postgres"
 )
 
 // env is the per-binary state, set up by the first test that needs a
@@ -139,10 +140,10 @@ func setup(ctx context.Context, adminURL string) error {
 	}
 	defer db.Close()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if err := notesdb.Migrate(ctx, db, quiet); err != nil {
+	if err := notesdb.Migrate(ctx, db.DB, quiet); err != nil {
 		return fmt.Errorf("migrate template db: %w", err)
 	}
-	if err := delivery.Migrate(ctx, db, quiet); err != nil {
+	if err := delivery.Migrate(ctx, db.DB, quiet); err != nil {
 		return fmt.Errorf("migrate template db: %w", err)
 	}
 	return nil
@@ -187,13 +188,13 @@ func DatabaseURL(t testing.TB) string {
 }
 
 // DB opens a pool on a fresh database (see DatabaseURL), closed when t ends.
-func DB(t testing.TB) *sql.DB {
+func DB(t testing.TB) *postgres.Pool {
 	t.Helper()
 	return DBWith(t, notesdb.PoolOptions{MaxOpenConns: 10, MaxIdleConns: 10, StatementTimeout: 30 * time.Second})
 }
 
 // DBWith is DB with the pool options o, such as a Tracer.
-func DBWith(t testing.TB, o notesdb.PoolOptions) *sql.DB {
+func DBWith(t testing.TB, o notesdb.PoolOptions) *postgres.Pool {
 	t.Helper()
 	db, err := notesdb.Open(DatabaseURL(t), o)
 	if err != nil {

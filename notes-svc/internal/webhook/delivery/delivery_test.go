@@ -91,7 +91,7 @@ func newFixture(t *testing.T, o delivery.Options) fixture {
 		}
 	}
 	a, b := accounts[0], accounts[1]
-	store, err := webhookdb.New(db)
+	store, err := webhookdb.New(db.DB)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func newFixture(t *testing.T, o delivery.Options) fixture {
 		t.Fatal(err)
 	}
 	guard := &egress.Guard{AllowPrivate: true}
-	o.DB, o.Store, o.Cipher, o.Guard, o.EventLog = db, store, cipher, guard, ns
+	o.DB, o.Store, o.Cipher, o.Guard, o.EventLog = db.DB, store, cipher, guard, ns
 	o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	if o.PollInterval == 0 {
 		o.PollInterval = 20 * time.Millisecond
@@ -116,7 +116,7 @@ func newFixture(t *testing.T, o delivery.Options) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fixture{db: db, store: store, svc: svc, queue: q, a: a, b: b, notesS: ns}
+	return fixture{db: db.DB, store: store, svc: svc, queue: q, a: a, b: b, notesS: ns}
 }
 
 func (f fixture) start(t *testing.T) {
