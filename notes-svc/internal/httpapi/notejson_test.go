@@ -23,7 +23,7 @@ func sampleNote(content string) notes.Note {
 func TestNoteJSON(t *testing.T) {
 	n := sampleNote("<b>&</b>")
 	n.Tags = nil
-	got := appendNoteJSON(nil, n)
+	got := newNoteEncoder().encode(n)
 	if !bytes.HasSuffix(got, []byte("}\n")) || !bytes.Contains(got, []byte(`"content":"<b>&</b>"`)) {
 		t.Errorf("%s: want one line, text unescaped", got)
 	}
@@ -76,8 +76,9 @@ func BenchmarkEncodeNote(b *testing.B) {
 	}
 	n := sampleNote(d.Content)
 	n.Title, n.Tags = d.Title, d.Tags
+	e := newNoteEncoder()
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = appendNoteJSON(make([]byte, 0, noteJSONSize(n)), n)
+		_ = e.encode(n)
 	}
 }

@@ -51,7 +51,13 @@ func writeJSON(c *gin.Context, status int, v any) {
 const autoLengthMax = 2048
 
 func (s *Server) writeNote(c *gin.Context, status int, n notes.Note) {
-	body := appendNoteJSON(make([]byte, 0, noteJSONSize(n)), n)
+	e := s.encoders.Get().(*noteEncoder)
+	defer func() {
+		if e.buf.Cap() <= maxPooledNote {
+			s.encoders.Put(e)
+		}
+	}()
+	body := e.encode(n)
 	// Header keys in canonical form skip the canonicalization of Set, and
 	// the values share one backing array: one allocation, not one a header.
 	// A note's answer already carries eight headers with the rate limit's
@@ -308,9 +314,8 @@ func (s *Server) listNotes(c *gin.Context) {
 		return
 	}
 	out := bufio.NewWriterSize(c.Writer, 32<<10)
-	// One encoder for every note the API writes (appendNoteJSON), and one
-	// buffer for the whole listing.
-	var buf []byte
+	// One encoder for the whole listing.
+	enc := newNoteEncoder()
 	started := false
 	// The paging headers go out with the array only, never on a refusal.
 	start := func() {
@@ -331,8 +336,7 @@ func (s *Server) listNotes(c *gin.Context) {
 		} else {
 			start()
 		}
-		buf = appendNoteJSON(buf[:0], n)
-		_, err := out.Write(buf)
+		_, err := out.Write(enc.encode(n))
 		return err
 	})
 	if err != nil {
@@ -364,6 +368,7 @@ func (s *Server) listNotes(c *gin.Context) {
 // one note more is read to tell whether a next page exists.
 func (s *Server) listNotesByCursor(c *gin.Context, lq notes.ListQuery, page pagination.Page, total string, count int64) {
 	lq.Limit = page.Limit + 1
+	enc := newNoteEncoder()
 	var body []byte
 	var last *notes.Note
 	n := 0
@@ -374,7 +379,7 @@ func (s *Server) listNotesByCursor(c *gin.Context, lq notes.ListQuery, page pagi
 		if n > 1 {
 			body = append(body, ',')
 		}
-		body = appendNoteJSON(body, nt)
+		body = append(body, enc.encode(nt)...)
 		last = &nt
 		return nil
 	})

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -66,6 +67,8 @@ type Server struct {
 	limiter  *keyrate.Limiter
 	// limitHeaders writes the rate limit's headers (see rateLimit).
 	limitHeaders keyrate.Headers
+	// encoders are the noteEncoders of single-note answers.
+	encoders sync.Pool
 }
 
 // NewServer returns a Server for o.
@@ -78,6 +81,7 @@ func NewServer(o Options) (*Server, error) {
 		return nil, fmt.Errorf("new server: %w", err)
 	}
 	s := &Server{notes: o.Notes, auth: o.Auth, ping: o.Ping, log: o.Log, registry: prometheus.NewRegistry(), openapi: doc, limiter: o.RateLimit, webhooks: o.Webhooks}
+	s.encoders.New = func() any { return newNoteEncoder() }
 	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if o.DBStats != nil {
 		s.registry.MustRegister(o.DBStats)
