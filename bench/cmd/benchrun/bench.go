@@ -249,9 +249,9 @@ func (b *bench) preflight(ctx context.Context) error {
 	if out, _ := b.r.output(ctx, cmdSpec{name: "wrk", args: []string{"-v"}, quiet: true}); out != "" {
 		m.Wrk = strings.TrimSpace(strings.SplitN(out, "\n", 2)[0])
 	}
-	if out, err := b.r.output(ctx, cmdSpec{name: "git", args: []string{"-C", b.cfg.Root, "describe", "--always", "--dirty"}, quiet: true}); err == nil {
-		b.res.GitRevision = strings.TrimSpace(out)
-	}
+	b.res.GitRevision = revisionOf(b.cfg.Root, func(args ...string) (string, error) {
+		return b.r.output(ctx, cmdSpec{name: "git", args: args, quiet: true})
+	})
 	b.res.GeneratedAt = b.started.UTC().Format(time.RFC3339)
 	b.res.Settings = Settings{Duration: b.cfg.Duration.String(), Warmup: b.cfg.Warmup.String(),
 		Connections: b.cfg.Connections, Threads: b.cfg.Threads, MDRate: b.cfg.MDRate, MDQuota: b.cfg.MDQuota}
@@ -472,4 +472,25 @@ func (b *bench) startCeilingOf(ctx context.Context, prefix string, routes [][2]s
 		return nil, err
 	}
 	return bodies, b.ceiling.waitHTTP(ctx, b.ceilingURL(routes[0][1]), 10*time.Second)
+}
+
+// revisionOf is the commit checked out at root, with "-dirty" when a
+// tracked file differs from it, except the reports make bench writes: a
+// run made after another one has not changed the code it measures. git
+// runs the git command with its arguments; on its failure the revision is
+// empty.
+func revisionOf(root string, git func(args ...string) (string, error)) string {
+	out, err := git("-C", root, "describe", "--always")
+	if err != nil {
+		return ""
+	}
+	rev := strings.TrimSpace(out)
+	args := []string{"-C", root, "status", "--porcelain", "--untracked-files=no", "--", "."}
+	for _, f := range []string{"BENCHMARKS.md", "bench/results.json", "bench/scale-plans.md"} {
+		args = append(args, ":(exclude)"+f)
+	}
+	if st, err := git(args...); err != nil || strings.TrimSpace(st) != "" {
+		rev += "-dirty"
+	}
+	return rev
 }
