@@ -79,6 +79,9 @@ func Setup(ctx context.Context, stack *harness.Stack, rep *report.Report, cfg Co
 	// the scenarios drive a few keys far harder than a client would.
 	notesEnv["NOTES_RATE_LIMIT_PER_SECOND"] = "100000"
 	marketEnv := tunedEnv("MARKETDATA_", "MARKETDATA_STATEMENT_TIMEOUT")
+	// database/sql's pool keeps every connection idle; notes-svc's pgx
+	// pool always does and has no such setting.
+	marketEnv["MARKETDATA_DB_MAX_IDLE_CONNS"] = fmt.Sprint(DBMaxOpenConns)
 	marketEnv["MARKETDATA_DATABASE_URL"] = stack.DatabaseURL(e.MarketDB)
 	marketEnv["MARKETDATA_REDIS_URL"] = stack.RedisURL(0)
 	var err error
@@ -241,7 +244,6 @@ func tunedEnv(prefix, statementTimeoutVar string) map[string]string {
 		statementTimeoutVar:          StatementTimeout.String(),
 		prefix + "HTTP_READ_TIMEOUT": HTTPReadTimeout.String(),
 		prefix + "DB_MAX_OPEN_CONNS": fmt.Sprint(DBMaxOpenConns),
-		prefix + "DB_MAX_IDLE_CONNS": fmt.Sprint(DBMaxOpenConns),
 	}
 }
 
