@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -33,8 +34,8 @@ func OpenPool(rawURL string, o PoolOptions, adjust func(*pgxpool.Config)) (*Pool
 		return nil, ErrInvalidURL
 	}
 	configure(cfg.ConnConfig, o)
-	if o.MaxOpenConns > 0 {
-		cfg.MaxConns = int32(min(o.MaxOpenConns, 1<<30))
+	if n := o.MaxOpenConns; n > 0 && n <= math.MaxInt32 {
+		cfg.MaxConns = int32(n)
 	}
 	if o.ConnMaxLifetime > 0 {
 		cfg.MaxConnLifetime = o.ConnMaxLifetime

@@ -67,12 +67,11 @@ func (s *Server) writeNote(c *gin.Context, status int, n notes.Note) {
 	// at eight: notes_get went from 16,698 to 17,045 req/s (medians of five
 	// interleaved 7 s runs on the bench's machine).
 	h := c.Writer.Header()
-	v := [...]string{etagOf(n), "application/json", ""}
+	v := [...]string{etagOf(n), "application/json"}
 	h["Etag"] = v[0:1:1]
 	h["Content-Type"] = v[1:2:2]
 	if len(body) > autoLengthMax {
-		v[2] = strconv.Itoa(len(body))
-		h["Content-Length"] = v[2:3:3]
+		h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	}
 	if status == http.StatusCreated {
 		h["Location"] = []string{"/v1/notes/" + n.ID}
