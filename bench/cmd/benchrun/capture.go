@@ -134,8 +134,8 @@ func (b *bench) checkMinimalSQL(ctx context.Context, probes []probe, caps map[st
 	return nil
 }
 
-// sqlDiff describes how the statements of a and b differ in text or order;
-// "" when they do not.
+// sqlDiff describes how the statements of service and minimal differ in text
+// or order; "" when they do not.
 func sqlDiff(service, minimal []sqlcapture.Statement) string {
 	n := max(len(service), len(minimal))
 	for i := range n {
