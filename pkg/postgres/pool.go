@@ -66,44 +66,55 @@ func (p *Pool) Close() error {
 // same series for its dashboards and alerts. pgxpool's counts mean the
 // same: a wait is an acquire that found no idle connection.
 type PoolCollector struct {
-	pool  *pgxpool.Pool
-	descs [8]*prometheus.Desc
+	pool    *pgxpool.Pool
+	metrics []poolMetric
+}
+
+// poolMetric is one series of a PoolCollector and where its value comes
+// from.
+type poolMetric struct {
+	desc  *prometheus.Desc
+	kind  prometheus.ValueType
+	value func(*pgxpool.Stat) float64
 }
 
 // NewPoolCollector returns the collector of pool, labelled dbName.
 func NewPoolCollector(pool *pgxpool.Pool, dbName string) *PoolCollector {
-	desc := func(name, help string) *prometheus.Desc {
-		return prometheus.NewDesc("go_sql_"+name, help, nil, prometheus.Labels{"db_name": dbName})
+	m := func(name, help string, kind prometheus.ValueType, value func(*pgxpool.Stat) float64) poolMetric {
+		return poolMetric{prometheus.NewDesc("go_sql_"+name, help, nil, prometheus.Labels{"db_name": dbName}), kind, value}
 	}
-	return &PoolCollector{pool: pool, descs: [8]*prometheus.Desc{
-		desc("max_open_connections", "Maximum number of open connections to the database."),
-		desc("open_connections", "The number of established connections both in use and idle."),
-		desc("in_use_connections", "The number of connections currently in use."),
-		desc("idle_connections", "The number of idle connections."),
-		desc("wait_count_total", "The total number of connections waited for."),
-		desc("wait_duration_seconds_total", "The total time blocked waiting for a new connection."),
-		desc("max_idle_time_closed_total", "The total number of connections closed due to SetConnMaxIdleTime."),
-		desc("max_lifetime_closed_total", "The total number of connections closed due to SetConnMaxLifetime."),
+	gauge, counter := prometheus.GaugeValue, prometheus.CounterValue
+	return &PoolCollector{pool: pool, metrics: []poolMetric{
+		m("max_open_connections", "Maximum number of open connections to the database.", gauge,
+			func(s *pgxpool.Stat) float64 { return float64(s.MaxConns()) }),
+		m("open_connections", "The number of established connections both in use and idle.", gauge,
+			func(s *pgxpool.Stat) float64 { return float64(s.TotalConns()) }),
+		m("in_use_connections", "The number of connections currently in use.", gauge,
+			func(s *pgxpool.Stat) float64 { return float64(s.AcquiredConns()) }),
+		m("idle_connections", "The number of idle connections.", gauge,
+			func(s *pgxpool.Stat) float64 { return float64(s.IdleConns()) }),
+		m("wait_count_total", "The total number of connections waited for.", counter,
+			func(s *pgxpool.Stat) float64 { return float64(s.EmptyAcquireCount()) }),
+		m("wait_duration_seconds_total", "The total time blocked waiting for a new connection.", counter,
+			func(s *pgxpool.Stat) float64 { return s.EmptyAcquireWaitTime().Seconds() }),
+		m("max_idle_time_closed_total", "The total number of connections closed due to SetConnMaxIdleTime.", counter,
+			func(s *pgxpool.Stat) float64 { return float64(s.MaxIdleDestroyCount()) }),
+		m("max_lifetime_closed_total", "The total number of connections closed due to SetConnMaxLifetime.", counter,
+			func(s *pgxpool.Stat) float64 { return float64(s.MaxLifetimeDestroyCount()) }),
 	}}
 }
 
 // Describe implements prometheus.Collector.
 func (c *PoolCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range c.descs {
-		ch <- d
+	for _, m := range c.metrics {
+		ch <- m.desc
 	}
 }
 
 // Collect implements prometheus.Collector.
 func (c *PoolCollector) Collect(ch chan<- prometheus.Metric) {
 	s := c.pool.Stat()
-	values := [8]float64{float64(s.MaxConns()), float64(s.TotalConns()), float64(s.AcquiredConns()), float64(s.IdleConns()),
-		float64(s.EmptyAcquireCount()), s.EmptyAcquireWaitTime().Seconds(), float64(s.MaxIdleDestroyCount()), float64(s.MaxLifetimeDestroyCount())}
-	for i, d := range c.descs {
-		kind := prometheus.GaugeValue
-		if i >= 4 {
-			kind = prometheus.CounterValue
-		}
-		ch <- prometheus.MustNewConstMetric(d, kind, values[i])
+	for _, m := range c.metrics {
+		ch <- prometheus.MustNewConstMetric(m.desc, m.kind, m.value(s))
 	}
 }

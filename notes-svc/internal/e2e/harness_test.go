@@ -140,7 +140,7 @@ func newEnv(t *testing.T, opts ...envOptions) *env {
 		o.listPerAccount = 2
 	}
 	url := testenv.DatabaseURL(t)
-	db, err := notesdb.Open(url, notesdb.PoolOptions{MaxOpenConns: o.poolSize, MaxIdleConns: o.poolSize, StatementTimeout: o.statementTimeout,
+	db, err := notesdb.Open(url, notesdb.PoolOptions{MaxOpenConns: o.poolSize, StatementTimeout: o.statementTimeout,
 		Tracer: o.tracing.PgxTracer()})
 	if err != nil {
 		t.Fatal(err)

@@ -29,7 +29,7 @@ type fixture struct {
 
 func newFixture(t testing.TB) fixture {
 	t.Helper()
-	return newFixtureWith(t, notesdb.PoolOptions{MaxOpenConns: 10, MaxIdleConns: 10})
+	return newFixtureWith(t, notesdb.PoolOptions{MaxOpenConns: 10})
 }
 
 // newFixtureWith is newFixture on a pool of options o.
@@ -343,7 +343,7 @@ func timeoutFixture(t *testing.T) (fixture, notes.Note) {
 	t.Helper()
 	f := newFixture(t)
 	n := f.create(t, f.a, notes.Draft{Title: "t", Content: "c"})
-	fast, err := notesdb.Open(f.url, notesdb.PoolOptions{MaxOpenConns: 2, MaxIdleConns: 2, StatementTimeout: 200 * time.Millisecond})
+	fast, err := notesdb.Open(f.url, notesdb.PoolOptions{MaxOpenConns: 2, StatementTimeout: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

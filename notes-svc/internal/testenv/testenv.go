@@ -190,7 +190,7 @@ func DatabaseURL(t testing.TB) string {
 // DB opens a pool on a fresh database (see DatabaseURL), closed when t ends.
 func DB(t testing.TB) *postgres.Pool {
 	t.Helper()
-	return DBWith(t, notesdb.PoolOptions{MaxOpenConns: 10, MaxIdleConns: 10, StatementTimeout: 30 * time.Second})
+	return DBWith(t, notesdb.PoolOptions{MaxOpenConns: 10, StatementTimeout: 30 * time.Second})
 }
 
 // DBWith is DB with the pool options o, such as a Tracer.

@@ -79,7 +79,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, o delivery.Options) fixture {
 	t.Helper()
-	db := testenv.DBWith(t, notesdb.PoolOptions{MaxOpenConns: 10, MaxIdleConns: 10})
+	db := testenv.DBWith(t, notesdb.PoolOptions{MaxOpenConns: 10})
 	ns, err := notesdb.New(db)
 	if err != nil {
 		t.Fatal(err)
