@@ -274,16 +274,13 @@ func Migrate(ctx context.Context, db *sql.DB, log *slog.Logger) error {
 	return nil
 }
 
-// sqlTx finds the *sql.Tx under a GORM transaction: the pool of a session
-// with prepared statements wraps it in a *gorm.PreparedStmtTX.
+// sqlTx finds the *sql.Tx under a GORM transaction, for River to insert
+// its jobs in the same transaction as the deliveries they send. No GORM
+// session here prepares statements (pgx's statement cache does), so the
+// transaction is database/sql's own.
 func sqlTx(tx *gorm.DB) (*sql.Tx, error) {
-	switch p := tx.Statement.ConnPool.(type) {
-	case *sql.Tx:
-		return p, nil
-	case *gorm.PreparedStmtTX:
-		if t, ok := p.Tx.(*sql.Tx); ok {
-			return t, nil
-		}
+	if t, ok := tx.Statement.ConnPool.(*sql.Tx); ok {
+		return t, nil
 	}
 	return nil, errors.New("webhook outbox: not in a database/sql transaction")
 }
