@@ -143,8 +143,11 @@ func (b *bench) run(ctx context.Context) error {
 		time.Sleep(5 * time.Second)
 	}
 	b.res.Machine.BackgroundBusyCores = idle.MachBusy
+	steady := measureSteadiness(12, 250*time.Millisecond)
+	b.res.Machine.Steadiness = &steady
 	b.res.QuietWaitSeconds = time.Since(waitStart).Seconds()
-	b.logf("machine busy %.2f of %d cores before the workloads (load average %s)", idle.MachBusy, b.cfg.Cores, loadAvg())
+	b.logf("machine busy %.2f of %d cores before the workloads (load average %s); a fixed CPU loop ran at %.2f-%.2f of its median speed",
+		idle.MachBusy, b.cfg.Cores, loadAvg(), steady.Min, steady.Max)
 	if err := b.runWorkloads(ctx, caps); err != nil {
 		return err
 	}
