@@ -8,11 +8,12 @@ import (
 )
 
 // Steadiness is how evenly the machine ran a fixed CPU loop, alone on one
-// goroutine, right before the workloads: each window's rate of the loop
-// over the median window's. On a virtual machine whose host is shared the
-// speed of a core moves with the neighbours' load, without any of it
-// showing as steal time; every ratio measured on it moves as much, so a
-// verdict of "within noise" is read against this spread.
+// goroutine, right before the workloads: the slowest and the fastest
+// window's rate of the loop over the median window's. It tells the two
+// sources of a wide spread of rounds apart: a host that takes its cores'
+// speed away (which a virtual machine need not see as steal time) moves
+// this figure too, while the load's own variation (scheduling on shared
+// cores, the database's background work) leaves it near 1.
 type Steadiness struct {
 	Windows  int     `json:"windows"`
 	WindowMS int64   `json:"window_ms"`
@@ -70,6 +71,6 @@ func steadinessNote(s *Steadiness) string {
 	if s == nil || s.Windows == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; a fixed CPU loop alone on the idle machine ran at %.2f–%.2f× its median speed in %d windows of %d ms (a steady machine stays within a few percent; every ratio here moves with it)",
+	return fmt.Sprintf("; a fixed CPU loop alone on the idle machine ran at %.2f–%.2f× its median speed in %d windows of %d ms, near 1 when the host gives the cores their full speed",
 		s.Min, s.Max, s.Windows, s.WindowMS)
 }
