@@ -75,8 +75,9 @@ type Machine struct {
 	// BackgroundBusyCores is how busy the machine was, in cores, during 3 s
 	// right before the workloads with the benchmark idle.
 	BackgroundBusyCores float64 `json:"background_busy_cores"`
-	// Steadiness is the machine's own speed over 3 s right after that,
-	// still idle (steadiness.go); absent from runs before it was measured.
+	// Steadiness is how evenly the machine, still idle, ran two fixed
+	// probes for 6 s right after that (steadiness.go); absent from runs
+	// before it was measured.
 	Steadiness *Steadiness `json:"cpu_steadiness,omitempty"`
 	GoVersion  string      `json:"go_version"`
 	PostgreSQL string      `json:"postgresql"`
