@@ -143,9 +143,9 @@ func (b *bench) run(ctx context.Context) error {
 		time.Sleep(5 * time.Second)
 	}
 	b.res.Machine.BackgroundBusyCores = idle.MachBusy
+	b.res.QuietWaitSeconds = time.Since(waitStart).Seconds()
 	steady := measureSteadiness(12, 250*time.Millisecond)
 	b.res.Machine.Steadiness = &steady
-	b.res.QuietWaitSeconds = time.Since(waitStart).Seconds()
 	b.logf("machine busy %.2f of %d cores before the workloads (load average %s); steadiness: CPU loop %.2f-%.2f, loopback round trips %.2f-%.2f of their medians",
 		idle.MachBusy, b.cfg.Cores, loadAvg(), steady.Min, steady.Max, steady.LoopbackMin, steady.LoopbackMax)
 	if err := b.runWorkloads(ctx, caps); err != nil {

@@ -78,7 +78,7 @@ type Machine struct {
 	// Steadiness is how evenly the machine, still idle, ran two fixed
 	// probes for 6 s right after that (steadiness.go); absent from runs
 	// before it was measured.
-	Steadiness *Steadiness `json:"cpu_steadiness,omitempty"`
+	Steadiness *Steadiness `json:"steadiness,omitempty"`
 	GoVersion  string      `json:"go_version"`
 	PostgreSQL string      `json:"postgresql"`
 	Pgbench    string      `json:"pgbench"`

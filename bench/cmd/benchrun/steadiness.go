@@ -30,7 +30,7 @@ type Steadiness struct {
 }
 
 // steadinessChunk is the loop's unit of work between clock reads: about
-// 20 µs on the machines this ran on, small against a window.
+// 30 µs on the machines this ran on, small against a window.
 const steadinessChunk = 1 << 14
 
 // measureSteadiness runs windows windows of w of each probe, in turns.
