@@ -58,11 +58,10 @@ type config struct {
 	// five: on a shared 2-core VM the rounds of one run spread from 0.64
 	// to 0.90 (eod_hit at 47e635a), wider than the changes they judge.
 	Rounds int
-	// Slices is how many slices each side of such a round runs in,
-	// alternating with the other side's (BENCH_SLICES, 5): back-to-back
-	// sides of 10 s each gave rounds of notes_get from 0.85 to 1.24 on
-	// one machine, while 2 s slices taken in turn measure the two over
-	// the same stretch of the machine's time.
+	// Slices is how many slices of sliceLength each side of such a round
+	// runs in, alternating with the other side's (BENCH_SLICES, 30): a
+	// round measures each side for 30 s. See sliceLength for why slices
+	// are short and a side has thirty.
 	Slices int
 	// Only, when not nil, names the workloads to run (BENCH_WORKLOADS):
 	// workload ids, "import", "intraday_import", "tenant_scale" and
@@ -146,7 +145,7 @@ func loadConfig(args []string, getenv func(string) string) (config, error) {
 		MDQuota:     int64(num("BENCH_MD_QUOTA", 2_000_000_000)),
 		ProfileSecs: num("BENCH_PROFILE_SECONDS", 6),
 		Rounds:      max(num("BENCH_ROUNDS", 9), 1),
-		Slices:      max(num("BENCH_SLICES", 5), 1),
+		Slices:      max(num("BENCH_SLICES", 30), 1),
 		Cores:       runtime.NumCPU(),
 		// BENCH_PORT_OFFSET moves every listener, for a machine where
 		// something else holds the default ports.

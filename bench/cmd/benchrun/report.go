@@ -158,8 +158,11 @@ type WorkloadResult struct {
 	// the round with the median ratio.
 	Rounds []Round `json:"rounds,omitempty"`
 	// Slices is how many interleaved slices each side of a round ran in
-	// (BENCH_SLICES); rounds recorded before slicing have none.
-	Slices int `json:"slices,omitempty"`
+	// (BENCH_SLICES), each SliceSeconds long; rounds recorded before
+	// slicing have none, and slices recorded before their length was
+	// fixed have no length (they were BENCH_DURATION / BENCH_SLICES, 2 s).
+	Slices       int     `json:"slices,omitempty"`
+	SliceSeconds float64 `json:"slice_seconds,omitempty"`
 	// Rerun is the revision of the subset run that measured this workload
 	// after the full run; empty when the full run did.
 	Rerun string `json:"rerun,omitempty"`
@@ -594,14 +597,17 @@ func renderMarkdown(r Results, root string) string {
 			parts[i] = fmt.Sprintf("%s / %s req/s = %s×", f0(rd.ServiceRPS), f0(rd.CeilingRPS), f2(rd.Ratio))
 		}
 		how := "back to back"
-		if x.Slices > 1 {
+		switch {
+		case x.Slices > 1 && x.SliceSeconds > 0:
+			how = fmt.Sprintf("%d interleaved slices of %g s a side", x.Slices, x.SliceSeconds)
+		case x.Slices > 1:
 			how = fmt.Sprintf("%d interleaved slices a side", x.Slices)
 		}
 		rounds = append(rounds, fmt.Sprintf("- %s (%s): %s", x.ID, how, strings.Join(parts, "; ")))
 	}
 	if len(rounds) > 0 {
 		w("Rounds: a workload held to a target against an HTTP ceiling is measured %d times, the service and its ceiling side by side each time, so that the machine's drift over the run falls on both sides of each round's ratio. "+
-			"A round measures each side in slices (`BENCH_SLICES`) that alternate with the other side's, each pair in the opposite order to the one before (service, ceiling, ceiling, service, ...), so that both are measured over the same stretch of the machine's time; the side's figures are its slices taken together (latency percentiles pooled from each slice's percentiles at every 0.1%%). "+
+			"A round measures each side in 1 s slices (`BENCH_SLICES` of them) that alternate with the other side's, each pair in the opposite order to the one before (service, ceiling, ceiling, service, ...), so that both are measured over the same stretch of the machine's time; the side's figures are its slices taken together (latency percentiles pooled from each slice's percentiles at every 0.1%%). "+
 			"Rounds marked back to back were measured before slicing, each side whole and one after the other, in turns. "+
 			"The table shows the round with the median ratio; all rounds, service / ceiling:\n\n%s\n\n", roundCount, strings.Join(rounds, "\n"))
 	}
@@ -682,7 +688,7 @@ func renderMarkdown(r Results, root string) string {
 	w("## Reproduce\n\n")
 	w("`make bench` (or `scripts/bench.sh`) on a clone: it installs wrk and the PostgreSQL client tools from Debian when missing, builds the services and the bench tools, starts the local stack if it is not running, and runs everything below. ")
 	w("The datasets live in the databases `bench_marketdata`, `bench_notes`, `bench_intraday`, `bench_tenants_N` and `bench_scale_small`, `bench_scale_large` of the local cluster and is regenerated only when missing (`BENCH_FRESH=1` forces it). ")
-	w("Settings: `BENCH_DURATION`, `BENCH_WARMUP`, `BENCH_CONNECTIONS`, `BENCH_THREADS`, `BENCH_SYMBOLS`, `BENCH_YEARS`, `BENCH_NOTES`, `BENCH_ACCOUNTS`, `BENCH_IMPORT_ROWS`, `BENCH_MD_RATE`, `BENCH_MD_QUOTA`, `BENCH_PORT_OFFSET` (moves the bench's listeners, 18080 and up), `BENCH_QUIET_WAIT` (on a shared machine, wait up to this long for a quiet moment before measuring), `BENCH_ROUNDS` (rounds of each workload held to a target against an HTTP ceiling, 9), `BENCH_SLICES` (the interleaved slices each side of such a round runs in, 5), `BENCH_WORKLOADS` (a subset: workload ids, `import`, `intraday_import`, `tenant_scale`, `webhook_delivery`, `scale` for every scale workload, scale_update among them; its figures replace only those of the same workloads in the last full run's results, each marked with the revision that measured it again), `BENCH_INTRADAY_SYMBOLS`, `BENCH_INTRADAY_DAYS`, `BENCH_INTRADAY_IMPORT_SYMBOLS`, `BENCH_INTRADAY_LOAD_JOBS` (intraday_query's dataset is SYMBOLS × DAYS × 390 minutes, kept in `bench_intraday`; intraday_import's file IMPORT_SYMBOLS × DAYS × 390), `BENCH_TENANT_NOTES`, `BENCH_TENANT_SMALL`, `BENCH_TENANT_LARGE` (tenant_scale's notes per account and tenant counts), `BENCH_SCALE` (`small`: the scale workloads at the small size alone), `BENCH_SCALE_CONNECTIONS` (2) and `BENCH_SCALE_ROUNDS` (3) (the scale latency workloads' connections and rounds); service settings (`NOTES_*`, `MARKETDATA_*`) pass through.")
+	w("Settings: `BENCH_DURATION`, `BENCH_WARMUP`, `BENCH_CONNECTIONS`, `BENCH_THREADS`, `BENCH_SYMBOLS`, `BENCH_YEARS`, `BENCH_NOTES`, `BENCH_ACCOUNTS`, `BENCH_IMPORT_ROWS`, `BENCH_MD_RATE`, `BENCH_MD_QUOTA`, `BENCH_PORT_OFFSET` (moves the bench's listeners, 18080 and up), `BENCH_QUIET_WAIT` (on a shared machine, wait up to this long for a quiet moment before measuring), `BENCH_ROUNDS` (rounds of each workload held to a target against an HTTP ceiling, 9), `BENCH_SLICES` (the interleaved 1 s slices each side of such a round runs in, 30), `BENCH_WORKLOADS` (a subset: workload ids, `import`, `intraday_import`, `tenant_scale`, `webhook_delivery`, `scale` for every scale workload, scale_update among them; its figures replace only those of the same workloads in the last full run's results, each marked with the revision that measured it again), `BENCH_INTRADAY_SYMBOLS`, `BENCH_INTRADAY_DAYS`, `BENCH_INTRADAY_IMPORT_SYMBOLS`, `BENCH_INTRADAY_LOAD_JOBS` (intraday_query's dataset is SYMBOLS × DAYS × 390 minutes, kept in `bench_intraday`; intraday_import's file IMPORT_SYMBOLS × DAYS × 390), `BENCH_TENANT_NOTES`, `BENCH_TENANT_SMALL`, `BENCH_TENANT_LARGE` (tenant_scale's notes per account and tenant counts), `BENCH_SCALE` (`small`: the scale workloads at the small size alone), `BENCH_SCALE_CONNECTIONS` (2) and `BENCH_SCALE_ROUNDS` (3) (the scale latency workloads' connections and rounds); service settings (`NOTES_*`, `MARKETDATA_*`) pass through.")
 	if len(s.ServiceEnv) > 0 {
 		w(" Service settings in effect for this run: `%s`.", strings.Join(s.ServiceEnv, "`, `"))
 	}

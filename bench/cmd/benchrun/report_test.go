@@ -143,3 +143,25 @@ func TestRoundsAreGradedEachOne(t *testing.T) {
 		t.Errorf("worst of pass and within noise: %s", got)
 	}
 }
+
+// The rounds' list says how each workload's rounds were sliced: slices
+// recorded with their length show it, older ones (2 s, length not
+// recorded) and unsliced rounds say what they were.
+func TestRoundsNameTheirSlices(t *testing.T) {
+	round := []Round{{ServiceRPS: 90, CeilingRPS: 100, Ratio: 0.9}}
+	r := Results{GitRevision: "r1", Workloads: []WorkloadResult{
+		{ID: "notes_get", Target: 0.85, Ceiling: &Side{}, Rounds: round, Slices: 30, SliceSeconds: 1},
+		{ID: "eod_hit", Target: 0.8, Ceiling: &Side{}, Rounds: round, Slices: 5},
+		{ID: "notes_post", Target: 0.8, Ceiling: &Side{}, Rounds: round},
+	}}
+	md := renderMarkdown(r, "")
+	for _, want := range []string{
+		"- notes_get (30 interleaved slices of 1 s a side): ",
+		"- eod_hit (5 interleaved slices a side): ",
+		"- notes_post (back to back): ",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("BENCHMARKS.md lacks %q", want)
+		}
+	}
+}

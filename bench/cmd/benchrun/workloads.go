@@ -293,6 +293,24 @@ func (b *bench) measureSlice(ctx context.Context, w httpWorkload, pid int, what 
 	return side, nil
 }
 
+// sliceLength is the length of a slice of a round: wrk's shortest run.
+// The machine's speed drifts over seconds and both sides drift with it,
+// so the closer in time a service slice and its ceiling slice are, the
+// more of the drift their ratio cancels. In 120 pairs of 1 s notes_get
+// slices taken in turn on the 2-core VM (service, ceiling, ceiling,
+// service, ...), either side's rate moved by 15-17% from slice to slice,
+// with a correlation of 0.6 between neighbouring slices and of 0.67
+// between the two slices of a pair, while the pairs' ratios moved by 0.11
+// with no correlation between neighbouring pairs: noise that averaging
+// takes out. The ratio over 5, 10, 15 and 30 pairs spread by 0.054,
+// 0.030, 0.018 and 0.010, around 0.89. Five 2 s slices a side, this
+// harness's rounds before, put nine rounds of one run between 0.81 and
+// 0.99; ten 1 s slices, between 0.84 and 0.92 (the same code, one after
+// the other). Thirty 1 s slices a side (Config.Slices) hold a round to
+// about ±0.02: what a ratio a few hundredths from its target needs for
+// nine rounds to agree on which side of it they are.
+const sliceLength = time.Second
+
 // sliceOrder is the order of the sides (0 the service, 1 its ceiling) in
 // slice k of round i: each pair the other way round from the one before,
 // and each round starting the other way round from the one before, so
@@ -509,12 +527,11 @@ func (b *bench) runWorkloads(ctx context.Context, caps map[string]captured) erro
 		// the machine's time rather than over two stretches one after the
 		// other; each side warms up before its first slice of a round.
 		// The median round stands for the workload.
-		rounds, slices := 1, 1
+		rounds, slices, sliceLen := 1, 1, b.cfg.Duration
 		if s.target > 0 && measureCeiling != nil {
-			rounds, slices = b.cfg.Rounds, b.cfg.Slices
-			res.Slices = slices
+			rounds, slices, sliceLen = b.cfg.Rounds, b.cfg.Slices, sliceLength
+			res.Slices, res.SliceSeconds = slices, sliceLength.Seconds()
 		}
-		sliceLen := b.cfg.Duration / time.Duration(slices)
 		type sides struct{ service, ceiling Side }
 		var measured []sides
 		for i := 0; i < rounds; i++ {
