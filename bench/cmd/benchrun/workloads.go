@@ -302,13 +302,17 @@ func (b *bench) measureSlice(ctx context.Context, w httpWorkload, pid int, what 
 // with a correlation of 0.6 between neighbouring slices and of 0.67
 // between the two slices of a pair, while the pairs' ratios moved by 0.11
 // with no correlation between neighbouring pairs: noise that averaging
-// takes out. The ratio over 5, 10, 15 and 30 pairs spread by 0.054,
-// 0.030, 0.018 and 0.010, around 0.89. Five 2 s slices a side, this
-// harness's rounds before, put nine rounds of one run between 0.81 and
-// 0.99; ten 1 s slices, between 0.84 and 0.92 (the same code, one after
-// the other). Thirty 1 s slices a side (Config.Slices) hold a round to
-// about ±0.02: what a ratio a few hundredths from its target needs for
-// nine rounds to agree on which side of it they are.
+// takes out. The ratio over 5, 10, 15 and 30 pairs had a standard
+// deviation of 0.054, 0.030, 0.018 and 0.010, around 0.89. Five 2 s
+// slices a side, this harness's rounds before, put nine rounds of one run
+// between 0.81 and 0.99; ten 1 s slices, between 0.84 and 0.92 (the same
+// code, one after the other). With thirty 1 s slices a side
+// (Config.Slices) two runs put them between 0.86 and 0.91, then 0.84 and
+// 0.96, where five runs of five 2 s slices put them 0.14 to 0.21 apart:
+// narrower, not yet a point, since the machine is noisier in some runs
+// than in others. More slices would narrow them further only as the
+// square root of a round's time, which is already some twelve minutes a
+// workload.
 const sliceLength = time.Second
 
 // sliceOrder is the order of the sides (0 the service, 1 its ceiling) in
