@@ -607,7 +607,7 @@ func renderMarkdown(r Results, root string) string {
 	}
 	if len(rounds) > 0 {
 		w("Rounds: a workload held to a target against an HTTP ceiling is measured %d times, the service and its ceiling side by side each time, so that the machine's drift over the run falls on both sides of each round's ratio. "+
-			"A round measures each side in 1 s slices (`BENCH_SLICES` of them) that alternate with the other side's, each pair in the opposite order to the one before (service, ceiling, ceiling, service, ...), so that both are measured over the same stretch of the machine's time; the side's figures are its slices taken together (latency percentiles pooled from each slice's percentiles at every 0.1%%). "+
+			"A round measures each side in 1 s slices (`BENCH_SLICES` of them; a write workload, whose every slice starts from a reset table, in five 2 s slices) that alternate with the other side's, each pair in the opposite order to the one before (service, ceiling, ceiling, service, ...), so that both are measured over the same stretch of the machine's time; the side's figures are its slices taken together (latency percentiles pooled from each slice's percentiles at every 0.1%%). "+
 			"Rounds marked back to back were measured before slicing, each side whole and one after the other, in turns. "+
 			"The table shows the round with the median ratio; all rounds, service / ceiling:\n\n%s\n\n", roundCount, strings.Join(rounds, "\n"))
 	}
