@@ -307,12 +307,12 @@ func (b *bench) measureSlice(ctx context.Context, w httpWorkload, pid int, what 
 // slices a side, this harness's rounds before, put nine rounds of one run
 // between 0.81 and 0.99; ten 1 s slices, between 0.84 and 0.92 (the same
 // code, one after the other). With thirty 1 s slices a side
-// (Config.Slices) three runs put them between 0.86 and 0.91, 0.84 and
-// 0.96, and 0.88 and 0.93, where five runs of five 2 s slices put them
-// 0.14 to 0.21 apart: narrower, not yet a point, since the machine is
-// noisier in some runs than in others. More slices would narrow them
-// further only as the square root of a round's time, which is already
-// some twelve minutes a workload.
+// (Config.Slices) four runs put them between 0.86 and 0.91, 0.84 and
+// 0.96, 0.88 and 0.93, and 0.86 and 0.91, where five runs of five 2 s
+// slices put them 0.14 to 0.21 apart: narrower, not yet a point, since
+// the machine is noisier in some runs than in others. More slices would
+// narrow them further only as the square root of a round's time, which
+// is already some twelve minutes a workload.
 const sliceLength = time.Second
 
 // writeSlices and writeSliceLength slice a write workload's rounds (see
