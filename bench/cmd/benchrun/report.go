@@ -160,7 +160,8 @@ type WorkloadResult struct {
 	// Slices is how many interleaved slices each side of a round ran in
 	// (BENCH_SLICES), each SliceSeconds long; rounds recorded before
 	// slicing have none, and slices recorded before their length was
-	// fixed have no length (they were BENCH_DURATION / BENCH_SLICES, 2 s).
+	// fixed have no length (they were BENCH_DURATION / BENCH_SLICES,
+	// rounded to wrk's whole second: 2 s by default).
 	Slices       int     `json:"slices,omitempty"`
 	SliceSeconds float64 `json:"slice_seconds,omitempty"`
 	// Rerun is the revision of the subset run that measured this workload
